@@ -1,0 +1,80 @@
+"""The ``Models`` collection: registered providers, their models, and one ``stream_simple`` entry point.
+
+A :data:`StreamFn` must never raise for a failed request: it returns a stream
+whose last event is ``error`` and whose result is an assistant message with
+``stop_reason`` ``"error"`` (or ``"aborted"``) and an ``error_message``. The
+kernel only survives a raising stream function as a run failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, TypeAlias
+
+from agentls.ai.event_stream import AssistantMessageEventStream
+from agentls.ai.events import ErrorEvent
+from agentls.ai.types import AssistantMessage, Context, Model, StreamOptions
+
+StreamFn: TypeAlias = Callable[
+    [Model, Context, StreamOptions | None],
+    AssistantMessageEventStream | Awaitable[AssistantMessageEventStream],
+]
+
+
+class Provider(Protocol):
+    """What :class:`Models` needs of a provider."""
+
+    provider: str
+    models: list[Model]
+
+    def stream(self, model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessageEventStream:
+        ...
+
+
+def error_stream(model: Model, message: str) -> AssistantMessageEventStream:
+    """A stream that fails at once with ``message`` (how a stream function reports errors)."""
+    failure = AssistantMessage(
+        content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="error", error_message=message
+    )
+    stream = AssistantMessageEventStream()
+    stream.push(ErrorEvent(reason="error", error=failure))
+    stream.end(failure)
+    return stream
+
+
+class Models:
+    """Providers by id, and the models they offer."""
+
+    def __init__(self) -> None:
+        self._providers: dict[str, Provider] = {}
+
+    def set_provider(self, provider: Provider) -> None:
+        self._providers[provider.provider] = provider
+
+    def delete_provider(self, provider_id: str) -> None:
+        self._providers.pop(provider_id, None)
+
+    def get_provider(self, provider_id: str) -> Provider | None:
+        return self._providers.get(provider_id)
+
+    def get_providers(self) -> list[Provider]:
+        return list(self._providers.values())
+
+    def get_models(self, provider_id: str | None = None) -> list[Model]:
+        if provider_id is not None:
+            entry = self._providers.get(provider_id)
+            return list(entry.models) if entry else []
+        return [model for entry in self._providers.values() for model in entry.models]
+
+    def get_model(self, provider_id: str, model_id: str) -> Model | None:
+        return next((m for m in self.get_models(provider_id) if m.id == model_id), None)
+
+    def stream_simple(
+        self, model: Model, context: Context, options: StreamOptions | None = None
+    ) -> AssistantMessageEventStream:
+        """Stream one response from the provider that owns ``model`` (a :data:`StreamFn`)."""
+        provider = self._providers.get(model.provider)
+        if provider is None:
+            known = ", ".join(sorted(self._providers)) or "none"
+            return error_stream(model, f"No provider '{model.provider}' is registered (registered: {known})")
+        return provider.stream(model, context, options)

@@ -1,0 +1,1 @@
+"""Model providers. Each one turns a provider's API into an :class:`AssistantMessageEventStream`."""
