@@ -19,6 +19,7 @@ import re
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agentls.agent import (
@@ -157,7 +158,8 @@ class Runner:
         self.agent_spec: dict[str, Any] = scenario.get("agent") or {}
         self.hooks: dict[str, Any] = self.agent_spec.get("hooks") or {}
         self.triggers = [
-            Trigger(t.get("on") or {}, t.get("nth", 1), t.get("actions") or []) for t in scenario.get("triggers") or []
+            Trigger(t.get("on") or {}, t.get("nth", 1), t.get("actions") or [])
+            for t in scenario.get("triggers") or []
         ]
         self.hook_counts: dict[str, int] = {}
         self.background: set[asyncio.Future[Any]] = set()
@@ -168,7 +170,9 @@ class Runner:
         model_ids = list(self.agent_spec.get("models") or [model_id])
         if model_id not in model_ids:
             model_ids.insert(0, model_id)
-        self.faux = FauxProvider.from_script(FauxScript.from_json(scenario.get("model") or {}), models=model_ids)
+        self.faux = FauxProvider.from_script(
+            FauxScript.from_json(scenario.get("model") or {}), models=model_ids
+        )
         self.tools = [self.make_tool(spec) for spec in self.agent_spec.get("tools") or []]
         self.convert_mode = self.hooks.get("convertToLlm", "default")
         if self.convert_mode not in ("default", "customRoles"):
@@ -360,7 +364,9 @@ class Runner:
 
     async def prepare_next_turn(self, *_args: Any) -> TurnUpdate | None:
         call = self.next_call("prepareNextTurn")
-        rule = next((r for r in self.hooks["prepareNextTurn"].get("rules") or [] if r.get("call") == call), None)
+        rule = next(
+            (r for r in self.hooks["prepareNextTurn"].get("rules") or [] if r.get("call") == call), None
+        )
         await self.record({"type": "hook", "hook": "prepareNextTurn", "call": call})
         if rule is None:
             return None
@@ -375,7 +381,9 @@ class Runner:
         call = self.next_call("transformContext")
         keep = self.hooks["transformContext"].get("keepLast")
         out = messages[-keep:] if keep else ([] if keep == 0 else messages)
-        await self.record({"type": "hook", "hook": "transformContext", "call": call, "in": len(messages), "out": len(out)})
+        await self.record(
+            {"type": "hook", "hook": "transformContext", "call": call, "in": len(messages), "out": len(out)}
+        )
         return out
 
     @staticmethod
@@ -385,7 +393,9 @@ class Runner:
             if message.role == "custom":
                 content = message.content  # type: ignore[union-attr]
                 blocks = [{"type": "text", "text": content}] if isinstance(content, str) else to_wire(content)
-                out.append(UserMessage.model_validate({"content": blocks, "timestamp": message.timestamp or 0}))
+                out.append(
+                    UserMessage.model_validate({"content": blocks, "timestamp": message.timestamp or 0})
+                )
             elif message.role in ("user", "assistant", "toolResult"):
                 out.append(message)
         return out
@@ -500,7 +510,12 @@ class Runner:
                 stream = agent_loop_continue(context, self.loop_config(), controller.signal, self.stream_fn)
             messages = await stream.result()
             await self.record(
-                {"type": "loop_result", "entry": name, "messages": messages, "contextMessages": context.messages}
+                {
+                    "type": "loop_result",
+                    "entry": name,
+                    "messages": messages,
+                    "contextMessages": context.messages,
+                }
             )
         except Exception as error:
             await self.action_error(name, error)
@@ -609,9 +624,7 @@ def _record_low_level_pushes(runner: Runner) -> None:
     EventStream.push = push  # type: ignore[method-assign]
 
 
-async def main(path: str) -> int:
-    with open(path, encoding="utf-8") as handle:
-        scenario = json.load(handle)
+async def main(scenario: dict[str, Any]) -> int:
     runner = Runner(scenario)
     _record_low_level_pushes(runner)
     code = 0
@@ -623,7 +636,9 @@ async def main(path: str) -> int:
     except Exception as error:
         import traceback
 
-        runner.lines.append(json.dumps({"type": "runner_error", "message": f"{error}\n{traceback.format_exc()}"}))
+        runner.lines.append(
+            json.dumps({"type": "runner_error", "message": f"{error}\n{traceback.format_exc()}"})
+        )
         code = 1
     sys.stdout.write("".join(f"{line}\n" for line in runner.lines))
     sys.stdout.flush()
@@ -634,4 +649,4 @@ if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.stderr.write("usage: runner.py SCENARIO.json\n")
         sys.exit(2)
-    sys.exit(asyncio.run(main(sys.argv[1])))
+    sys.exit(asyncio.run(main(json.loads(Path(sys.argv[1]).read_text(encoding="utf-8")))))

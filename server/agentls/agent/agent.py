@@ -18,20 +18,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from agentls.ai import (
-    AbortController,
-    AbortSignal,
-    AgentMessage,
-    AssistantMessage,
-    ImageContent,
-    Model,
-    ModelThinkingLevel,
-    StreamFn,
-    TextContent,
-    ThinkingBudgets,
-    Usage,
-    UserMessage,
-)
 from agentls.agent.loop import get_default_stream_fn, run_agent_loop, run_agent_loop_continue
 from agentls.agent.types import (
     AfterToolCall,
@@ -57,16 +43,33 @@ from agentls.agent.types import (
     default_convert_to_llm,
     maybe_await,
 )
+from agentls.ai import (
+    AbortController,
+    AbortSignal,
+    AgentMessage,
+    AssistantMessage,
+    ImageContent,
+    Model,
+    ModelThinkingLevel,
+    StreamFn,
+    TextContent,
+    ThinkingBudgets,
+    Usage,
+    UserMessage,
+)
 
 Listener: TypeAlias = Callable[[AgentEvent, AbortSignal], Awaitable[None] | None]
-PrepareNextTurnFn: TypeAlias = Callable[[AbortSignal | None], Awaitable[TurnUpdate | None] | TurnUpdate | None]
+PrepareNextTurnFn: TypeAlias = Callable[
+    [AbortSignal | None], Awaitable[TurnUpdate | None] | TurnUpdate | None
+]
 PrepareNextTurnWithContextFn: TypeAlias = Callable[
     [TurnContext, AbortSignal | None], Awaitable[TurnUpdate | None] | TurnUpdate | None
 ]
 ShouldStopFn: TypeAlias = Callable[[TurnContext, AbortSignal | None], Awaitable[bool] | bool]
 
 PROMPT_BUSY = (
-    "Agent is already processing a prompt. Use steer() or followUp() to queue messages, or wait for completion."
+    "Agent is already processing a prompt. "
+    "Use steer() or followUp() to queue messages, or wait for completion."
 )
 CONTINUE_BUSY = "Agent is already processing. Wait for completion before continuing."
 RESET_BUSY = "Agent is already processing. Wait for completion before resetting."
@@ -326,7 +329,9 @@ class Agent:
             raise ContinueError("Cannot continue from message role: assistant")
         context, config = self._create_context_snapshot(), self._create_loop_config()
         return self._start_run(
-            lambda signal: run_agent_loop_continue(context, config, self._process_event, signal, self.stream_fn)
+            lambda signal: run_agent_loop_continue(
+                context, config, self._process_event, signal, self.stream_fn
+            )
         )
 
     def _normalize_prompt_input(
@@ -346,7 +351,9 @@ class Agent:
         context = self._create_context_snapshot()
         config = self._create_loop_config(skip_initial_steering_poll=skip_initial_steering_poll)
         return self._start_run(
-            lambda signal: run_agent_loop(messages, context, config, self._process_event, signal, self.stream_fn)
+            lambda signal: run_agent_loop(
+                messages, context, config, self._process_event, signal, self.stream_fn
+            )
         )
 
     def _create_context_snapshot(self) -> AgentContext:
@@ -418,7 +425,9 @@ class Agent:
         run.task = loop.create_task(self._run_with_lifecycle(run, executor))
         return run.task
 
-    async def _run_with_lifecycle(self, run: _ActiveRun, executor: Callable[[AbortSignal], Awaitable[Any]]) -> None:
+    async def _run_with_lifecycle(
+        self, run: _ActiveRun, executor: Callable[[AbortSignal], Awaitable[Any]]
+    ) -> None:
         signal = run.abort_controller.signal
         try:
             await executor(signal)
@@ -478,4 +487,4 @@ class Agent:
 
 
 # ``continue`` is a keyword in Python; ``getattr(agent, "continue")()`` works like Pi's ``agent.continue()``.
-setattr(Agent, "continue", Agent.continue_)  # noqa: B010
+setattr(Agent, "continue", Agent.continue_)

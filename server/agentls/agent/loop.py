@@ -19,22 +19,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from agentls.ai import (
-    AbortSignal,
-    AgentMessage,
-    AssistantMessage,
-    AssistantMessageEventStream,
-    Context,
-    DoneEvent,
-    ErrorEvent,
-    EventStream,
-    StartEvent,
-    StreamFn,
-    TextContent,
-    ToolCall,
-    ToolResultMessage,
-    validate_tool_arguments,
-)
 from agentls.agent.types import (
     AfterToolCallContext,
     AgentContext,
@@ -56,6 +40,22 @@ from agentls.agent.types import (
     TurnStartEvent,
     maybe_await,
 )
+from agentls.ai import (
+    AbortSignal,
+    AgentMessage,
+    AssistantMessage,
+    AssistantMessageEventStream,
+    Context,
+    DoneEvent,
+    ErrorEvent,
+    EventStream,
+    StartEvent,
+    StreamFn,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    validate_tool_arguments,
+)
 
 Emit: TypeAlias = Callable[[AgentEvent], Awaitable[None]]
 AgentEventStream: TypeAlias = EventStream[AgentEvent, list[AgentMessage]]
@@ -72,7 +72,8 @@ def set_default_stream_fn(stream_fn: StreamFn | None) -> None:
 def get_default_stream_fn() -> StreamFn:
     if _default_stream_fn is None:
         raise RuntimeError(
-            "No default stream function configured. Pass stream_fn explicitly or call set_default_stream_fn()."
+            "No default stream function configured. "
+            "Pass stream_fn explicitly or call set_default_stream_fn()."
         )
     return _default_stream_fn
 
@@ -219,7 +220,9 @@ async def _run_loop(
                         reasoning = config.reasoning
                         if update.thinking_level is not None:
                             reasoning = None if update.thinking_level == "off" else update.thinking_level
-                        config = dataclasses.replace(config, model=update.model or config.model, reasoning=reasoning)
+                        config = dataclasses.replace(
+                            config, model=update.model or config.model, reasoning=reasoning
+                        )
                 # Preparation can take long (compaction, say): pick up steering queued meanwhile,
                 # but only if the earlier poll was empty, or one-at-a-time would deliver two now.
                 if not pending:
@@ -291,9 +294,9 @@ async def _stream_assistant_response(
     llm_context = Context(system_prompt=context.system_prompt, messages=llm_messages, tools=context.tools)  # type: ignore[arg-type]
 
     # Resolved per request: keys may expire during a long run.
-    api_key = (await maybe_await(config.get_api_key(config.model.provider)) if config.get_api_key else None) or (
-        config.api_key
-    )
+    api_key = (
+        await maybe_await(config.get_api_key(config.model.provider)) if config.get_api_key else None
+    ) or (config.api_key)
     options = dataclasses.replace(config, api_key=api_key, signal=signal)
     response: AssistantMessageEventStream = await maybe_await(stream_fn(config.model, llm_context, options))
 
@@ -387,7 +390,8 @@ async def _execute_tool_calls(
     tool_calls = [block for block in assistant_message.content if isinstance(block, ToolCall)]
     tools = {tool.name: tool for tool in reversed(context.tools or [])}
     has_sequential = any(
-        (tool := tools.get(call.name)) is not None and tool.execution_mode == "sequential" for call in tool_calls
+        (tool := tools.get(call.name)) is not None and tool.execution_mode == "sequential"
+        for call in tool_calls
     )
     if config.tool_execution == "sequential" or has_sequential:
         return await _execute_sequential(context, assistant_message, tool_calls, config, signal, emit)
@@ -472,7 +476,9 @@ def _deferred_execution(
             finalized = _aborted(prepared.tool_call)
         else:
             executed = await _execute_prepared_tool_call(prepared, signal, emit)
-            finalized = await _finalize_executed_tool_call(context, assistant_message, prepared, executed, config, signal)
+            finalized = await _finalize_executed_tool_call(
+                context, assistant_message, prepared, executed, config, signal
+            )
         await _emit_tool_end(finalized, emit)
         return finalized
 
@@ -533,7 +539,9 @@ def _as_tool_result(value: Any) -> AgentToolResult:
     return AgentToolResult.model_validate(value)
 
 
-async def _execute_prepared_tool_call(prepared: _Prepared, signal: AbortSignal | None, emit: Emit) -> _Finalized:
+async def _execute_prepared_tool_call(
+    prepared: _Prepared, signal: AbortSignal | None, emit: Emit
+) -> _Finalized:
     update_events: list[asyncio.Future[None]] = []
     accepting_updates = True
 
@@ -606,7 +614,9 @@ async def _finalize_executed_tool_call(
 
 
 async def _emit_tool_start(tool_call: ToolCall, emit: Emit) -> None:
-    await emit(ToolExecutionStartEvent(tool_call_id=tool_call.id, tool_name=tool_call.name, args=tool_call.arguments))
+    await emit(
+        ToolExecutionStartEvent(tool_call_id=tool_call.id, tool_name=tool_call.name, args=tool_call.arguments)
+    )
 
 
 async def _emit_tool_end(finalized: _Finalized, emit: Emit) -> None:

@@ -24,7 +24,6 @@ from agentls.ai import (
     ModelThinkingLevel,
     StreamOptions,
     TextContent,
-    ThinkingLevel,
     Tool,
     ToolCall,
     ToolResultMessage,
@@ -212,7 +211,7 @@ class AfterToolCallResult:
 
 @dataclass
 class TurnContext:
-    """Handed to ``should_stop_after_turn`` and ``prepare_next_turn`` (Pi's ``ShouldStopAfterTurnContext``)."""
+    """Handed to ``should_stop_after_turn`` and ``prepare_next_turn`` (Pi's ShouldStopAfterTurnContext)."""
 
     message: AssistantMessage
     tool_results: list[ToolResultMessage]
@@ -232,16 +231,20 @@ class TurnUpdate:
 
 
 ConvertToLlm: TypeAlias = Callable[[list[AgentMessage]], list[Message] | Awaitable[list[Message]]]
-TransformContext: TypeAlias = Callable[[list[AgentMessage], AbortSignal | None], Awaitable[list[AgentMessage]]]
-GetApiKey: TypeAlias = Callable[[str], str | None | Awaitable[str | None]]
+TransformContext: TypeAlias = Callable[
+    [list[AgentMessage], AbortSignal | None], Awaitable[list[AgentMessage]]
+]
+GetApiKey: TypeAlias = Callable[[str], Awaitable[str | None] | str | None]
 BeforeToolCall: TypeAlias = Callable[
-    [BeforeToolCallContext, AbortSignal | None], Awaitable[BeforeToolCallResult | None] | BeforeToolCallResult | None
+    [BeforeToolCallContext, AbortSignal | None],
+    Awaitable[BeforeToolCallResult | None] | BeforeToolCallResult | None,
 ]
 AfterToolCall: TypeAlias = Callable[
-    [AfterToolCallContext, AbortSignal | None], Awaitable[AfterToolCallResult | None] | AfterToolCallResult | None
+    [AfterToolCallContext, AbortSignal | None],
+    Awaitable[AfterToolCallResult | None] | AfterToolCallResult | None,
 ]
 ShouldStopAfterTurn: TypeAlias = Callable[[TurnContext], bool | Awaitable[bool]]
-PrepareNextTurn: TypeAlias = Callable[[TurnContext], TurnUpdate | None | Awaitable[TurnUpdate | None]]
+PrepareNextTurn: TypeAlias = Callable[[TurnContext], Awaitable[TurnUpdate | None] | TurnUpdate | None]
 MessageSource: TypeAlias = Callable[[], list[AgentMessage] | Awaitable[list[AgentMessage]]]
 
 

@@ -27,14 +27,20 @@ class Provider(Protocol):
     provider: str
     models: list[Model]
 
-    def stream(self, model: Model, context: Context, options: StreamOptions | None = None) -> AssistantMessageEventStream:
-        ...
+    def stream(
+        self, model: Model, context: Context, options: StreamOptions | None = None
+    ) -> AssistantMessageEventStream: ...
 
 
 def error_stream(model: Model, message: str) -> AssistantMessageEventStream:
     """A stream that fails at once with ``message`` (how a stream function reports errors)."""
     failure = AssistantMessage(
-        content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="error", error_message=message
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="error",
+        error_message=message,
     )
     stream = AssistantMessageEventStream()
     stream.push(ErrorEvent(reason="error", error=failure))

@@ -62,7 +62,10 @@ def _check(schema: Any, value: Any) -> bool | None:
 
 # --- JavaScript number semantics ---------------------------------------------------------
 
-_JS_WHITESPACE = " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_WHITESPACE = (
+    " \t\n\v\f\r\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 _DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 _RADIX = {"0x": 16, "0o": 8, "0b": 2}
 
@@ -337,7 +340,9 @@ def validate_tool_arguments(tool: Tool, tool_call: ToolCall) -> Any:
     errors = list(validator.iter_errors(args))
     if not errors:
         return args
-    lines = "\n".join(f"  - {_error_path(e)}: {_error_message(e)}" for e in errors) or "Unknown validation error"
+    lines = (
+        "\n".join(f"  - {_error_path(e)}: {_error_message(e)}" for e in errors) or "Unknown validation error"
+    )
     raise ToolArgumentsError(
         f'Validation failed for tool "{tool_call.name}":\n{lines}\n\nReceived arguments:\n'
         f"{dumps_pretty(tool_call.arguments)}"

@@ -189,12 +189,19 @@ class FauxScript:
 
 def _error_message(text: str, model: Model) -> AssistantMessage:
     return AssistantMessage(
-        content=[], api=model.api, provider=model.provider, model=model.id, stop_reason="error", error_message=text
+        content=[],
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        stop_reason="error",
+        error_message=text,
     )
 
 
 def _aborted(partial: AssistantMessage) -> AssistantMessage:
-    return partial.model_copy(update={"stop_reason": "aborted", "error_message": REQUEST_ABORTED, "timestamp": now_ms()})
+    return partial.model_copy(
+        update={"stop_reason": "aborted", "error_message": REQUEST_ABORTED, "timestamp": now_ms()}
+    )
 
 
 class FauxProvider:
@@ -227,7 +234,10 @@ class FauxProvider:
     @classmethod
     def from_script(cls, script: FauxScript, *, models: list[str | Model] | None = None) -> FauxProvider:
         return cls(
-            script.responses, models=models, token_size=script.token_size, tokens_per_second=script.tokens_per_second
+            script.responses,
+            models=models,
+            token_size=script.token_size,
+            tokens_per_second=script.tokens_per_second,
         )
 
     def _model(self, spec: str | Model) -> Model:
@@ -297,10 +307,12 @@ class FauxProvider:
             if asyncio.iscoroutine(resolved) or isinstance(resolved, asyncio.Future):
                 resolved = await resolved
             assert isinstance(resolved, AssistantMessage)
-            message = resolved.model_copy(deep=True, update={"api": self.api, "provider": self.provider, "model": model.id})
+            message = resolved.model_copy(
+                deep=True, update={"api": self.api, "provider": self.provider, "model": model.id}
+            )
             message = self._with_usage(message, context, options)
             await self._stream_with_deltas(outer, message, options.signal if options else None)
-        except Exception as error:  # noqa: BLE001 - every failure is encoded in the stream
+        except Exception as error:
             message = _error_message(str(error), model)
             outer.push(ErrorEvent(reason="error", error=message))
             outer.end(message)
@@ -363,7 +375,9 @@ class FauxProvider:
                 if signal is not None and signal.aborted:
                     abort_stream()
                     return
-                stream.push(ToolCallDeltaEvent(content_index=index, delta=chunk, partial=partial.model_copy()))
+                stream.push(
+                    ToolCallDeltaEvent(content_index=index, delta=chunk, partial=partial.model_copy())
+                )
             growing_call.arguments = block.arguments
             stream.push(ToolCallEndEvent(content_index=index, tool_call=block, partial=partial.model_copy()))
         if message.stop_reason == "pending":
@@ -434,7 +448,10 @@ def _serialize_context(context: Context) -> str:
         else:
             content = message.content
             blocks = [content] if isinstance(content, str) else content
-            texts = [b if isinstance(b, str) else getattr(b, "text", f"[image:{getattr(b, 'mime_type', '')}]") for b in blocks]
+            texts = [
+                b if isinstance(b, str) else getattr(b, "text", f"[image:{getattr(b, 'mime_type', '')}]")
+                for b in blocks
+            ]
             if message.role == "toolResult":
                 texts = [message.tool_name, *texts]  # type: ignore[union-attr]
             text = "\n".join(texts)
