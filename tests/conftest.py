@@ -1,0 +1,23 @@
+"""Shared fixtures: where the project and the shared conformance material live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def shared_dir() -> Path:
+    """``shared/`` of the workplace: ``$AGENTLS_SHARED`` or the folder beside the project."""
+    return Path(os.environ.get("AGENTLS_SHARED", PROJECT_ROOT.parent / "shared")).resolve()
+
+
+@pytest.fixture(scope="session")
+def conformance_dir() -> Path:
+    path = shared_dir() / "conformance"
+    if not (path / "compare.py").is_file():
+        pytest.fail(f"the conformance harness is missing: expected {path}/compare.py (set AGENTLS_SHARED)")
+    return path
