@@ -6,7 +6,8 @@ import math
 
 import pytest
 from agentls.ai import Tool, ToolArgumentsError, ToolCall, validate_tool_arguments, validate_tool_call
-from agentls.ai.validation import js_number, js_string
+from agentls.ai.validation import js_number
+from agentls.ai.wire import js_number_to_string as js_string
 
 
 def validate(schema: dict, args: dict) -> object:

@@ -102,6 +102,19 @@ def message_from_spec(spec: dict[str, Any]) -> AgentMessage:
     return UserMessage(content=[TextContent(text=spec["text"])])
 
 
+def given(spec: dict[str, Any], key: str, default: Any) -> Any:
+    """JavaScript's ``spec[key] ?? default``."""
+    value = spec.get(key)
+    return default if value is None else value
+
+
+def js_slice_from(items: list[Any], start: int) -> list[Any]:
+    """JavaScript's ``items.slice(start)``; note ``slice(-0)`` keeps everything."""
+    if start < 0:
+        start = max(len(items) + start, 0)
+    return items[start:]
+
+
 def js_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
@@ -252,14 +265,16 @@ class Runner:
                     if on_update is not None:
                         on_update(
                             AgentToolResult(
-                                content=text_blocks(render_template(update["text"], params)) or [],
-                                details=update.get("details", {}),
+                                content=text_blocks(render_template(update["text"], params)),
+                                details=given(update, "details", {}),
                             )
                         )
 
                 loop.call_later((update.get("atMs") or 0) / 1000, fire)
-            delay = (behaviour.get("delayMsByCallId") or {}).get(tool_call_id, behaviour.get("delayMs"))
-            abort_message = behaviour.get("abortMessage", "Tool aborted")
+            delay = given(behaviour.get("delayMsByCallId") or {}, tool_call_id, behaviour.get("delayMs"))
+            if delay is None and "delayMs" in behaviour:
+                delay = 0  # a null delay is still a setTimeout: it waits for the next timer turn
+            abort_message = given(behaviour, "abortMessage", "Tool aborted")
             honor_abort = bool(behaviour.get("honorAbort"))
             if delay is not None:
                 if not await sleep_or_abort(delay / 1000, signal if honor_abort else None):
@@ -271,9 +286,9 @@ class Runner:
             if "content" in behaviour:
                 content = text_blocks(behaviour["content"])
             else:
-                content = text_blocks(render_template(behaviour.get("text", "ok"), params))
+                content = text_blocks(render_template(given(behaviour, "text", "ok"), params))
             result = AgentToolResult(
-                content=content or [],
+                content=content,
                 details=copy.deepcopy(behaviour["details"]) if "details" in behaviour else {},
             )
             if "terminate" in behaviour:
@@ -282,9 +297,9 @@ class Runner:
 
         return AgentTool(
             name=spec["name"],
-            label=spec.get("label", spec["name"]),
-            description=spec.get("description", ""),
-            parameters=spec.get("parameters") or {"type": "object", "properties": {}},
+            label=given(spec, "label", spec["name"]),
+            description=given(spec, "description", ""),
+            parameters=given(spec, "parameters", {"type": "object", "properties": {}}),
             execute=execute,
             execution_mode=spec.get("executionMode"),
         )
@@ -379,8 +394,8 @@ class Runner:
 
     async def transform_context(self, messages: list[AgentMessage], signal: Any = None) -> list[AgentMessage]:
         call = self.next_call("transformContext")
-        keep = self.hooks["transformContext"].get("keepLast")
-        out = messages[-keep:] if keep else ([] if keep == 0 else messages)
+        spec = self.hooks["transformContext"]
+        out = js_slice_from(messages, -(spec["keepLast"] or 0)) if "keepLast" in spec else messages
         await self.record(
             {"type": "hook", "hook": "transformContext", "call": call, "in": len(messages), "out": len(out)}
         )

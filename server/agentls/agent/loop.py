@@ -476,9 +476,14 @@ def _deferred_execution(
             finalized = _aborted(prepared.tool_call)
         else:
             executed = await _execute_prepared_tool_call(prepared, signal, emit)
+            # Pi starts every prepared tool in one synchronous pass and each ``await`` yields to
+            # the others, so tools that finish at once run their afterToolCall hooks before any
+            # end event. Yielding here and after the hook gives asyncio the same interleaving.
+            await asyncio.sleep(0)
             finalized = await _finalize_executed_tool_call(
                 context, assistant_message, prepared, executed, config, signal
             )
+            await asyncio.sleep(0)
         await _emit_tool_end(finalized, emit)
         return finalized
 
@@ -597,14 +602,12 @@ async def _finalize_executed_tool_call(
                 )
             )
             if after is not None:
-                result = result.model_copy(
-                    update={
-                        "content": after.content if after.content is not None else result.content,
-                        "details": after.details if after.details is not None else result.details,
-                        "usage": after.usage if after.usage is not None else result.usage,
-                        "terminate": after.terminate if after.terminate is not None else result.terminate,
-                    }
-                )
+                overrides = {
+                    name: getattr(after, name)
+                    for name in ("content", "details", "usage", "terminate")
+                    if getattr(after, name) is not None
+                }
+                result = result.model_copy(update=overrides)
                 if after.is_error is not None:
                     is_error = after.is_error
         except Exception as error:
@@ -632,14 +635,17 @@ async def _emit_tool_end(finalized: _Finalized, emit: Emit) -> None:
 
 def _tool_result_message(finalized: _Finalized) -> ToolResultMessage:
     result = finalized.result
+    # Copy details and usage only where the result defines them (undefined stays absent, null stays null).
+    optional = {name: getattr(result, name) for name in ("details", "usage") if result.defined(name)}
+    if result.added_tool_names:
+        optional["added_tool_names"] = result.added_tool_names
     return ToolResultMessage(
         tool_call_id=finalized.tool_call.id,
         tool_name=finalized.tool_call.name,
+        # Tools written without types may return no content; never let that into the transcript.
         content=list(result.content or []),
-        details=result.details,
-        usage=result.usage,
-        added_tool_names=result.added_tool_names or None,
         is_error=finalized.is_error,
+        **optional,
     )
 
 

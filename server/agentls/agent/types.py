@@ -50,7 +50,7 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
 class AgentToolResult(WireModel):
     """Final or partial result of a tool."""
 
-    content: list[UserContent] = Field(default_factory=list)
+    content: list[UserContent] | None = Field(default_factory=list)
     details: Any = None
     usage: Usage | None = None
     added_tool_names: list[str] | None = None

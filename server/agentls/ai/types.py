@@ -13,7 +13,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 if TYPE_CHECKING:
@@ -31,9 +38,29 @@ def now_ms() -> int:
 
 
 class WireModel(BaseModel):
-    """Base of every wire model: camelCase aliases, construction by either name."""
+    """Base of every wire model: camelCase aliases, construction by either name.
+
+    A field that is ``None`` is left out of the wire form unless it was set
+    explicitly: unset is JavaScript's ``undefined`` (absent), set to ``None`` is
+    ``null``. Code that copies a field from one model to another keeps that
+    distinction with :meth:`defined`.
+    """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+    @model_serializer(mode="wrap")
+    def _leave_out_undefined(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            fields_set = self.model_fields_set
+            for name, field_info in type(self).model_fields.items():
+                if name not in fields_set and getattr(self, name) is None:
+                    data.pop(field_info.alias if info.by_alias and field_info.alias else name, None)
+        return data
+
+    def defined(self, name: str) -> bool:
+        """Whether field ``name`` has a value on the wire (``null`` included)."""
+        return name in self.model_fields_set or getattr(self, name) is not None
 
 
 # --- content blocks --------------------------------------------------------------------
@@ -63,7 +90,8 @@ class ToolCall(WireModel):
     type: Literal["toolCall"] = "toolCall"
     id: str
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: Any = Field(default_factory=dict)
+    """Normally an object; kept as the model sent it (validation reports anything else)."""
     thought_signature: str | None = None
 
 

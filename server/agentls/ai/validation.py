@@ -25,7 +25,7 @@ import jsonschema
 from jsonschema.protocols import Validator
 
 from agentls.ai.types import Tool, ToolCall
-from agentls.ai.wire import dumps_pretty
+from agentls.ai.wire import dumps_pretty, js_number_to_string
 
 _VALIDATOR_CACHE_SIZE = 256
 _validators: OrderedDict[int, tuple[Any, Validator]] = OrderedDict()
@@ -33,6 +33,36 @@ _validators: OrderedDict[int, tuple[Any, Validator]] = OrderedDict()
 
 class ToolArgumentsError(ValueError):
     """The arguments of a tool call do not match the tool's schema."""
+
+
+_SCHEMA_KEYWORDS = ("items", "additionalItems", "contains", "not", "if", "then", "else")
+_SCHEMA_KEYWORDS += ("additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties")
+_SCHEMA_LIST_KEYWORDS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_MAP_KEYWORDS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
+
+
+def _modernize(schema: Any) -> Any:
+    """Rewrite the draft-7 tuple form (``items`` as a list, ``additionalItems``) as 2020-12's.
+
+    TypeBox accepts both spellings; jsonschema's 2020-12 validator only the new one.
+    """
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if isinstance(out.get("items"), list) and "prefixItems" not in out:
+        out["prefixItems"] = out.pop("items")
+        if "additionalItems" in out:
+            out["items"] = out.pop("additionalItems")
+    for keyword in _SCHEMA_KEYWORDS:
+        if keyword in out:
+            out[keyword] = _modernize(out[keyword])
+    for keyword in _SCHEMA_LIST_KEYWORDS:
+        if isinstance(out.get(keyword), list):
+            out[keyword] = [_modernize(item) for item in out[keyword]]
+    for keyword in _SCHEMA_MAP_KEYWORDS:
+        if isinstance(out.get(keyword), dict):
+            out[keyword] = {name: _modernize(item) for name, item in out[keyword].items()}
+    return out
 
 
 def _validator(schema: Any) -> Validator:
@@ -43,7 +73,7 @@ def _validator(schema: Any) -> Validator:
         _validators.move_to_end(key)
         return cached[1]
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(schema)
+    validator = cls(_modernize(schema) if cls is jsonschema.Draft202012Validator else schema)
     _validators[key] = (schema, validator)
     if len(_validators) > _VALIDATOR_CACHE_SIZE:
         _validators.popitem(last=False)
@@ -94,27 +124,6 @@ def js_number(text: str) -> float | int:
     if not _DECIMAL.fullmatch(stripped):
         return math.nan
     return _as_number(float(stripped.replace("Infinity", "inf")))
-
-
-def js_string(value: Any) -> str:
-    """JavaScript's ``String(value)`` for booleans and numbers."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value.is_integer() and abs(value) < 1e21:
-        return str(int(value))
-    text = repr(value)
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        if -7 < int(exponent) < 21:
-            return format(value, "f").rstrip("0").rstrip(".")
-        return f"{mantissa}e{int(exponent):+d}"
-    return text
 
 
 def _js_is_integer(value: Any) -> bool:
@@ -183,7 +192,7 @@ def _coerce_primitive(value: Any, schema_type: str) -> Any:
             if value is None:
                 return ""
             if isinstance(value, bool) or _is_number(value):
-                return js_string(value)
+                return js_number_to_string(value)
             return value
         case "null":
             if value == "" or (_is_number(value) and value == 0) or value is False:

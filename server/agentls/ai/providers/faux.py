@@ -135,7 +135,7 @@ def step_from_json(entry: Any) -> FauxStep:
         "stopReason": entry.get("stopReason", "stop"),
         "timestamp": 0,
     }
-    if entry.get("errorMessage") is not None:
+    if "errorMessage" in entry:
         data["errorMessage"] = entry["errorMessage"]
     try:
         return AssistantMessage.model_validate(data)
