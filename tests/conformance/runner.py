@@ -509,20 +509,22 @@ class Runner:
             tools=self.tools if names is None else [by_name[n] for n in names],
         )
 
-    async def run_low_level(self, action: dict[str, Any]) -> None:
+    def start_low_level(self, action: dict[str, Any]) -> Awaitable[None]:
+        """Start a low-level loop now (raising as pi's entry points do); the result is recorded later."""
         name = action["do"]
-        try:
-            context = self.low_level_context(action.get("context"))
-            controller = AbortController()
-            self.low_level.controller = controller
-            if name == "agentLoop":
-                prompts = [
-                    message_from_spec({"text": p}) if isinstance(p, str) else complete_message(p)
-                    for p in action.get("prompts") or []
-                ]
-                stream = agent_loop(prompts, context, self.loop_config(), controller.signal, self.stream_fn)
-            else:
-                stream = agent_loop_continue(context, self.loop_config(), controller.signal, self.stream_fn)
+        context = self.low_level_context(action.get("context"))
+        controller = AbortController()
+        self.low_level.controller = controller
+        if name == "agentLoop":
+            prompts = [
+                message_from_spec({"text": p}) if isinstance(p, str) else complete_message(p)
+                for p in action.get("prompts") or []
+            ]
+            stream = agent_loop(prompts, context, self.loop_config(), controller.signal, self.stream_fn)
+        else:
+            stream = agent_loop_continue(context, self.loop_config(), controller.signal, self.stream_fn)
+
+        async def finish() -> None:
             messages = await stream.result()
             await self.record(
                 {
@@ -532,8 +534,8 @@ class Runner:
                     "contextMessages": context.messages,
                 }
             )
-        except Exception as error:
-            await self.action_error(name, error)
+
+        return finish()
 
     # --- actions -------------------------------------------------------------------------
 
@@ -543,8 +545,17 @@ class Runner:
         except Exception as error:
             await self.action_error(name, error)
 
-    async def start_run(self, action: dict[str, Any], start: Callable[[], Awaitable[Any]]) -> None:
-        """Start a run synchronously (as JavaScript does), then await it or leave it in the background."""
+    async def start_run(
+        self, action: dict[str, Any], start: Callable[[], Awaitable[Any]], events_before_next: int
+    ) -> None:
+        """Start a run synchronously (as JavaScript does), then await it or leave it in the background.
+
+        A JavaScript caller that does not await gets control back after a fixed number of
+        microtask ticks, by which time the run has emitted ``events_before_next`` events:
+        one for an Agent run (``agent_start``; its listener chain takes several ticks per
+        event), two for a low-level loop (``agent_start`` and ``turn_start``). The kernel
+        yields once after every event, so yielding that many times gives the same order.
+        """
         name = action["do"]
         try:
             run = start()
@@ -553,7 +564,8 @@ class Runner:
             return
         if action.get("await") is False:
             self.track(asyncio.ensure_future(self.settle(name, run)))
-            await asyncio.sleep(0)
+            for _ in range(events_before_next):
+                await asyncio.sleep(0)
         else:
             await self.settle(name, run)
 
@@ -589,16 +601,11 @@ class Runner:
                 prompt_input = complete_message(action["message"])
             else:
                 prompt_input = action["text"]
-            await self.start_run(action, lambda: self.agent.prompt(prompt_input))
+            await self.start_run(action, lambda: self.agent.prompt(prompt_input), events_before_next=1)
         elif name == "continue":
-            await self.start_run(action, self.agent.continue_)
+            await self.start_run(action, self.agent.continue_, events_before_next=1)
         elif name in ("agentLoop", "agentLoopContinue"):
-            run = self.run_low_level(action)
-            if action.get("await") is False:
-                self.track(asyncio.ensure_future(run))
-                await asyncio.sleep(0)
-            else:
-                await run
+            await self.start_run(action, lambda: self.start_low_level(action), events_before_next=2)
         elif name == "reset":
             try:
                 self.agent.reset()

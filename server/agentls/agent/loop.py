@@ -148,6 +148,22 @@ def agent_loop_continue(
     )
 
 
+def _yielding(emit: Emit) -> Emit:
+    """Emit, then let other ready work run, as JavaScript's ``await emit(...)`` does.
+
+    In Pi every ``await`` yields to the microtask queue, so whoever started a run
+    without awaiting it acts again right after ``agent_start`` (a steering message
+    sent then is taken by the run's first poll). asyncio runs a task until it
+    really waits; this yield restores Pi's interleaving between events.
+    """
+
+    async def emit_then_yield(event: AgentEvent) -> None:
+        await emit(event)
+        await asyncio.sleep(0)
+
+    return emit_then_yield
+
+
 async def run_agent_loop(
     prompts: list[AgentMessage],
     context: AgentContext,
@@ -156,6 +172,7 @@ async def run_agent_loop(
     signal: AbortSignal | None = None,
     stream_fn: StreamFn | None = None,
 ) -> list[AgentMessage]:
+    emit = _yielding(emit)
     new_messages: list[AgentMessage] = list(prompts)
     current = dataclasses.replace(context, messages=[*context.messages, *prompts])
     await emit(AgentStartEvent())
@@ -175,6 +192,7 @@ async def run_agent_loop_continue(
     stream_fn: StreamFn | None = None,
 ) -> list[AgentMessage]:
     _check_continuable(context)
+    emit = _yielding(emit)
     new_messages: list[AgentMessage] = []
     current = dataclasses.replace(context)
     await emit(AgentStartEvent())
