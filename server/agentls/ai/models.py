@@ -32,16 +32,21 @@ class Provider(Protocol):
     ) -> AssistantMessageEventStream: ...
 
 
-def error_stream(model: Model, message: str) -> AssistantMessageEventStream:
-    """A stream that fails at once with ``message`` (how a stream function reports errors)."""
-    failure = AssistantMessage(
+def error_message(model: Model, text: str) -> AssistantMessage:
+    """The final message of a request that failed before any content: ``stop_reason`` ``"error"``."""
+    return AssistantMessage(
         content=[],
         api=model.api,
         provider=model.provider,
         model=model.id,
         stop_reason="error",
-        error_message=message,
+        error_message=text,
     )
+
+
+def error_stream(model: Model, message: str) -> AssistantMessageEventStream:
+    """A stream that fails at once with ``message`` (how a stream function reports errors)."""
+    failure = error_message(model, message)
     stream = AssistantMessageEventStream()
     stream.push(ErrorEvent(reason="error", error=failure))
     stream.end(failure)

@@ -43,6 +43,7 @@ from agentls.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from agentls.ai.models import error_message
 from agentls.ai.types import (
     AssistantMessage,
     Context,
@@ -187,17 +188,6 @@ class FauxScript:
 # --- the provider ----------------------------------------------------------------------
 
 
-def _error_message(text: str, model: Model) -> AssistantMessage:
-    return AssistantMessage(
-        content=[],
-        api=model.api,
-        provider=model.provider,
-        model=model.id,
-        stop_reason="error",
-        error_message=text,
-    )
-
-
 def _aborted(partial: AssistantMessage) -> AssistantMessage:
     return partial.model_copy(
         update={"stop_reason": "aborted", "error_message": REQUEST_ABORTED, "timestamp": now_ms()}
@@ -299,7 +289,7 @@ class FauxProvider:
                 if maybe is not None:
                     await maybe
             if step is None:
-                message = self._with_usage(_error_message(OUT_OF_RESPONSES, model), context, options)
+                message = self._with_usage(error_message(model, OUT_OF_RESPONSES), context, options)
                 outer.push(ErrorEvent(reason="error", error=message))
                 outer.end(message)
                 return
@@ -313,7 +303,7 @@ class FauxProvider:
             message = self._with_usage(message, context, options)
             await self._stream_with_deltas(outer, message, options.signal if options else None)
         except Exception as error:
-            message = _error_message(str(error), model)
+            message = error_message(model, str(error))
             outer.push(ErrorEvent(reason="error", error=message))
             outer.end(message)
 
