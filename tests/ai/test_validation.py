@@ -6,7 +6,7 @@ import math
 
 import pytest
 from agentls.ai import Tool, ToolArgumentsError, ToolCall, validate_tool_arguments, validate_tool_call
-from agentls.ai.validation import js_number
+from agentls.ai.validation import grapheme_count, js_number
 from agentls.ai.wire import js_number_to_string as js_string
 
 
@@ -109,3 +109,43 @@ def test_javascript_number_and_string_semantics() -> None:
     assert js_string(0.00001) == "0.00001"
     assert js_string(2.0) == "2"
     assert js_string(1e21) == "1e+21"
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    # Recorded from TypeBox 1.3.7's GraphemeCount on Node 20.
+    [
+        ("abc", 3),
+        ("e\u0301", 1),
+        ("👍🏽", 2),
+        ("👨\u200d👩\u200d👧", 1),
+        ("🇩🇪🇫🇷", 2),
+        ("a\ufe0f", 1),
+        ("", 0),
+        ("x\u200d", 2),
+    ],
+)
+def test_string_lengths_count_graphemes_as_typebox_does(text: str, count: int) -> None:
+    assert grapheme_count(text) == count
+    assert validate(obj({"s": {"type": "string", "minLength": count, "maxLength": count}}), {"s": text}) == {
+        "s": text
+    }
+
+
+def test_patterns_are_javascript_unicode_regexes_and_formats_are_enforced() -> None:
+    schema = obj(
+        {"name": {"type": "string", "pattern": "^\\p{L}+$"}, "mail": {"type": "string", "format": "email"}}
+    )
+    assert validate(schema, {"name": "Zoë", "mail": "a@example.com"}) == {
+        "name": "Zoë",
+        "mail": "a@example.com",
+    }
+    with pytest.raises(ToolArgumentsError) as caught:
+        validate(schema, {"name": "Zoë1", "mail": "not-an-email"})
+    assert '  - name: must match pattern "^\\p{L}+$"' in str(caught.value)
+    assert '  - mail: must match format "email"' in str(caught.value)
+
+
+def test_tuple_items_in_draft_7_form_are_coerced_and_validated() -> None:
+    schema = obj({"pair": {"type": "array", "items": [{"type": "number"}, {"type": "string"}]}})
+    assert validate(schema, {"pair": ["1", 2, 3]}) == {"pair": [1, "2", 3]}

@@ -24,6 +24,7 @@ from typing import Any
 import jsonschema
 from jsonschema.protocols import Validator
 
+from agentls.ai.formats import FORMATS, js_regex
 from agentls.ai.types import Tool, ToolCall
 from agentls.ai.wire import dumps_pretty, js_number_to_string
 
@@ -65,6 +66,124 @@ def _modernize(schema: Any) -> Any:
     return out
 
 
+# --- TypeBox's keyword semantics on top of jsonschema --------------------------------------
+
+
+def _utf16_units(text: str) -> list[int]:
+    data = text.encode("utf-16-le", "surrogatepass")
+    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
+
+
+def _code_point_at(units: list[int], index: int) -> int:
+    first = units[index]
+    if 0xD800 <= first <= 0xDBFF and index + 1 < len(units) and 0xDC00 <= units[index + 1] <= 0xDFFF:
+        return 0x10000 + ((first - 0xD800) << 10) + (units[index + 1] - 0xDC00)
+    return first
+
+
+def _is_modifier(point: int) -> bool:
+    return (
+        0x0300 <= point <= 0x036F
+        or 0x1AB0 <= point <= 0x1AFF
+        or 0x1DC0 <= point <= 0x1DFF
+        or 0xFE20 <= point <= 0xFE2F
+        or 0xFE00 <= point <= 0xFE0F
+    )
+
+
+def grapheme_count(text: str) -> int:
+    """TypeBox's grapheme count (``guard/string.mjs``), which ``minLength``/``maxLength`` compare."""
+    units = _utf16_units(text)
+
+    def width(point: int) -> int:
+        return 2 if point > 0xFFFF else 1
+
+    def skip_modifiers(index: int) -> int:
+        while index < len(units) and _is_modifier(point := _code_point_at(units, index)):
+            index += width(point)
+        return index
+
+    count = index = 0
+    while index < len(units):
+        start = _code_point_at(units, index)
+        index = skip_modifiers(index + width(start))
+        while index < len(units) - 1 and units[index] == 0x200D:
+            index = skip_modifiers(index + 1 + width(_code_point_at(units, index + 1)))
+        if 0x1F1E6 <= start <= 0x1F1FF and index < len(units):
+            following = _code_point_at(units, index)
+            if 0x1F1E6 <= following <= 0x1F1FF:
+                index += width(following)
+        count += 1
+    return count
+
+
+def _js_search(pattern: str, text: str) -> bool:
+    return js_regex(pattern).search(text) is not None
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and not _js_search(pattern, instance):
+        yield jsonschema.ValidationError(f'must match pattern "{pattern}"')
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _js_search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Any:
+    if not validator.is_type(instance, "object"):
+        return
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    extras = [
+        key for key in instance if key not in properties and not any(_js_search(p, key) for p in patterns)
+    ]
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif additional is False and extras:
+        yield jsonschema.ValidationError("must not have additional properties " + ", ".join(extras))
+
+
+def _min_length(validator: Any, limit: int, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and grapheme_count(instance) < limit:
+        yield jsonschema.ValidationError(f"must not have fewer than {limit} characters")
+
+
+def _max_length(validator: Any, limit: int, instance: Any, schema: Any) -> Any:
+    if validator.is_type(instance, "string") and grapheme_count(instance) > limit:
+        yield jsonschema.ValidationError(f"must not have more than {limit} characters")
+
+
+def _format(validator: Any, format_name: str, instance: Any, schema: Any) -> Any:
+    check = FORMATS.get(format_name)
+    if check is not None and isinstance(instance, str) and not check(instance):
+        yield jsonschema.ValidationError(f'must match format "{format_name}"')
+
+
+_TYPEBOX_KEYWORDS = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+    "minLength": _min_length,
+    "maxLength": _max_length,
+    "format": _format,
+}
+_typebox_classes: dict[type, type] = {}
+
+
+def _typebox_class(base: type) -> type:
+    """``base`` with TypeBox's semantics for patterns, string lengths and formats."""
+    if base not in _typebox_classes:
+        _typebox_classes[base] = jsonschema.validators.extend(base, _TYPEBOX_KEYWORDS)
+    return _typebox_classes[base]
+
+
 def _validator(schema: Any) -> Validator:
     """A cached validator for ``schema`` (the cache entry keeps the schema alive, so ids stay unique)."""
     key = id(schema)
@@ -73,7 +192,8 @@ def _validator(schema: Any) -> Validator:
         _validators.move_to_end(key)
         return cached[1]
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    validator = cls(_modernize(schema) if cls is jsonschema.Draft202012Validator else schema)
+    modern = _modernize(schema) if cls is jsonschema.Draft202012Validator else schema
+    validator = _typebox_class(cls)(modern)
     _validators[key] = (schema, validator)
     if len(_validators) > _VALIDATOR_CACHE_SIZE:
         _validators.popitem(last=False)
