@@ -12,7 +12,7 @@ from tests.conftest import PROJECT_ROOT
 
 def agentls(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "agentls.cli", *args],
+        [sys.executable, "-m", "agentls", *args],
         cwd=PROJECT_ROOT,
         capture_output=True,
         text=True,
@@ -64,6 +64,14 @@ def test_demo_with_a_broken_script_explains_and_exits_2(tmp_path: Path) -> None:
     assert "is not valid JSON" in run.stderr and "Traceback" not in run.stderr
 
 
-def test_no_command_prints_help() -> None:
-    run = agentls()
-    assert run.returncode == 2 and "demo" in run.stdout
+def test_no_command_serves_on_stdio_and_exits_at_end_of_input() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "agentls"],
+        cwd=PROJECT_ROOT,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == ""

@@ -1,4 +1,4 @@
-"""The ``agentls`` command line."""
+"""The ``agentls`` command line: ``serve`` (the default), ``run``, ``sessions`` and ``demo``."""
 
 from __future__ import annotations
 
@@ -11,77 +11,25 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.table import Table
 
 from agentls import __version__
-from agentls.agent import AgentEvent
-from agentls.ai import AbortSignal, dumps_compact, to_wire
-from agentls.ai.providers.faux import FauxScript, FauxScriptError
-from agentls.demo import DEMO_PROMPT, demo_agent
+from agentls.printer import EventPrinter
 
 
-class EventPrinter:
-    """Shows agent events as they happen: lifecycle lines, streamed text inline, tool rows."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.streaming = False
-
-    def _end_stream(self) -> None:
-        if self.streaming:
-            self.console.print()
-            self.streaming = False
-
-    def _update(self, update: Any) -> None:
-        c = self.console
-        if update.type in ("text_delta", "thinking_delta"):
-            if not self.streaming:
-                c.print("  [dim]│[/dim] ", end="")
-                self.streaming = True
-            c.print(update.delta, end="", style="italic dim" if update.type == "thinking_delta" else None)
-        elif update.type in ("text_end", "thinking_end", "toolcall_end"):
-            self._end_stream()
-            if update.type == "toolcall_end":
-                arguments = dumps_compact(update.tool_call.arguments)
-                c.print(f"  [dim]│[/dim] [cyan]tool call[/cyan] {update.tool_call.name} {arguments}")
-
-    def __call__(self, event: AgentEvent, signal: AbortSignal) -> None:
-        c = self.console
-        match event.type:
-            case "message_update":
-                self._update(event.assistant_message_event)
-            case "message_start" | "message_end":
-                message = event.message
-                c.print(f"[bold]{event.type}[/bold] [magenta]{message.role}[/magenta]", end="")
-                if event.type == "message_start" and message.role == "user":
-                    content = message.content
-                    shown = (
-                        content
-                        if isinstance(content, str)
-                        else " ".join(getattr(b, "text", "") for b in content)
-                    )
-                    c.print(f" {shown!r}", highlight=False)
-                elif event.type == "message_end" and message.role == "assistant":
-                    c.print(f" [dim]stopReason={message.stop_reason}[/dim]")
-                else:
-                    c.print()
-            case "tool_execution_start":
-                c.print(
-                    f"[bold]{event.type}[/bold] [cyan]{event.tool_name}[/cyan] {dumps_compact(event.args)}"
-                )
-            case "tool_execution_update":
-                texts = " ".join(getattr(b, "text", "") for b in event.partial_result.content)
-                c.print(f"  [dim]… {event.tool_name}: {texts}[/dim]")
-            case "tool_execution_end":
-                texts = " ".join(getattr(b, "text", "[image]") for b in event.result.content)
-                status = "[red]error[/red]" if event.is_error else "[green]done[/green]"
-                c.print(f"[bold]{event.type}[/bold] [cyan]{event.tool_name}[/cyan] {status} {texts}")
-            case "agent_end":
-                c.print(f"[bold]{event.type}[/bold] [dim]{len(event.messages)} new messages[/dim]")
-            case _:
-                c.print(f"[bold]{event.type}[/bold]")
+def _write_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
 
 
-async def _run_demo(args: argparse.Namespace) -> int:
+# --- demo ------------------------------------------------------------------------------------
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    from agentls.ai.providers.faux import FauxScript, FauxScriptError
+    from agentls.demo import demo_agent
+    from agentls.session import event_to_wire
+
     try:
         script = FauxScript.from_file(args.script) if args.script else None
     except FauxScriptError as error:
@@ -89,15 +37,14 @@ async def _run_demo(args: argparse.Namespace) -> int:
         return 2
     agent = demo_agent(script, tokens_per_second=args.tokens_per_second)
     if args.json:
+        from agentls.ai import to_wire
 
-        def write_json(event: AgentEvent, signal: AbortSignal) -> None:
-            sys.stdout.write(json.dumps(to_wire(event), ensure_ascii=False) + "\n")
-
-        agent.subscribe(write_json)
+        agent.subscribe(lambda event, signal: _write_json(to_wire(event)))
     else:
         console = Console(highlight=False)
         console.rule(f"agentls {__version__} · offline demo of the agent loop (faux provider)")
-        agent.subscribe(EventPrinter(console))
+        printer = EventPrinter(console)
+        agent.subscribe(lambda event, signal: printer(event_to_wire(event)))
     await agent.prompt(args.prompt)
     if agent.state.error_message:
         print(f"agentls demo: the run ended with an error: {agent.state.error_message}", file=sys.stderr)
@@ -105,16 +52,115 @@ async def _run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- run and sessions (through the server, as an editor would) -------------------------------
+
+
+def _client_options(args: argparse.Namespace) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    if args.faux_script:
+        options["fauxScript"] = str(Path(args.faux_script).resolve())
+    if args.data_dir:
+        options["dataDir"] = str(Path(args.data_dir).resolve())
+    return options
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from agentls.client import AgentClient, AgentClientError
+
+    model = None
+    if args.model:
+        provider, _, model_id = args.model.partition("/")
+        if not model_id:
+            print("agentls run: --model takes PROVIDER/ID, e.g. faux/faux-1", file=sys.stderr)
+            return 2
+        model = (provider, model_id)
+    printer = EventPrinter(Console(highlight=False), verbose=False)
+    try:
+        async with AgentClient(initialization_options=_client_options(args)) as client:
+            if args.session:
+                await client.load_session(args.session)
+                session_id = args.session
+                if model:
+                    await client.set_model(session_id, *model)
+            else:
+                session_id = await client.new_session(cwd=args.cwd, model=model)
+            async with client.subscribe(session_id) as notes:
+                accepted = await client.prompt(session_id, args.prompt)
+                run_id = getattr(accepted, "run_id", None)
+                async for note in notes:
+                    if args.json:
+                        _write_json({"method": note.method, "params": note.params})
+                    elif note.method == "agent/event":
+                        printer(note.params["event"])
+                    if note.method == "agent/settled" and note.params.get("runId") == run_id:
+                        break
+            settled = await client.wait_settled(run_id) if run_id else None
+    except AgentClientError as error:
+        print(f"agentls run: {error}", file=sys.stderr)
+        return 2
+    if settled is None:
+        return 1
+    if not args.json:
+        print(f"session {session_id} · {settled.stop_reason}", file=sys.stderr)
+    if settled.stop_reason in ("error", "aborted"):
+        if settled.error_message:
+            print(f"agentls run: {settled.error_message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+async def _sessions(args: argparse.Namespace) -> int:
+    from agentls.client import AgentClient, AgentClientError
+
+    try:
+        async with AgentClient(initialization_options=_client_options(args)) as client:
+            sessions = await client.list_sessions(args.cwd)
+    except AgentClientError as error:
+        print(f"agentls sessions: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        for info in sessions:
+            _write_json(info.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return 0
+    table = Table("session", "messages", "model", "cwd", "title")
+    for info in sessions:
+        model = f"{info.model.provider}/{info.model.id}" if info.model else ""
+        table.add_row(info.session_id, str(info.message_count), model, info.cwd, info.title or "")
+    Console().print(table)
+    return 0
+
+
+# --- parser ----------------------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentls", description="A coding agent for editors and scripts.")
     parser.add_argument("--version", action="version", version=f"agentls {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.add_parser("serve", help="run the JSON-RPC server on stdio (the default command)")
+
+    def server_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--faux-script", metavar="FILE", help="use the offline faux model with this script"
+        )
+        command.add_argument("--data-dir", metavar="DIR", help="where sessions are stored")
+        command.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+
+    run = commands.add_parser("run", help="run one prompt through the server and show it as it streams")
+    run.add_argument("prompt", help="the prompt")
+    run.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
+    run.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
+    run.add_argument("--session", metavar="ID", help="continue a stored session")
+    server_options(run)
+
+    sessions = commands.add_parser("sessions", help="list stored sessions")
+    sessions.add_argument("--cwd", help="only the sessions of this folder")
+    server_options(sessions)
+
     demo = commands.add_parser(
-        "demo", help="run the agent loop offline on the scripted faux model and show its event stream"
+        "demo", help="run the agent loop in-process on the scripted faux model and show its event stream"
     )
-    demo.add_argument(
-        "--prompt", default=DEMO_PROMPT, help="the user prompt (the model's answers are scripted)"
-    )
+    demo.add_argument("--prompt", default=None, help="the user prompt (the model's answers are scripted)")
     demo.add_argument(
         "--script", type=Path, help="a faux script (JSON, the conformance scenario 'model' format)"
     )
@@ -134,14 +180,22 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in (None, "serve"):
+        from agentls.server import serve
+
+        return serve()
     if args.command == "demo":
+        from agentls.demo import DEMO_PROMPT
+
+        args.prompt = args.prompt or DEMO_PROMPT
         if args.tokens_per_second is None and not args.script:
             args.tokens_per_second = 150.0
         if args.tokens_per_second is not None and args.tokens_per_second < 0:
             parser.error("--tokens-per-second must be 0 or more")
-        return asyncio.run(_run_demo(args))
-    parser.print_help()
-    return 2
+        return asyncio.run(_demo(args))
+    if args.command == "run":
+        return asyncio.run(_run(args))
+    return asyncio.run(_sessions(args))
 
 
 def console_main(argv: Any = None) -> None:

@@ -249,6 +249,15 @@ class Agent:
         self._follow_up_queue.mode = mode
 
     @property
+    def steering_queue(self) -> PendingMessageQueue:
+        """The steering queue itself (for hosts that let users edit what is queued)."""
+        return self._steering_queue
+
+    @property
+    def follow_up_queue(self) -> PendingMessageQueue:
+        return self._follow_up_queue
+
+    @property
     def queued_steering(self) -> tuple[AgentMessage, ...]:
         return tuple(self._steering_queue.messages)
 

@@ -1,0 +1,326 @@
+"""An async Python client of the agentls protocol, for scripts and the command line.
+
+    async with AgentClient() as client:                  # starts `agentls serve` on stdio
+        session = await client.new_session(cwd=".")
+        settled = await client.prompt(session, "Summarise README.md", wait=True)
+        async for note in client.events(session): ...   # agent/event, agent/queue, agent/settled
+
+Requests return the protocol's result models; failures raise :class:`AgentClientError`
+with the server's ``data.kind`` (``busy``, ``unknownSession``, ...).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from pygls.client import JsonRPCClient
+from pygls.exceptions import JsonRpcException
+
+from agentls.protocol import (
+    AbortResult,
+    ClearQueueParams,
+    GetMessagesParams,
+    ListModelsParams,
+    ListSessionsParams,
+    ListSessionsResult,
+    LoadSessionResult,
+    MessagesResult,
+    ModelRef,
+    ModelsResult,
+    NewSessionParams,
+    NewSessionResult,
+    PromptParams,
+    PromptResult,
+    QueueItemResult,
+    QueueParams,
+    QueueState,
+    RunResult,
+    SessionInfo,
+    SessionParams,
+    SetModelParams,
+    SetQueueModesParams,
+    SetThinkingLevelParams,
+    SettledNotification,
+    StateResult,
+    StatsResult,
+    json_converter,
+)
+
+R = TypeVar("R", bound=BaseModel)
+
+NOTIFICATION_METHODS = ("agent/event", "agent/queue", "agent/settled")
+
+
+class AgentClientError(Exception):
+    """A request failed; ``kind`` is the server's ``data.kind`` (or ``"protocol"``/``"connection"``)."""
+
+    def __init__(self, message: str, *, kind: str, code: int | None = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.code = code
+        self.data = data
+
+
+@dataclass(frozen=True)
+class Notification:
+    method: str
+    params: dict[str, Any]
+
+    @property
+    def session_id(self) -> str | None:
+        return self.params.get("sessionId")
+
+
+def _plain(value: Any) -> Any:
+    """Notification params as plain JSON data, whatever the JSON-RPC layer made of them."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    return value
+
+
+def default_server_command() -> list[str]:
+    return [sys.executable, "-m", "agentls", "serve"]
+
+
+class AgentClient:
+    """A connection to an ``agentls serve`` subprocess."""
+
+    def __init__(
+        self,
+        command: Sequence[str] | None = None,
+        *,
+        initialization_options: dict[str, Any] | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        self.command = list(command or default_server_command())
+        self.initialization_options = initialization_options or {}
+        self.env = env
+        self.cwd = cwd
+        self.server_capabilities: dict[str, Any] = {}
+        self._rpc = JsonRPCClient(converter_factory=json_converter)
+        self._subscribers: list[asyncio.Queue[Notification | None]] = []
+        self._settled: dict[str, SettledNotification] = {}
+        self._settled_waiters: dict[str, list[asyncio.Future[SettledNotification]]] = {}
+        self._started = False
+        for method in NOTIFICATION_METHODS:
+            self._rpc.feature(method)(self._receiver(method))
+
+    def _receiver(self, method: str) -> Any:
+        def receive(params: Any) -> None:
+            self._dispatch(Notification(method, _plain(params)))
+
+        return receive
+
+    def _dispatch(self, note: Notification) -> None:
+        if note.method == "agent/settled":
+            settled = SettledNotification.model_validate(note.params)
+            self._settled[settled.run_id] = settled
+            for waiter in self._settled_waiters.pop(settled.run_id, []):
+                if not waiter.done():
+                    waiter.set_result(settled)
+        for queue in self._subscribers:
+            queue.put_nowait(note)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    async def start(self) -> dict[str, Any]:
+        """Start the server and do the ``initialize`` handshake; returns the server's agent capabilities."""
+        env = {**os.environ, **(self.env or {})}
+        try:
+            await self._rpc.start_io(self.command[0], *self.command[1:], env=env, cwd=self.cwd)
+        except OSError as error:
+            raise AgentClientError(
+                f"cannot start the agentls server {self.command!r}: {error}", kind="connection"
+            ) from error
+        self._started = True
+        result = await self._call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": None,
+                "capabilities": {"experimental": {"agent": {"requestPermission": False}}},
+                "initializationOptions": self.initialization_options,
+                "clientInfo": {"name": "agentls.client"},
+            },
+        )
+        self._rpc.protocol.notify("initialized", {})
+        capabilities = _plain(result).get("capabilities", {}) if result else {}
+        self.server_capabilities = (capabilities.get("experimental") or {}).get("agent", {})
+        return self.server_capabilities
+
+    async def close(self) -> None:
+        """Shut the server down cleanly (``shutdown``, ``exit``) and wait for it."""
+        if not self._started:
+            return
+        self._started = False
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._call("shutdown", None), 10)
+            self._rpc.protocol.notify("exit", None)
+        server = self._rpc._server
+        if server is not None:
+            try:
+                await asyncio.wait_for(server.wait(), 10)
+            except TimeoutError:
+                server.kill()
+        with contextlib.suppress(Exception):
+            await self._rpc.stop()
+        for queue in self._subscribers:
+            queue.put_nowait(None)
+
+    async def __aenter__(self) -> AgentClient:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- requests ------------------------------------------------------------------------
+
+    async def _call(self, method: str, params: Any) -> Any:
+        if not self._started:
+            raise AgentClientError(
+                "the client is not started (use 'async with AgentClient()')", kind="connection"
+            )
+        try:
+            return await self._rpc.protocol.send_request_async(method, params)
+        except JsonRpcException as error:
+            data = _plain(error.data) if error.data is not None else None
+            kind = data.get("kind", "protocol") if isinstance(data, dict) else "protocol"
+            raise AgentClientError(error.message, kind=kind, code=error.code, data=data) from None
+
+    async def request(self, method: str, params: BaseModel | dict[str, Any], result: type[R]) -> R:
+        """Send any ``agent/*`` request and parse its result."""
+        wire = (
+            params.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if isinstance(params, BaseModel)
+            else params
+        )
+        return result.model_validate(_plain(await self._call(method, wire)))
+
+    async def new_session(
+        self,
+        *,
+        cwd: str | None = None,
+        model: ModelRef | tuple[str, str] | None = None,
+        thinking_level: str | None = None,
+        system_prompt: str | None = None,
+    ) -> str:
+        ref = ModelRef(provider=model[0], id=model[1]) if isinstance(model, tuple) else model
+        params = NewSessionParams(
+            cwd=cwd, model=ref, thinking_level=thinking_level, system_prompt=system_prompt
+        )  # type: ignore[arg-type]
+        return (await self.request("agent/newSession", params, NewSessionResult)).session_id
+
+    async def list_sessions(self, cwd: str | None = None) -> list[SessionInfo]:
+        return (
+            await self.request("agent/listSessions", ListSessionsParams(cwd=cwd), ListSessionsResult)
+        ).sessions
+
+    async def load_session(self, session_id: str) -> LoadSessionResult:
+        return await self.request(
+            "agent/loadSession", SessionParams(session_id=session_id), LoadSessionResult
+        )
+
+    async def delete_session(self, session_id: str) -> bool:
+        result = await self._call("agent/deleteSession", {"sessionId": session_id})
+        return bool(_plain(result).get("deleted"))
+
+    async def prompt(
+        self, session_id: str, text: str, *, when_busy: str | None = None, wait: bool = False
+    ) -> PromptResult | SettledNotification:
+        """Send a prompt; with ``wait=True`` return the run's ``agent/settled`` instead of the acceptance."""
+        params = PromptParams(session_id=session_id, text=text, when_busy=when_busy)  # type: ignore[arg-type]
+        accepted = await self.request("agent/prompt", params, PromptResult)
+        if wait and accepted.run_id:
+            return await self.wait_settled(accepted.run_id)
+        return accepted
+
+    async def steer(self, session_id: str, text: str) -> str:
+        params = QueueParams(session_id=session_id, text=text)
+        return (await self.request("agent/steer", params, QueueItemResult)).item_id
+
+    async def follow_up(self, session_id: str, text: str) -> str:
+        params = QueueParams(session_id=session_id, text=text)
+        return (await self.request("agent/followUp", params, QueueItemResult)).item_id
+
+    async def get_queue(self, session_id: str) -> QueueState:
+        return await self.request("agent/getQueue", SessionParams(session_id=session_id), QueueState)
+
+    async def clear_queue(self, session_id: str, kind: str = "all", item_id: str | None = None) -> QueueState:
+        params = ClearQueueParams(session_id=session_id, kind=kind, item_id=item_id)  # type: ignore[arg-type]
+        return await self.request("agent/clearQueue", params, QueueState)
+
+    async def abort(self, session_id: str) -> AbortResult:
+        return await self.request("agent/abort", SessionParams(session_id=session_id), AbortResult)
+
+    async def continue_(self, session_id: str, *, wait: bool = False) -> RunResult | SettledNotification:
+        run = await self.request("agent/continue", SessionParams(session_id=session_id), RunResult)
+        return await self.wait_settled(run.run_id) if wait else run
+
+    async def get_state(self, session_id: str) -> StateResult:
+        return await self.request("agent/getState", SessionParams(session_id=session_id), StateResult)
+
+    async def get_messages(self, session_id: str, since: int = 0) -> MessagesResult:
+        return await self.request(
+            "agent/getMessages", GetMessagesParams(session_id=session_id, since=since), MessagesResult
+        )
+
+    async def set_model(self, session_id: str, provider: str, model_id: str) -> StateResult:
+        params = SetModelParams(session_id=session_id, provider=provider, id=model_id)
+        return await self.request("agent/setModel", params, StateResult)
+
+    async def list_models(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        return (
+            await self.request("agent/listModels", ListModelsParams(session_id=session_id), ModelsResult)
+        ).models
+
+    async def set_thinking_level(self, session_id: str, level: str) -> StateResult:
+        params = SetThinkingLevelParams(session_id=session_id, level=level)  # type: ignore[arg-type]
+        return await self.request("agent/setThinkingLevel", params, StateResult)
+
+    async def set_queue_modes(
+        self, session_id: str, *, steering: str | None = None, follow_up: str | None = None
+    ) -> StateResult:
+        params = SetQueueModesParams(session_id=session_id, steering=steering, follow_up=follow_up)  # type: ignore[arg-type]
+        return await self.request("agent/setQueueModes", params, StateResult)
+
+    async def get_stats(self, session_id: str) -> StatsResult:
+        return await self.request("agent/getStats", SessionParams(session_id=session_id), StatsResult)
+
+    # --- notifications -------------------------------------------------------------------
+
+    async def wait_settled(self, run_id: str) -> SettledNotification:
+        """Wait for the ``agent/settled`` of ``run_id`` (returns at once if it already came)."""
+        if run_id in self._settled:
+            return self._settled[run_id]
+        waiter: asyncio.Future[SettledNotification] = asyncio.get_running_loop().create_future()
+        self._settled_waiters.setdefault(run_id, []).append(waiter)
+        return await waiter
+
+    @contextlib.asynccontextmanager
+    async def subscribe(self, session_id: str | None = None) -> AsyncIterator[AsyncIterator[Notification]]:
+        """Receive notifications from now on (of one session, or all) while the context is open."""
+        queue: asyncio.Queue[Notification | None] = asyncio.Queue()
+        self._subscribers.append(queue)
+
+        async def iterate() -> AsyncIterator[Notification]:
+            while (note := await queue.get()) is not None:
+                if session_id is None or note.session_id == session_id:
+                    yield note
+
+        try:
+            yield iterate()
+        finally:
+            self._subscribers.remove(queue)

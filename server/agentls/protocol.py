@@ -1,0 +1,352 @@
+"""The wire models of the agentls JSON-RPC protocol (see ``protocol.md``).
+
+Params and results of every ``agent/*`` request, the notifications, the
+initialization options and the error kinds. Fields are snake_case in Python and
+camelCase on the wire; every model accepts either. The server validates incoming
+params with these models, the client builds its requests with them, and
+``protocol.schema.json`` next to ``protocol.md`` is generated from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION = 1
+
+QueueModeName = Literal["all", "one-at-a-time"]
+ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+WhenBusy = Literal["steer", "followUp", "reject"]
+
+
+class ProtocolModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    def wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class ResultModel(ProtocolModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow")
+
+
+# --- errors ------------------------------------------------------------------------------
+
+INVALID_PARAMS = -32602
+AGENT_ERROR = -32000
+"""Every agent error uses this code; ``data.kind`` says which one it is."""
+
+ErrorKind = Literal[
+    "busy",
+    "unknownSession",
+    "cannotContinue",
+    "noModel",
+    "unknownModel",
+    "unknownQueueItem",
+    "storage",
+    "invalidParams",
+]
+
+
+# --- initialization ----------------------------------------------------------------------
+
+
+class ModelRef(ProtocolModel):
+    provider: str
+    id: str
+
+
+class InitializationOptions(ProtocolModel):
+    """``initializationOptions`` of ``initialize``; every field is optional."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    model: ModelRef | None = None
+    """Default model of new sessions."""
+    thinking_level: ThinkingLevelName | None = None
+    data_dir: str | None = None
+    """Where sessions are stored (default: the platform's user data folder; env ``AGENTLS_DATA_DIR``)."""
+    faux_script: str | None = None
+    """A faux script (JSON) for the offline ``faux`` provider (env ``AGENTLS_FAUX_SCRIPT``)."""
+    system_prompt: str | None = None
+
+
+class ClientAgentCapabilities(ProtocolModel):
+    """``capabilities.experimental.agent`` of the client."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    request_permission: bool = False
+
+
+# --- sessions ----------------------------------------------------------------------------
+
+
+class NewSessionParams(ProtocolModel):
+    cwd: str | None = None
+    model: ModelRef | None = None
+    thinking_level: ThinkingLevelName | None = None
+    system_prompt: str | None = None
+
+
+class SessionParams(ProtocolModel):
+    session_id: str = Field(min_length=1)
+
+
+class NewSessionResult(ResultModel):
+    session_id: str
+
+
+class ListSessionsParams(ProtocolModel):
+    cwd: str | None = None
+
+
+class SessionInfo(ResultModel):
+    session_id: str
+    cwd: str
+    title: str | None = None
+    """The first prompt's text, shortened."""
+    created_at: int
+    updated_at: int
+    message_count: int
+    model: ModelRef | None = None
+    loaded: bool = False
+    """Whether the session is loaded in this server."""
+
+
+class ListSessionsResult(ResultModel):
+    sessions: list[SessionInfo]
+
+
+class LoadSessionResult(ResultModel):
+    session_id: str
+    message_count: int
+
+
+class DeleteSessionResult(ResultModel):
+    deleted: bool
+
+
+# --- prompts and queues ------------------------------------------------------------------
+
+
+class ImageParam(ProtocolModel):
+    type: Literal["image"] = "image"
+    data: str = Field(min_length=1)
+    """Base64."""
+    mime_type: str = Field(pattern=r"^image/[A-Za-z0-9.+-]+$")
+
+
+class PromptParams(SessionParams):
+    text: str
+    images: list[ImageParam] | None = None
+    when_busy: WhenBusy | None = None
+
+
+class PromptResult(ResultModel):
+    run_id: str | None = None
+    """Set when the prompt started a run."""
+    queued: str | None = None
+    """The queue item id, when the agent was busy and the prompt was queued."""
+
+
+class QueueParams(SessionParams):
+    text: str
+    images: list[ImageParam] | None = None
+
+
+class QueueItemResult(ResultModel):
+    item_id: str
+
+
+class QueueItem(ResultModel):
+    id: str
+    kind: Literal["steering", "followUp"]
+    text: str
+    images: list[dict[str, Any]] | None = None
+
+
+class QueueState(ResultModel):
+    steering: list[QueueItem]
+    follow_up: list[QueueItem]
+
+
+class ClearQueueParams(SessionParams):
+    kind: Literal["steering", "followUp", "all"] = "all"
+    item_id: str | None = None
+    """Remove only this item."""
+
+
+class AbortResult(ResultModel):
+    aborted: bool
+    """Whether a run was going."""
+    run_id: str | None = None
+    queue: QueueState
+
+
+class RunResult(ResultModel):
+    run_id: str
+
+
+# --- state -------------------------------------------------------------------------------
+
+
+class GetMessagesParams(SessionParams):
+    since: int = Field(default=0, ge=0)
+    """Index of the first message to return."""
+
+
+class MessagesResult(ResultModel):
+    messages: list[dict[str, Any]]
+    total: int
+
+
+class StateResult(ResultModel):
+    session_id: str
+    cwd: str
+    model: ModelRef | None
+    thinking_level: ThinkingLevelName
+    system_prompt: str
+    is_running: bool
+    run_id: str | None = None
+    steering_mode: QueueModeName
+    follow_up_mode: QueueModeName
+    message_count: int
+    pending_tool_calls: list[str]
+    error_message: str | None = None
+    queue: QueueState
+
+
+class SetModelParams(SessionParams):
+    provider: str = Field(min_length=1)
+    id: str = Field(min_length=1)
+
+
+class SetThinkingLevelParams(SessionParams):
+    level: ThinkingLevelName
+
+
+class SetQueueModesParams(SessionParams):
+    steering: QueueModeName | None = None
+    follow_up: QueueModeName | None = None
+
+
+class ListModelsParams(ProtocolModel):
+    session_id: str | None = None
+
+
+class ModelsResult(ResultModel):
+    models: list[dict[str, Any]]
+
+
+class TokenStats(ResultModel):
+    input: int
+    output: int
+    cache_read: int
+    cache_write: int
+    total: int
+
+
+class ContextStats(ResultModel):
+    tokens: int
+    context_window: int
+    percent: float | None
+
+
+class StatsResult(ResultModel):
+    tokens: TokenStats
+    cost: float
+    """Dollars, summed over the session's assistant messages."""
+    context: ContextStats
+    """The current context size (the last response's prompt and output) against the model's window."""
+
+
+# --- notifications -----------------------------------------------------------------------
+
+
+class EventNotification(ResultModel):
+    session_id: str
+    run_id: str
+    seq: int
+    event: dict[str, Any]
+
+
+class QueueNotification(ResultModel):
+    session_id: str
+    steering: list[QueueItem]
+    follow_up: list[QueueItem]
+
+
+class SettledNotification(ResultModel):
+    session_id: str
+    run_id: str
+    stop_reason: str
+    error_message: str | None = None
+
+
+REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
+    "agent/newSession": (NewSessionParams, NewSessionResult),
+    "agent/listSessions": (ListSessionsParams, ListSessionsResult),
+    "agent/loadSession": (SessionParams, LoadSessionResult),
+    "agent/deleteSession": (SessionParams, DeleteSessionResult),
+    "agent/prompt": (PromptParams, PromptResult),
+    "agent/steer": (QueueParams, QueueItemResult),
+    "agent/followUp": (QueueParams, QueueItemResult),
+    "agent/getQueue": (SessionParams, QueueState),
+    "agent/clearQueue": (ClearQueueParams, QueueState),
+    "agent/abort": (SessionParams, AbortResult),
+    "agent/continue": (SessionParams, RunResult),
+    "agent/getState": (SessionParams, StateResult),
+    "agent/getMessages": (GetMessagesParams, MessagesResult),
+    "agent/setModel": (SetModelParams, StateResult),
+    "agent/listModels": (ListModelsParams, ModelsResult),
+    "agent/setThinkingLevel": (SetThinkingLevelParams, StateResult),
+    "agent/setQueueModes": (SetQueueModesParams, StateResult),
+    "agent/getStats": (SessionParams, StatsResult),
+}
+"""Every request: method -> (params model, result model)."""
+
+NOTIFICATIONS: dict[str, type[BaseModel]] = {
+    "agent/event": EventNotification,
+    "agent/queue": QueueNotification,
+    "agent/settled": SettledNotification,
+}
+"""Every server -> client notification."""
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of every params, result and notification, as kept in ``protocol.schema.json``."""
+    methods: dict[str, Any] = {}
+    for method, (params, result) in REQUESTS.items():
+        methods[method] = {
+            "params": params.model_json_schema(by_alias=True, mode="validation"),
+            "result": result.model_json_schema(by_alias=True, mode="serialization"),
+        }
+    notifications = {
+        method: model.model_json_schema(by_alias=True, mode="serialization")
+        for method, model in NOTIFICATIONS.items()
+    }
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "initializationOptions": InitializationOptions.model_json_schema(by_alias=True),
+        "requests": methods,
+        "notifications": notifications,
+    }
+
+
+def json_converter() -> Any:
+    """A pygls converter that keeps the params and results of custom methods as plain JSON.
+
+    pygls's default turns them into namedtuples, renaming keys that are not Python
+    identifiers; agentls's params carry arbitrary JSON (tool arguments, details), so
+    both ends of the connection use this one.
+    """
+    from lsprotocol import converters
+    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
+
+    converter = converters.get_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
+        converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
+    return converter

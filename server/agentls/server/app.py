@@ -1,0 +1,256 @@
+"""The JSON-RPC server: ``agent/*`` requests mapped onto sessions, nothing more.
+
+Each handler parses its params with the protocol model, calls the session layer
+and returns the result model's wire form. Errors become JSON-RPC errors: invalid
+params are ``-32602`` with a message naming the field; agent errors are
+``-32000`` with ``data.kind`` (see ``protocol.md``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from lsprotocol import types as lsp
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+
+from agentls import __version__
+from agentls.ai import to_wire
+from agentls.protocol import (
+    AGENT_ERROR,
+    INVALID_PARAMS,
+    PROTOCOL_VERSION,
+    REQUESTS,
+    ClearQueueParams,
+    ClientAgentCapabilities,
+    DeleteSessionResult,
+    GetMessagesParams,
+    InitializationOptions,
+    ListModelsParams,
+    ListSessionsParams,
+    ListSessionsResult,
+    LoadSessionResult,
+    ModelsResult,
+    NewSessionParams,
+    NewSessionResult,
+    PromptParams,
+    QueueItemResult,
+    QueueParams,
+    RunResult,
+    SessionParams,
+    SetModelParams,
+    SetQueueModesParams,
+    SetThinkingLevelParams,
+    json_converter,
+)
+from agentls.session import SessionError, SessionManager
+from agentls.session.providers import resolve_model
+
+logger = logging.getLogger(__name__)
+
+M = TypeVar("M", bound=BaseModel)
+
+SERVER_FEATURES = ["sessions", "persistence", "queue", "deltaEvents", "faux"]
+
+
+class AgentProtocol(LanguageServerProtocol):
+    """Adds ``capabilities.experimental.agent`` to the ``initialize`` result."""
+
+    @lsp_method(lsp.INITIALIZE)
+    def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {
+            "agent": {"version": PROTOCOL_VERSION, "features": SERVER_FEATURES, "methods": sorted(REQUESTS)}
+        }
+        return result
+
+
+class AgentServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("agentls", __version__, protocol_cls=AgentProtocol, converter_factory=json_converter)
+        self.options = InitializationOptions()
+        self.client_agent = ClientAgentCapabilities()
+        self._manager: SessionManager | None = None
+
+    @property
+    def manager(self) -> SessionManager:
+        if self._manager is None:
+            self._manager = SessionManager(self.options, self.send_notification)
+        return self._manager
+
+    def send_notification(self, method: str, params: dict[str, Any]) -> None:
+        self.protocol.notify(method, params)
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """Log; request errors already went back to the client as error responses."""
+        logger.error("%s: %s", type(error).__name__, error)
+
+
+def invalid_params(method: str, error: ValidationError) -> JsonRpcException:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "params"
+        problems.append(f"{where}: {item['msg']}")
+    return JsonRpcException(
+        code=INVALID_PARAMS,
+        message=f"Invalid params for {method}: " + "; ".join(problems),
+        data={"kind": "invalidParams", "errors": problems},
+    )
+
+
+def parse(method: str, model: type[M], params: Any) -> M:
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise JsonRpcException(
+            code=INVALID_PARAMS,
+            message=f"Invalid params for {method}: params must be an object",
+            data={"kind": "invalidParams"},
+        )
+    try:
+        return model.model_validate(params)
+    except ValidationError as error:
+        raise invalid_params(method, error) from None
+
+
+def agent_error(error: SessionError) -> JsonRpcException:
+    return JsonRpcException(code=AGENT_ERROR, message=error.message, data={"kind": error.kind})
+
+
+Handler = Callable[[AgentServer, Any], Awaitable[Any]]
+
+
+def create_server() -> AgentServer:
+    server = AgentServer()
+
+    def request(
+        method: str, model: type[M]
+    ) -> Callable[[Callable[[AgentServer, M], Awaitable[Any]]], Handler]:
+        """Register ``handler(server, parsed_params)`` for ``method``, mapping errors to JSON-RPC."""
+
+        def register(handler: Callable[[AgentServer, M], Awaitable[Any]]) -> Handler:
+            async def run(ls: AgentServer, params: Any) -> Any:
+                parsed = parse(method, model, to_wire(params) if isinstance(params, BaseModel) else params)
+                try:
+                    result = await handler(ls, parsed)
+                except SessionError as error:
+                    raise agent_error(error) from None
+                return result.wire() if hasattr(result, "wire") else result
+
+            server.feature(method)(run)
+            return run
+
+        return register
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: AgentServer, params: lsp.InitializeParams) -> None:
+        ls.options = InitializationOptions.model_validate(params.initialization_options or {})
+        experimental = getattr(params.capabilities, "experimental", None)
+        if isinstance(experimental, dict) and isinstance(experimental.get("agent"), dict):
+            ls.client_agent = ClientAgentCapabilities.model_validate(experimental["agent"])
+
+    @server.feature(lsp.SHUTDOWN)
+    async def shutdown(ls: AgentServer, *args: Any) -> None:
+        if ls._manager is not None:
+            await ls._manager.close()
+
+    @request("agent/newSession", NewSessionParams)
+    async def new_session(ls: AgentServer, p: NewSessionParams) -> NewSessionResult:
+        session = await ls.manager.new_session(p)
+        return NewSessionResult(session_id=session.session_id)
+
+    @request("agent/listSessions", ListSessionsParams)
+    async def list_sessions(ls: AgentServer, p: ListSessionsParams) -> ListSessionsResult:
+        return ListSessionsResult(sessions=ls.manager.list_sessions(p.cwd))
+
+    @request("agent/loadSession", SessionParams)
+    async def load_session(ls: AgentServer, p: SessionParams) -> LoadSessionResult:
+        session = await ls.manager.load_session(p.session_id)
+        return LoadSessionResult(
+            session_id=session.session_id, message_count=len(session.agent.state.messages)
+        )
+
+    @request("agent/deleteSession", SessionParams)
+    async def delete_session(ls: AgentServer, p: SessionParams) -> DeleteSessionResult:
+        return DeleteSessionResult(deleted=await ls.manager.delete_session(p.session_id))
+
+    @request("agent/prompt", PromptParams)
+    async def prompt(ls: AgentServer, p: PromptParams) -> Any:
+        return ls.manager.get(p.session_id).prompt(p.text, p.images, p.when_busy)
+
+    @request("agent/steer", QueueParams)
+    async def steer(ls: AgentServer, p: QueueParams) -> QueueItemResult:
+        return QueueItemResult(item_id=ls.manager.get(p.session_id).enqueue("steer", p.text, p.images))
+
+    @request("agent/followUp", QueueParams)
+    async def follow_up(ls: AgentServer, p: QueueParams) -> QueueItemResult:
+        return QueueItemResult(item_id=ls.manager.get(p.session_id).enqueue("followUp", p.text, p.images))
+
+    @request("agent/getQueue", SessionParams)
+    async def get_queue(ls: AgentServer, p: SessionParams) -> Any:
+        return ls.manager.get(p.session_id).queue()
+
+    @request("agent/clearQueue", ClearQueueParams)
+    async def clear_queue(ls: AgentServer, p: ClearQueueParams) -> Any:
+        return ls.manager.get(p.session_id).clear_queue(p.kind, p.item_id)
+
+    @request("agent/abort", SessionParams)
+    async def abort(ls: AgentServer, p: SessionParams) -> Any:
+        return await ls.manager.get(p.session_id).abort()
+
+    @request("agent/continue", SessionParams)
+    async def continue_(ls: AgentServer, p: SessionParams) -> RunResult:
+        return RunResult(run_id=ls.manager.get(p.session_id).continue_())
+
+    @request("agent/getState", SessionParams)
+    async def get_state(ls: AgentServer, p: SessionParams) -> Any:
+        return ls.manager.get(p.session_id).state()
+
+    @request("agent/getMessages", GetMessagesParams)
+    async def get_messages(ls: AgentServer, p: GetMessagesParams) -> Any:
+        return ls.manager.get(p.session_id).messages(p.since)
+
+    @request("agent/setModel", SetModelParams)
+    async def set_model(ls: AgentServer, p: SetModelParams) -> Any:
+        session = ls.manager.get(p.session_id)
+        await session.set_model(resolve_model(session.models, p.provider, p.id))
+        return session.state()
+
+    @request("agent/listModels", ListModelsParams)
+    async def list_models(ls: AgentServer, p: ListModelsParams) -> ModelsResult:
+        models = (
+            ls.manager.get(p.session_id).models.get_models() if p.session_id else ls.manager.list_models()
+        )
+        return ModelsResult(models=[to_wire(m) for m in models])
+
+    @request("agent/setThinkingLevel", SetThinkingLevelParams)
+    async def set_thinking_level(ls: AgentServer, p: SetThinkingLevelParams) -> Any:
+        session = ls.manager.get(p.session_id)
+        await session.set_thinking_level(p.level)
+        return session.state()
+
+    @request("agent/setQueueModes", SetQueueModesParams)
+    async def set_queue_modes(ls: AgentServer, p: SetQueueModesParams) -> Any:
+        session = ls.manager.get(p.session_id)
+        session.set_queue_modes(p.steering, p.follow_up)
+        return session.state()
+
+    @request("agent/getStats", SessionParams)
+    async def get_stats(ls: AgentServer, p: SessionParams) -> Any:
+        return ls.manager.get(p.session_id).stats()
+
+    return server
+
+
+def serve() -> int:
+    """Run the server on stdio until ``exit`` or the end of input (running work is cancelled then)."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentls: %(levelname)s %(message)s")
+    with contextlib.suppress(KeyboardInterrupt):
+        create_server().start_io()
+    return 0

@@ -1,0 +1,156 @@
+"""The sessions of one server: creating, loading, listing and deleting them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+from agentls.ai import THINKING_LEVELS, Model
+from agentls.protocol import InitializationOptions, ModelRef, NewSessionParams, SessionInfo
+from agentls.session.errors import SessionError
+from agentls.session.providers import ProviderSettings, catalog, resolve_model, session_models
+from agentls.session.session import DEFAULT_SYSTEM_PROMPT, AgentSession, Notify
+from agentls.session.store import (
+    SessionHeader,
+    SessionNotFound,
+    SessionStore,
+    SessionStoreError,
+    default_data_dir,
+    new_session_id,
+)
+
+
+def _workspace_folder(cwd: str | None) -> str:
+    path = Path(cwd or os.getcwd()).expanduser().resolve()
+    if not path.is_dir():
+        raise SessionError("invalidParams", f"cwd {path} is not a folder")
+    return str(path)
+
+
+class SessionManager:
+    """Every :class:`AgentSession` of a server, by id, backed by a :class:`SessionStore`."""
+
+    def __init__(self, options: InitializationOptions, notify: Notify) -> None:
+        self.options = options
+        self.notify = notify
+        self.providers = ProviderSettings(faux_script=options.faux_script)
+        self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
+        self.sessions: dict[str, AgentSession] = {}
+
+    def get(self, session_id: str) -> AgentSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            hint = " (it is stored: load it with agent/loadSession)" if self._stored(session_id) else ""
+            raise SessionError("unknownSession", f"No session {session_id} in this server{hint}")
+        return session
+
+    def _stored(self, session_id: str) -> bool:
+        try:
+            return self.store.exists(session_id)
+        except SessionNotFound:
+            return False
+
+    def list_models(self) -> list[Model]:
+        return catalog(self.providers)
+
+    async def new_session(self, params: NewSessionParams) -> AgentSession:
+        cwd = _workspace_folder(params.cwd)
+        models = session_models(self.providers)
+        ref = params.model or self.options.model
+        model = resolve_model(models, ref.provider if ref else None, ref.id if ref else None)
+        level = params.thinking_level or self.options.thinking_level or "off"
+        system_prompt = (
+            params.system_prompt or self.options.system_prompt or DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
+        )
+        session_id = new_session_id()
+        header = SessionHeader(
+            id=session_id,
+            cwd=cwd,
+            created_at=int(time.time() * 1000),
+            system_prompt=system_prompt,
+            model=(model.provider, model.id),
+            thinking_level=level,
+        )
+        try:
+            writer = self.store.create(header)
+        except SessionStoreError as error:
+            raise SessionError("storage", str(error)) from error
+        session = AgentSession(
+            session_id=session_id,
+            cwd=cwd,
+            models=models,
+            model=model,
+            thinking_level=level,
+            system_prompt=system_prompt,
+            messages=[],
+            writer=writer,
+            notify=self.notify,
+        )
+        self.sessions[session_id] = session
+        return session
+
+    async def load_session(self, session_id: str) -> AgentSession:
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        try:
+            loaded = await asyncio.to_thread(self.store.load, session_id)
+            writer = await asyncio.to_thread(self.store.open_writer, session_id)
+        except SessionNotFound as error:
+            raise SessionError("unknownSession", str(error)) from error
+        except SessionStoreError as error:
+            raise SessionError("storage", str(error)) from error
+        models = session_models(self.providers)
+        provider, model_id = loaded.model if loaded.model else (None, None)
+        try:
+            model = resolve_model(models, provider, model_id)
+        except SessionError:
+            if not models.get_models():
+                raise
+            model = resolve_model(models, None, None)
+        level = loaded.thinking_level if loaded.thinking_level in THINKING_LEVELS else "off"
+        session = AgentSession(
+            session_id=session_id,
+            cwd=loaded.header.cwd,
+            models=models,
+            model=model,
+            thinking_level=level,
+            system_prompt=loaded.system_prompt,
+            messages=loaded.messages,
+            writer=writer,
+            notify=self.notify,
+        )
+        self.sessions[session_id] = session
+        return session
+
+    def list_sessions(self, cwd: str | None) -> list[SessionInfo]:
+        resolved = str(Path(cwd).expanduser().resolve()) if cwd else None
+        infos = []
+        for summary in self.store.list(resolved):
+            infos.append(
+                SessionInfo(
+                    session_id=summary.session_id,
+                    cwd=summary.cwd,
+                    title=summary.title,
+                    created_at=summary.created_at,
+                    updated_at=summary.updated_at,
+                    message_count=summary.message_count,
+                    model=ModelRef(provider=summary.model[0], id=summary.model[1]) if summary.model else None,
+                    loaded=summary.session_id in self.sessions,
+                )
+            )
+        return infos
+
+    async def delete_session(self, session_id: str) -> bool:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.close()
+        try:
+            return self.store.delete(session_id)
+        except SessionNotFound:
+            return session is not None
+
+    async def close(self) -> None:
+        for session in list(self.sessions.values()):
+            await session.close()

@@ -1,0 +1,661 @@
+"""Session persistence: one append-only JSONL file per session.
+
+``<root>/sessions/<sessionId>.jsonl`` holds a header line, then one entry per line::
+
+    {"type":"session","version":1,"id":...,"cwd":...,"createdAt":<ms>,"systemPrompt":...,
+     "model":{"provider":...,"id":...} | null,"thinkingLevel":...}
+    {"type":"message","id":...,"parentId":...,"timestamp":<ms>,"message":{...wire message...}}
+    {"type":"model_change","id":...,"parentId":...,"timestamp":<ms>,"provider":...,"modelId":...}
+    {"type":"thinking_level_change","id":...,"parentId":...,"timestamp":<ms>,"thinkingLevel":...}
+    {"type":"system_prompt_change","id":...,"parentId":...,"timestamp":<ms>,"systemPrompt":...}
+
+Every entry names the entry before it in ``parentId`` (``null`` for the first).
+
+Crash safety: a file is never rewritten, only appended to, and each entry reaches the
+file in a single unbuffered ``write`` on an ``O_APPEND`` descriptor before its append
+returns. A process killed at any moment therefore leaves every returned entry in the
+kernel's hands (``kill -9`` loses nothing that was returned; a power cut may, since we do
+not ``fsync``) and at worst one partial last line, which loading skips with a warning and
+:meth:`SessionStore.open_writer` fences off with a newline before appending.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import secrets
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+from agentls.ai.types import AgentMessage, UserMessage, now_ms, parse_message
+from agentls.ai.wire import to_wire
+
+__all__ = [
+    "FORMAT_VERSION",
+    "LoadedSession",
+    "SessionHeader",
+    "SessionNotFound",
+    "SessionStore",
+    "SessionStoreError",
+    "SessionSummary",
+    "SessionWriter",
+    "default_data_dir",
+    "new_session_id",
+]
+
+logger = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+"""The ``version`` of the header this module writes and reads."""
+
+TITLE_LENGTH = 80
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+_ENTRY_TYPES = ("message", "model_change", "thinking_level_change", "system_prompt_change")
+# Windows would otherwise translate "\n" to "\r\n" on os.write.
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+# --- errors ----------------------------------------------------------------------------
+
+
+class SessionStoreError(Exception):
+    """A session file could not be created, read or written; the message says why and what to do."""
+
+
+class SessionNotFound(SessionStoreError):
+    """There is no session with this id in the store (or the id is not a valid session id)."""
+
+    def __init__(self, session_id: str, folder: Path, reason: str | None = None) -> None:
+        self.session_id = session_id
+        self.folder = folder
+        if reason is None:
+            reason = (
+                f"No session {session_id!r} in {folder}: there is no {session_id}.jsonl there; "
+                "list the stored sessions to see which ids exist"
+            )
+        super().__init__(reason)
+
+
+# --- data ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionHeader:
+    """The first line of a session file: what the session started with."""
+
+    id: str
+    cwd: str
+    created_at: int
+    system_prompt: str
+    model: tuple[str, str] | None
+    """``(provider, model id)``, or ``None`` when the session started without a model."""
+    thinking_level: str
+
+
+@dataclass
+class LoadedSession:
+    """A session read back from its file.
+
+    ``model``, ``thinking_level`` and ``system_prompt`` are the header's values with the
+    change entries applied in order: the state the session was in when last written.
+    """
+
+    header: SessionHeader
+    messages: list[AgentMessage]
+    model: tuple[str, str] | None
+    thinking_level: str
+    system_prompt: str
+    updated_at: int
+    """The newest timestamp in the file (the header's ``createdAt`` if it has no entries)."""
+    warnings: list[str] = field(default_factory=list)
+    """One line per skipped (truncated or malformed) line of the file."""
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """What a session list shows of one stored session."""
+
+    session_id: str
+    cwd: str
+    title: str | None
+    """The text of the first user message on one line, at most 80 characters; ``None`` if none."""
+    created_at: int
+    updated_at: int
+    message_count: int
+    model: tuple[str, str] | None
+
+
+def default_data_dir() -> Path:
+    """``$AGENTLS_DATA_DIR`` if set, else the platform's user data folder for agentls."""
+    value = os.environ.get("AGENTLS_DATA_DIR")
+    if value:
+        return Path(value).expanduser()
+    # appauthor=False: on Windows the default would be ...\agentls\agentls.
+    return Path(platformdirs.user_data_dir("agentls", appauthor=False))
+
+
+def new_session_id() -> str:
+    """A fresh random session id (32 hex digits)."""
+    return uuid.uuid4().hex
+
+
+def _normalize_cwd(cwd: str) -> str:
+    return str(Path(cwd).expanduser().resolve())
+
+
+def _encode_line(entry: dict[str, Any]) -> bytes:
+    """One entry as one line of UTF-8 JSON.
+
+    ``json.dumps`` escapes every control character, so the line holds no raw newline.
+    A lone surrogate (which UTF-8 cannot encode) comes out as its JSON escape ``\\udXXX``
+    thanks to ``backslashreplace``, so it survives the round trip.
+    """
+    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    # U+2028/U+2029 are line breaks to str.splitlines (and to old JavaScript); escape them
+    # so that every reader sees one entry per line. They can only occur inside strings.
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return (text + "\n").encode("utf-8", "backslashreplace")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
+    return {
+        "type": "session",
+        "version": FORMAT_VERSION,
+        "id": header.id,
+        "cwd": header.cwd,
+        "createdAt": header.created_at,
+        "systemPrompt": header.system_prompt,
+        "model": {"provider": header.model[0], "id": header.model[1]} if header.model else None,
+        "thinkingLevel": header.thinking_level,
+    }
+
+
+# --- writer ----------------------------------------------------------------------------
+
+
+class SessionWriter:
+    """Appends entries to one session file (from :meth:`SessionStore.create` or ``open_writer``).
+
+    Each append builds its line and assigns the entry id and ``parentId`` at once, when it
+    is called, then hands the write to the writer's single worker thread and waits for it.
+    The worker runs writes one at a time in the order they were handed over, so the lines
+    land in call order even when several appends run concurrently, and the event loop
+    never waits on the disk. An append whose caller is cancelled is still written: its id
+    is already in the chain.
+
+    If a write fails the writer stops writing (a later line would otherwise follow a
+    partial one); every later append raises :class:`SessionStoreError`.
+    """
+
+    def __init__(
+        self, path: Path, session_id: str, fd: int, last_entry_id: str | None, entry_ids: set[str]
+    ) -> None:
+        self.path = path
+        self.session_id = session_id
+        self._fd = fd
+        self._last_entry_id = last_entry_id
+        self._entry_ids = entry_ids
+        self._closed = False
+        self._failure: BaseException | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentls-session-{session_id}")
+
+    @property
+    def last_entry_id(self) -> str | None:
+        """The id of the newest entry handed to the writer (the next entry's ``parentId``)."""
+        return self._last_entry_id
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    async def append_message(self, message: AgentMessage) -> str:
+        """Append one finished message; returns the entry id once the line is in the file."""
+        wire = to_wire(parse_message(message))
+        return await self._append("message", {"message": wire})
+
+    async def append_model_change(self, provider: str, model_id: str) -> str:
+        _require_str("provider", provider)
+        _require_str("model_id", model_id)
+        return await self._append("model_change", {"provider": provider, "modelId": model_id})
+
+    async def append_thinking_level_change(self, level: str) -> str:
+        _require_str("level", level)
+        return await self._append("thinking_level_change", {"thinkingLevel": level})
+
+    async def append_system_prompt_change(self, text: str) -> str:
+        _require_str("text", text)
+        return await self._append("system_prompt_change", {"systemPrompt": text})
+
+    def close(self) -> None:
+        """Stop accepting appends; those already issued are still written, then the file is closed.
+
+        Does not wait for them (it is safe to call from the event loop); idempotent.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._executor.submit(os.close, self._fd)
+        self._executor.shutdown(wait=False)
+
+    async def _append(self, entry_type: str, payload: dict[str, Any]) -> str:
+        # Everything up to run_in_executor runs synchronously at call time: that fixes the
+        # order of the entries and their parentId chain before any other append can run.
+        if self._closed:
+            raise SessionStoreError(
+                f"The writer of session {self.session_id} is closed; "
+                "open a new one with SessionStore.open_writer to append more"
+            )
+        self._raise_if_failed()
+        entry_id = self._new_entry_id()
+        entry = {
+            "type": entry_type,
+            "id": entry_id,
+            "parentId": self._last_entry_id,
+            "timestamp": now_ms(),
+            **payload,
+        }
+        try:
+            line = _encode_line(entry)
+        except (TypeError, ValueError) as error:
+            raise SessionStoreError(
+                f"Cannot save a {entry_type} entry of session {self.session_id}: it is not JSON data "
+                f"({error}); whatever put it in the message must use JSON-compatible values"
+            ) from error
+        self._entry_ids.add(entry_id)
+        self._last_entry_id = entry_id
+        future = asyncio.get_running_loop().run_in_executor(self._executor, self._write, line)
+        # If the caller is cancelled the failure (if any) is still retrieved, and reported by
+        # the next append, instead of asyncio logging "exception was never retrieved".
+        future.add_done_callback(lambda done: done.cancelled() or done.exception())
+        # shield: a cancelled caller must not unqueue a write whose id is already in the chain.
+        await asyncio.shield(future)
+        return entry_id
+
+    def _write(self, line: bytes) -> None:
+        """Runs in the worker thread, one call at a time."""
+        self._raise_if_failed()
+        try:
+            _write_all(self._fd, line)
+        except OSError as error:
+            self._failure = error
+            raise self._failure_error(error) from error
+
+    def _raise_if_failed(self) -> None:
+        if self._failure is not None:
+            raise self._failure_error(self._failure) from self._failure
+
+    def _failure_error(self, error: BaseException) -> SessionStoreError:
+        return SessionStoreError(
+            f"Could not write to session file {self.path} ({error}); the session is no longer being "
+            "saved. Free disk space or fix the folder's permissions, then load the session again "
+            "to continue saving it"
+        )
+
+    def _new_entry_id(self) -> str:
+        while True:
+            entry_id = secrets.token_hex(4)
+            if entry_id not in self._entry_ids:
+                return entry_id
+
+
+def _require_str(name: str, value: Any) -> None:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__}")
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+@dataclass
+class _ReadResult:
+    loaded: LoadedSession
+    last_entry_id: str | None
+    entry_ids: set[str]
+    ends_with_newline: bool
+
+
+def _read_header(path: Path, line: bytes | None) -> SessionHeader:
+    def broken(reason: str) -> SessionStoreError:
+        return SessionStoreError(
+            f"{path} is not a readable session file: {reason}. The file is damaged or is not "
+            "an agentls session; move it out of the sessions folder or delete the session"
+        )
+
+    if line is None or not line.strip():
+        raise broken("it has no header line")
+    try:
+        data = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise broken(f"its first line is not JSON ({error})") from None
+    if not isinstance(data, dict) or data.get("type") != "session":
+        raise broken('its first line is not a {"type":"session"} header')
+    version = data.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+        raise SessionStoreError(
+            f"{path} was written by a newer agentls (session format version {version}, this one "
+            f"reads version {FORMAT_VERSION}); upgrade agentls to open it"
+        )
+    if version != FORMAT_VERSION:
+        raise broken(f"its header has version {version!r}, expected {FORMAT_VERSION}")
+    session_id, cwd, created_at = data.get("id"), data.get("cwd"), data.get("createdAt")
+    if not isinstance(session_id, str) or not isinstance(cwd, str):
+        raise broken("its header has no string id or cwd")
+    if not _is_number(created_at):
+        raise broken("its header has no numeric createdAt")
+    system_prompt = data.get("systemPrompt")
+    if system_prompt is None:
+        system_prompt = ""
+    if not isinstance(system_prompt, str):
+        raise broken("its header's systemPrompt is not a string")
+    thinking_level = data.get("thinkingLevel", "off")
+    if not isinstance(thinking_level, str):
+        raise broken("its header's thinkingLevel is not a string")
+    model = data.get("model")
+    if model is not None:
+        model = _model_tuple(model)
+        if model is None:
+            raise broken('its header\'s model is not {"provider": string, "id": string} or null')
+    return SessionHeader(
+        id=session_id,
+        cwd=cwd,
+        created_at=int(created_at),
+        system_prompt=system_prompt,
+        model=model,
+        thinking_level=thinking_level,
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _model_tuple(value: Any) -> tuple[str, str] | None:
+    if (
+        isinstance(value, dict)
+        and isinstance(value.get("provider"), str)
+        and isinstance(value.get("id"), str)
+    ):
+        return (value["provider"], value["id"])
+    return None
+
+
+def _read_session_file(path: Path, session_id: str) -> _ReadResult:
+    """Read a session file, skipping (with a warning) every line that is not a valid entry."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SessionNotFound(session_id, path.parent) from None
+    except OSError as error:
+        raise SessionStoreError(
+            f"Cannot read session file {path} ({error}); check the file's permissions"
+        ) from error
+    lines = data.split(b"\n")
+    # A file that ends with "\n" splits into a last empty piece; anything else in the last
+    # piece is a line whose write did not finish (or a hand edit without a final newline).
+    ends_with_newline = data.endswith(b"\n")
+    header = _read_header(path, lines[0] if data else None)
+    warnings: list[str] = []
+
+    def skip(number: int, reason: str) -> None:
+        message = f"{path.name} line {number}: skipped ({reason})"
+        warnings.append(message)
+        logger.warning("session %s: %s", session_id, message)
+
+    if header.id != session_id:
+        message = f"{path.name}: the header names session {header.id!r}; using the file name's id"
+        warnings.append(message)
+        logger.warning("session %s: %s", session_id, message)
+
+    messages: list[AgentMessage] = []
+    model, thinking_level, system_prompt = header.model, header.thinking_level, header.system_prompt
+    updated_at = header.created_at
+    last_entry_id: str | None = None
+    entry_ids: set[str] = set()
+    last_index = len(lines) - 1
+    for index, raw in enumerate(lines[1:], start=1):
+        number = index + 1
+        if not raw.strip():
+            continue
+        unfinished = index == last_index  # only possible when the file does not end with "\n"
+        try:
+            entry = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            skip(
+                number,
+                "truncated: the write of this line did not finish" if unfinished else f"not JSON: {error}",
+            )
+            continue
+        if not isinstance(entry, dict):
+            skip(number, "not a JSON object")
+            continue
+        entry_type = entry.get("type")
+        if entry_type not in _ENTRY_TYPES:
+            skip(number, f"unknown entry type {entry_type!r}")
+            continue
+        entry_id, timestamp = entry.get("id"), entry.get("timestamp")
+        if not isinstance(entry_id, str) or not entry_id:
+            skip(number, f"{entry_type} entry without a string id")
+            continue
+        if not _is_number(timestamp):
+            skip(number, f"{entry_type} entry without a numeric timestamp")
+            continue
+        if entry_type == "message":
+            try:
+                messages.append(parse_message(entry.get("message")))
+            except Exception as error:  # a pydantic ValidationError or anything odd: never a crash
+                skip(number, f"the message does not parse: {_one_line(error)}")
+                continue
+        elif entry_type == "model_change":
+            provider, model_id = entry.get("provider"), entry.get("modelId")
+            if not isinstance(provider, str) or not isinstance(model_id, str):
+                skip(number, "model_change without string provider and modelId")
+                continue
+            model = (provider, model_id)
+        elif entry_type == "thinking_level_change":
+            level = entry.get("thinkingLevel")
+            if not isinstance(level, str):
+                skip(number, "thinking_level_change without a string thinkingLevel")
+                continue
+            thinking_level = level
+        else:
+            prompt = entry.get("systemPrompt")
+            if not isinstance(prompt, str):
+                skip(number, "system_prompt_change without a string systemPrompt")
+                continue
+            system_prompt = prompt
+        last_entry_id = entry_id
+        entry_ids.add(entry_id)
+        updated_at = max(updated_at, int(timestamp))
+
+    loaded = LoadedSession(
+        header=header,
+        messages=messages,
+        model=model,
+        thinking_level=thinking_level,
+        system_prompt=system_prompt,
+        updated_at=updated_at,
+        warnings=warnings,
+    )
+    return _ReadResult(loaded, last_entry_id, entry_ids, ends_with_newline)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 300 else text[:299] + "…"
+
+
+def _title(messages: list[AgentMessage]) -> str | None:
+    for message in messages:
+        if isinstance(message, UserMessage):
+            if isinstance(message.content, str):
+                text = message.content
+            else:
+                text = " ".join(block.text for block in message.content if block.type == "text")
+            text = " ".join(text.split())
+            if len(text) > TITLE_LENGTH:
+                text = text[: TITLE_LENGTH - 1].rstrip() + "…"
+            return text
+    return None
+
+
+# --- store -----------------------------------------------------------------------------
+
+
+class SessionStore:
+    """The session files under ``<root>/sessions``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.folder = self.root / "sessions"
+
+    def _path(self, session_id: Any) -> Path:
+        """The file of ``session_id``; rejects anything but a plain id, so no path leaves the folder."""
+        if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+            raise SessionNotFound(
+                str(session_id),
+                self.folder,
+                f"No session {session_id!r} in {self.folder}: a session id is 1 to 128 letters, "
+                "digits, '_' or '-'; use an id from the session list",
+            )
+        return self.folder / f"{session_id}.jsonl"
+
+    def exists(self, session_id: str) -> bool:
+        return self._path(session_id).is_file()
+
+    def create(self, header: SessionHeader) -> SessionWriter:
+        """Start the file of a new session with ``header`` and return its writer.
+
+        ``header.cwd`` is stored as an absolute, resolved path (``list(cwd)`` compares against it).
+        """
+        path = self._path(header.id)
+        header_line = _encode_line(_header_to_wire(replace(header, cwd=_normalize_cwd(header.cwd))))
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _BINARY, 0o600)
+        except FileExistsError:
+            raise SessionStoreError(
+                f"Session {header.id} already exists in {self.folder}; create a new session with "
+                "an id from new_session_id(), or use open_writer to continue this one"
+            ) from None
+        except OSError as error:
+            raise SessionStoreError(
+                f"Cannot create session file {path} ({error}); check that {self.root} is writable "
+                "or point AGENTLS_DATA_DIR at a writable folder"
+            ) from error
+        try:
+            _write_all(fd, header_line)
+        except OSError as error:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+            raise SessionStoreError(
+                f"Cannot write session file {path} ({error}); free disk space or check permissions"
+            ) from error
+        return SessionWriter(path, header.id, fd, None, set())
+
+    def open_writer(self, session_id: str) -> SessionWriter:
+        """A writer appending to an existing session, continuing after its last valid entry.
+
+        Reads the whole file (synchronously) to find that entry. If the file ends in a
+        partial line (a write cut short by a crash), a newline is written first so the next
+        entry starts on a line of its own.
+        """
+        path = self._path(session_id)
+        result = _read_session_file(path, session_id)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | _BINARY)
+        except FileNotFoundError:
+            raise SessionNotFound(session_id, self.folder) from None
+        except OSError as error:
+            raise SessionStoreError(
+                f"Cannot open session file {path} for appending ({error}); check the file's permissions"
+            ) from error
+        if not result.ends_with_newline:
+            try:
+                _write_all(fd, b"\n")
+            except OSError as error:
+                os.close(fd)
+                raise SessionStoreError(
+                    f"Cannot write session file {path} ({error}); free disk space or check permissions"
+                ) from error
+        return SessionWriter(path, session_id, fd, result.last_entry_id, result.entry_ids)
+
+    def load(self, session_id: str) -> LoadedSession:
+        """Read a session back; damaged lines are skipped and reported in ``warnings``.
+
+        Raises :class:`SessionNotFound` if there is no such session and
+        :class:`SessionStoreError` if its header is missing or broken.
+        """
+        return _read_session_file(self._path(session_id), session_id).loaded
+
+    def list(self, cwd: str | None = None) -> list[SessionSummary]:
+        """Summaries of the stored sessions, most recently updated first.
+
+        With ``cwd``, only the sessions started in that folder (compared as resolved absolute
+        paths). Files that cannot be read are skipped with a logged warning. Reads every
+        file in full.
+        """
+        wanted = _normalize_cwd(cwd) if cwd is not None else None
+        try:
+            paths = sorted(self.folder.glob("*.jsonl"))
+        except OSError as error:
+            logger.warning("cannot list session folder %s: %s", self.folder, error)
+            return []
+        summaries: list[SessionSummary] = []
+        for path in paths:
+            session_id = path.stem
+            if not _SESSION_ID.fullmatch(session_id):
+                continue
+            try:
+                loaded = _read_session_file(path, session_id).loaded
+            except SessionStoreError as error:
+                logger.warning("skipping session file %s: %s", path, error)
+                continue
+            if (
+                wanted is not None
+                and loaded.header.cwd != wanted
+                and _normalize_cwd(loaded.header.cwd) != wanted
+            ):
+                continue
+            summaries.append(
+                SessionSummary(
+                    session_id=session_id,
+                    cwd=loaded.header.cwd,
+                    title=_title(loaded.messages),
+                    created_at=loaded.header.created_at,
+                    updated_at=loaded.updated_at,
+                    message_count=len(loaded.messages),
+                    model=loaded.model,
+                )
+            )
+        summaries.sort(key=lambda s: (s.updated_at, s.created_at, s.session_id), reverse=True)
+        return summaries
+
+    def delete(self, session_id: str) -> bool:
+        """Remove a session's file; ``False`` if there was none."""
+        path = self._path(session_id)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        except OSError as error:
+            raise SessionStoreError(
+                f"Cannot delete session file {path} ({error}); check the folder's permissions"
+            ) from error
+        return True
