@@ -11,7 +11,8 @@ from tests.conftest import PROJECT_ROOT
 
 def test_readme_python_example_runs() -> None:
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    (example,) = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    (example,) = [block for block in blocks if "from agentls.agent import" in block]
     run = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()

@@ -350,3 +350,17 @@ def json_converter() -> Any:
     for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
         converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
     return converter
+
+
+def write_json_schema(path: str) -> None:
+    """Write :func:`json_schema` to ``path`` (``python -m agentls.protocol protocol.schema.json``)."""
+    import json
+    from pathlib import Path
+
+    Path(path).write_text(json.dumps(json_schema(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import sys
+
+    write_json_schema(sys.argv[1] if len(sys.argv) > 1 else "protocol.schema.json")
