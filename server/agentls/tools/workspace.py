@@ -1,0 +1,143 @@
+"""Where the coding tools read (and later write) files: the workspace.
+
+Tools never touch the file system directly; they go through a :class:`Workspace`.
+:class:`DiskWorkspace` reads the disk. A later editor-backed workspace answers from
+the editor's open buffers first (unsaved changes included) and falls back to the
+disk, so the interface is kept small and async.
+
+Every path a model sends is resolved against the workspace root by
+:meth:`Workspace.resolve`, which refuses paths that leave the root unless the
+session allows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat as stat_module
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
+
+FileKind: TypeAlias = Literal["file", "directory", "other"]
+
+
+class ToolInputError(ValueError):
+    """The arguments of a tool call are unusable (a path outside the workspace, an offset past the end...).
+
+    The message is written for the model: it says what is wrong and, where it can, what to do instead.
+    """
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What the tools need to know about a file, whoever serves it (disk or editor buffer)."""
+
+    kind: FileKind
+    size: int
+    """Size in bytes (of the buffer's content for an editor-backed file)."""
+    mtime: float
+    """Modification time in seconds since the epoch."""
+
+
+@runtime_checkable
+class Workspace(Protocol):
+    """The files the tools work on.
+
+    Paths may be given as the model sent them (``str``, relative to :attr:`root`) or
+    as a :class:`Path` that :meth:`resolve` returned; every method resolves its
+    argument, so each one enforces the workspace boundary. Missing files raise
+    :class:`FileNotFoundError`, directories read as files :class:`IsADirectoryError`,
+    as the disk does.
+    """
+
+    @property
+    def root(self) -> Path:
+        """The absolute workspace root that relative paths are resolved against."""
+        ...
+
+    def resolve(self, path: str | Path) -> Path:
+        """The absolute path for ``path``; raises :class:`ToolInputError` if it is not allowed."""
+        ...
+
+    async def read_bytes(self, path: str | Path) -> bytes: ...
+
+    async def stat(self, path: str | Path) -> FileStat: ...
+
+    async def exists(self, path: str | Path) -> bool: ...
+
+
+def _is_within(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:  # different drives on Windows
+        return False
+
+
+class DiskWorkspace:
+    """A :class:`Workspace` on the local disk; the blocking I/O runs in worker threads.
+
+    ``allow_outside`` lets paths leave the root (absolute paths elsewhere, ``..``,
+    ``~``, symlinks pointing out); relative paths are still resolved against the root.
+    """
+
+    def __init__(self, root: str | Path, allow_outside: bool = False) -> None:
+        # The root stays as given (made absolute), not symlink-resolved: editors name
+        # documents by the path the user opened, and resolved paths must match those.
+        self._root = Path(os.path.abspath(os.path.expanduser(root)))
+        self._real_root = os.path.realpath(self._root)
+        self.allow_outside = allow_outside
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    def __repr__(self) -> str:
+        return f"DiskWorkspace({str(self._root)!r}, allow_outside={self.allow_outside})"
+
+    def resolve(self, path: str | Path) -> Path:
+        """Resolve ``path`` against the root, expanding ``~``.
+
+        The result is normalised lexically (``a/../b`` -> ``b``) but keeps symlinks,
+        so it names the file the way the user sees it. The boundary is checked on the
+        fully resolved form of that same path, so a symlink whose target is outside
+        the root is refused even though its own name is inside.
+        """
+        text = os.fspath(path)
+        if not text.strip():
+            raise ToolInputError("path must not be empty")
+        if "\0" in text:
+            raise ToolInputError(f"path {text!r} contains a NUL character")
+        expanded = os.path.expanduser(text)
+        resolved = Path(os.path.normpath(os.path.join(self._root, expanded)))
+        if self.allow_outside:
+            return resolved
+        if not _is_within(str(resolved), str(self._root)) and not _is_within(str(resolved), self._real_root):
+            raise ToolInputError(
+                f"path {text} is outside the workspace {self._root}; "
+                "only files inside the workspace can be used (use a path relative to the workspace root)"
+            )
+        real = os.path.realpath(resolved)
+        if not _is_within(real, self._real_root):
+            raise ToolInputError(
+                f"path {text} resolves through a symlink to {real}, which is outside the workspace "
+                f"{self._root}; only files inside the workspace can be used"
+            )
+        return resolved
+
+    async def read_bytes(self, path: str | Path) -> bytes:
+        return await asyncio.to_thread(self.resolve(path).read_bytes)
+
+    async def stat(self, path: str | Path) -> FileStat:
+        result = await asyncio.to_thread(os.stat, self.resolve(path))
+        kind: FileKind
+        if stat_module.S_ISREG(result.st_mode):
+            kind = "file"
+        elif stat_module.S_ISDIR(result.st_mode):
+            kind = "directory"
+        else:
+            kind = "other"
+        return FileStat(kind=kind, size=result.st_size, mtime=result.st_mtime)
+
+    async def exists(self, path: str | Path) -> bool:
+        return await asyncio.to_thread(os.path.exists, self.resolve(path))
