@@ -10,12 +10,22 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 
 def _texts(content: Any, image: str = "[image]") -> str:
     if isinstance(content, str):
         return content
     return " ".join(b.get("text", "") if b.get("type") == "text" else image for b in content or [])
+
+
+def _preview(text: str, max_lines: int = 6) -> str:
+    """The start of a long tool result: a few lines, each shortened."""
+    lines = text.splitlines() or [""]
+    shown = [line if len(line) <= 160 else line[:159] + "…" for line in lines[:max_lines]]
+    if len(lines) > max_lines:
+        shown.append(f"… ({len(lines) - max_lines} more lines)")
+    return "\n".join(shown)
 
 
 class EventPrinter:
@@ -38,13 +48,15 @@ class EventPrinter:
             if not self.streaming:
                 c.print("  [dim]│[/dim] ", end="")
                 self.streaming = True
-            c.print(update.get("delta", ""), end="", style="italic dim" if kind == "thinking_delta" else None)
+            style = "italic dim" if kind == "thinking_delta" else None
+            c.print(update.get("delta", ""), end="", style=style, markup=False)
         elif kind in ("text_end", "thinking_end", "toolcall_end"):
             self._end_stream()
             if kind == "toolcall_end":
                 call = update.get("toolCall", {})
                 arguments = json.dumps(call.get("arguments"), ensure_ascii=False, separators=(",", ":"))
-                c.print(f"  [dim]│[/dim] [cyan]tool call[/cyan] {call.get('name')} {arguments}")
+                name = escape(str(call.get("name")))
+                c.print(f"  [dim]│[/dim] [cyan]tool call[/cyan] {name} {escape(arguments)}")
 
     def __call__(self, event: dict[str, Any]) -> None:
         c = self.console
@@ -53,22 +65,27 @@ class EventPrinter:
         if kind == "message_update":
             self._update(event.get("assistantMessageEvent") or {})
         elif kind == "message_start" and message.get("role") == "user":
-            c.print(f"[bold]{kind}[/bold] [magenta]user[/magenta] {_texts(message.get('content'))!r}")
+            c.print(
+                f"[bold]{kind}[/bold] [magenta]user[/magenta] {escape(repr(_texts(message.get('content'))))}"
+            )
         elif kind == "message_end" and message.get("role") == "assistant":
             self._end_stream()
-            suffix = f" [red]{message['errorMessage']}[/red]" if message.get("errorMessage") else ""
+            suffix = f" [red]{escape(message['errorMessage'])}[/red]" if message.get("errorMessage") else ""
             stop = f"[dim]stopReason={message.get('stopReason')}[/dim]"
             c.print(f"[bold]{kind}[/bold] [magenta]assistant[/magenta] {stop}{suffix}")
         elif kind == "tool_execution_start":
             arguments = json.dumps(event.get("args"), ensure_ascii=False, separators=(",", ":"))
-            c.print(f"[bold]{kind}[/bold] [cyan]{event.get('toolName')}[/cyan] {arguments}")
+            c.print(
+                f"[bold]{kind}[/bold] [cyan]{escape(str(event.get('toolName')))}[/cyan] {escape(arguments)}"
+            )
         elif kind == "tool_execution_update":
             progress = _texts((event.get("partialResult") or {}).get("content"))
-            c.print(f"  [dim]… {event.get('toolName')}: {progress}[/dim]")
+            c.print(f"  [dim]… {escape(str(event.get('toolName')))}: {escape(progress)}[/dim]")
         elif kind == "tool_execution_end":
             status = "[red]error[/red]" if event.get("isError") else "[green]done[/green]"
-            result = _texts((event.get("result") or {}).get("content"))
-            c.print(f"[bold]{kind}[/bold] [cyan]{event.get('toolName')}[/cyan] {status} {result}")
+            result = _preview(_texts((event.get("result") or {}).get("content")))
+            name = escape(str(event.get("toolName")))
+            c.print(f"[bold]{kind}[/bold] [cyan]{name}[/cyan] {status} {escape(result)}")
         elif kind == "agent_end":
             c.print(f"[bold]{kind}[/bold] [dim]{len(event.get('messages') or [])} new messages[/dim]")
         elif self.verbose:

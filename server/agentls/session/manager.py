@@ -20,6 +20,7 @@ from agentls.session.store import (
     default_data_dir,
     new_session_id,
 )
+from agentls.tools import DiskWorkspace, coding_tools
 
 
 def _workspace_folder(cwd: str | None) -> str:
@@ -85,6 +86,7 @@ class SessionManager:
             thinking_level=level,
             system_prompt=system_prompt,
             messages=[],
+            tools=coding_tools(DiskWorkspace(Path(cwd))),
             writer=writer,
             notify=self.notify,
         )
@@ -118,6 +120,7 @@ class SessionManager:
             thinking_level=level,
             system_prompt=loaded.system_prompt,
             messages=loaded.messages,
+            tools=coding_tools(DiskWorkspace(Path(loaded.header.cwd))),
             writer=writer,
             notify=self.notify,
         )

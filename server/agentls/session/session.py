@@ -21,6 +21,7 @@ from agentls.agent import (
     AgentBusyError,
     AgentEvent,
     AgentState,
+    AgentTool,
     ContinueError,
     MessageEndEvent,
     MessageStartEvent,
@@ -114,6 +115,7 @@ class AgentSession:
         thinking_level: str,
         system_prompt: str,
         messages: list[AgentMessage],
+        tools: list[AgentTool],
         writer: SessionWriter | None,
         notify: Notify,
     ) -> None:
@@ -132,6 +134,7 @@ class AgentSession:
                 model=model,
                 thinking_level=thinking_level,  # type: ignore[arg-type]
                 messages=messages,
+                tools=tools,
             ),
             stream_fn=models.stream_simple,
             session_id=session_id,
