@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from agentls.protocol import NOTIFICATIONS, REQUESTS, json_schema
+
 from tests.conftest import PROJECT_ROOT
 
 

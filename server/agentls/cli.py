@@ -55,8 +55,13 @@ async def _demo(args: argparse.Namespace) -> int:
 # --- run and sessions (through the server, as an editor would) -------------------------------
 
 
+DEMO_SCRIPT = Path(__file__).parent / "data" / "demo-script.json"
+
+
 def _client_options(args: argparse.Namespace) -> dict[str, Any]:
     options: dict[str, Any] = {}
+    if getattr(args, "demo", False) and not args.faux_script:
+        args.faux_script = str(DEMO_SCRIPT)
     if args.faux_script:
         options["fauxScript"] = str(Path(args.faux_script).resolve())
     if args.data_dir:
@@ -151,6 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
     run.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
     run.add_argument("--session", metavar="ID", help="continue a stored session")
+    run.add_argument(
+        "--demo",
+        action="store_true",
+        help="answer with the bundled faux script, which reads README.md of --cwd",
+    )
     server_options(run)
 
     sessions = commands.add_parser("sessions", help="list stored sessions")
@@ -194,7 +204,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--tokens-per-second must be 0 or more")
         return asyncio.run(_demo(args))
     if args.command == "run":
-        return asyncio.run(_run(args))
+        try:
+            return asyncio.run(_run(args))
+        except KeyboardInterrupt:
+            print("agentls run: interrupted; the server aborted the run", file=sys.stderr)
+            return 130
     return asyncio.run(_sessions(args))
 
 

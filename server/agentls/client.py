@@ -2,8 +2,9 @@
 
     async with AgentClient() as client:                  # starts `agentls serve` on stdio
         session = await client.new_session(cwd=".")
-        settled = await client.prompt(session, "Summarise README.md", wait=True)
-        async for note in client.events(session): ...   # agent/event, agent/queue, agent/settled
+        async with client.subscribe(session) as notes:    # agent/event, agent/queue, agent/settled
+            settled = await client.prompt(session, "Summarise README.md", wait=True)
+            async for note in notes: ...
 
 Requests return the protocol's result models; failures raise :class:`AgentClientError`
 with the server's ``data.kind`` (``busy``, ``unknownSession``, ...).
@@ -15,7 +16,7 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -93,6 +94,17 @@ def default_server_command() -> list[str]:
     return [sys.executable, "-m", "agentls", "serve"]
 
 
+class _Connection(JsonRPCClient):
+    """pygls's JSON-RPC client, telling its owner when the server process has exited."""
+
+    def __init__(self, on_exit: Callable[[int | None], None]) -> None:
+        super().__init__(converter_factory=json_converter)
+        self._on_exit = on_exit
+
+    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
+        self._on_exit(server.returncode)
+
+
 class AgentClient:
     """A connection to an ``agentls serve`` subprocess."""
 
@@ -109,7 +121,9 @@ class AgentClient:
         self.env = env
         self.cwd = cwd
         self.server_capabilities: dict[str, Any] = {}
-        self._rpc = JsonRPCClient(converter_factory=json_converter)
+        self._rpc = _Connection(self._server_exited)
+        self._exited = asyncio.Event()
+        self._exit_reason = "the agentls server has exited"
         self._subscribers: list[asyncio.Queue[Notification | None]] = []
         self._settled: dict[str, SettledNotification] = {}
         self._settled_waiters: dict[str, list[asyncio.Future[SettledNotification]]] = {}
@@ -132,6 +146,18 @@ class AgentClient:
                     waiter.set_result(settled)
         for queue in self._subscribers:
             queue.put_nowait(note)
+
+    def _server_exited(self, returncode: int | None) -> None:
+        """The server is gone: fail what waits for it and end the subscriptions."""
+        self._exit_reason = f"the agentls server exited (return code {returncode})"
+        self._exited.set()
+        for waiters in self._settled_waiters.values():
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_exception(AgentClientError(self._exit_reason, kind="connection"))
+        self._settled_waiters.clear()
+        for queue in self._subscribers:
+            queue.put_nowait(None)
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -164,10 +190,10 @@ class AgentClient:
         """Shut the server down cleanly (``shutdown``, ``exit``) and wait for it."""
         if not self._started:
             return
-        self._started = False
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._call("shutdown", None), 10)
             self._rpc.protocol.notify("exit", None)
+        self._started = False
         server = self._rpc._server
         if server is not None:
             try:
@@ -193,12 +219,26 @@ class AgentClient:
             raise AgentClientError(
                 "the client is not started (use 'async with AgentClient()')", kind="connection"
             )
+        if self._exited.is_set():
+            raise AgentClientError(f"{self._exit_reason}; cannot send {method}", kind="connection")
+        request = asyncio.ensure_future(self._rpc.protocol.send_request_async(method, params))
+        exited = asyncio.ensure_future(self._exited.wait())
         try:
-            return await self._rpc.protocol.send_request_async(method, params)
+            await asyncio.wait({request, exited}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            exited.cancel()
+            if not request.done():
+                request.cancel()
+        if request.cancelled():
+            raise AgentClientError(f"{self._exit_reason} before answering {method}", kind="connection")
+        try:
+            return request.result()
         except JsonRpcException as error:
             data = _plain(error.data) if error.data is not None else None
             kind = data.get("kind", "protocol") if isinstance(data, dict) else "protocol"
             raise AgentClientError(error.message, kind=kind, code=error.code, data=data) from None
+        except RuntimeError as error:  # pygls fails the pending requests when the server exits
+            raise AgentClientError(f"{error} before answering {method}", kind="connection") from None
 
     async def request(self, method: str, params: BaseModel | dict[str, Any], result: type[R]) -> R:
         """Send any ``agent/*`` request and parse its result."""
@@ -305,6 +345,8 @@ class AgentClient:
         """Wait for the ``agent/settled`` of ``run_id`` (returns at once if it already came)."""
         if run_id in self._settled:
             return self._settled[run_id]
+        if self._exited.is_set():
+            raise AgentClientError(f"{self._exit_reason}; run {run_id} will not settle", kind="connection")
         waiter: asyncio.Future[SettledNotification] = asyncio.get_running_loop().create_future()
         self._settled_waiters.setdefault(run_id, []).append(waiter)
         return await waiter
@@ -314,6 +356,8 @@ class AgentClient:
         """Receive notifications from now on (of one session, or all) while the context is open."""
         queue: asyncio.Queue[Notification | None] = asyncio.Queue()
         self._subscribers.append(queue)
+        if self._exited.is_set():
+            queue.put_nowait(None)
 
         async def iterate() -> AsyncIterator[Notification]:
             while (note := await queue.get()) is not None:

@@ -49,6 +49,7 @@ from agentls.protocol import (
     SetThinkingLevelParams,
     json_converter,
 )
+from agentls.server.logs import ClientLogHandler
 from agentls.session import SessionError, SessionManager
 from agentls.session.providers import resolve_model
 
@@ -71,9 +72,25 @@ class AgentProtocol(LanguageServerProtocol):
         return result
 
 
+def server_converter() -> Any:
+    """:func:`json_converter`, accepting requests and notifications that leave out ``params``.
+
+    JSON-RPC allows that (``agent/listModels`` has nothing required); without it such a
+    request could not even be read and would never be answered.
+    """
+    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
+
+    converter = json_converter()
+    for cls in (JsonRPCRequestMessage, JsonRPCNotification):
+        converter.register_structure_hook(cls, lambda obj, cls: cls(**{"params": None, **obj}))
+    return converter
+
+
 class AgentServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("agentls", __version__, protocol_cls=AgentProtocol, converter_factory=json_converter)
+        super().__init__(
+            "agentls", __version__, protocol_cls=AgentProtocol, converter_factory=server_converter
+        )
         self.options = InitializationOptions()
         self.client_agent = ClientAgentCapabilities()
         self._manager: SessionManager | None = None
@@ -92,10 +109,10 @@ class AgentServer(LanguageServer):
         logger.error("%s: %s", type(error).__name__, error)
 
 
-def invalid_params(method: str, error: ValidationError) -> JsonRpcException:
+def invalid_params(method: str, error: ValidationError, within: tuple[str, ...] = ()) -> JsonRpcException:
     problems = []
     for item in error.errors():
-        where = ".".join(str(part) for part in item["loc"]) or "params"
+        where = ".".join(str(part) for part in (*within, *item["loc"])) or "params"
         problems.append(f"{where}: {item['msg']}")
     return JsonRpcException(
         code=INVALID_PARAMS,
@@ -150,10 +167,17 @@ def create_server() -> AgentServer:
 
     @server.feature(lsp.INITIALIZE)
     def initialize(ls: AgentServer, params: lsp.InitializeParams) -> None:
-        ls.options = InitializationOptions.model_validate(params.initialization_options or {})
+        try:
+            ls.options = InitializationOptions.model_validate(params.initialization_options or {})
+        except ValidationError as error:
+            raise invalid_params("initialize", error, ("initializationOptions",)) from None
         experimental = getattr(params.capabilities, "experimental", None)
         if isinstance(experimental, dict) and isinstance(experimental.get("agent"), dict):
-            ls.client_agent = ClientAgentCapabilities.model_validate(experimental["agent"])
+            try:
+                ls.client_agent = ClientAgentCapabilities.model_validate(experimental["agent"])
+            except ValidationError as error:
+                where = ("capabilities", "experimental", "agent")
+                raise invalid_params("initialize", error, where) from None
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: AgentServer, *args: Any) -> None:
@@ -251,6 +275,8 @@ def create_server() -> AgentServer:
 def serve() -> int:
     """Run the server on stdio until ``exit`` or the end of input (running work is cancelled then)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentls: %(levelname)s %(message)s")
+    server = create_server()
+    logging.getLogger("agentls").addHandler(ClientLogHandler(server))
     with contextlib.suppress(KeyboardInterrupt):
-        create_server().start_io()
+        server.start_io()
     return 0

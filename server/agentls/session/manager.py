@@ -103,6 +103,9 @@ class SessionManager:
             raise SessionError("unknownSession", str(error)) from error
         except SessionStoreError as error:
             raise SessionError("storage", str(error)) from error
+        if session_id in self.sessions:  # a concurrent loadSession got there first: one session, one writer
+            writer.close()
+            return self.sessions[session_id]
         models = session_models(self.providers)
         provider, model_id = loaded.model if loaded.model else (None, None)
         try:

@@ -1,0 +1,36 @@
+"""Server logs: stderr always, and ``window/logMessage`` once a client is connected."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from lsprotocol import types as lsp
+
+_LEVELS = {
+    logging.ERROR: lsp.MessageType.Error,
+    logging.WARNING: lsp.MessageType.Warning,
+    logging.INFO: lsp.MessageType.Info,
+}
+
+
+class ClientLogHandler(logging.Handler):
+    """Forwards log records of level WARNING and above to the client as ``window/logMessage``."""
+
+    def __init__(self, server: Any) -> None:
+        super().__init__(level=logging.WARNING)
+        self.server = server
+        self._emitting = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self._emitting or getattr(self.server.protocol, "writer", None) is None:
+            return
+        self._emitting = True  # a failure to send must not log (and send) again
+        try:
+            kind = next((t for level, t in _LEVELS.items() if record.levelno >= level), lsp.MessageType.Log)
+            message = lsp.LogMessageParams(type=kind, message=f"agentls: {self.format(record)}")
+            self.server.protocol.notify(lsp.WINDOW_LOG_MESSAGE, message)
+        except Exception:  # logging must never break the server
+            pass
+        finally:
+            self._emitting = False

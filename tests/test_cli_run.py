@@ -1,0 +1,255 @@
+"""``agentls run`` and ``agentls sessions`` as a user runs them: subprocesses, through the real server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import PROJECT_ROOT
+from tests.server.conftest import write_faux_script
+
+TIMEOUT = 30
+
+TOOL_SCRIPT = [
+    {
+        "content": [
+            {"type": "text", "text": "Let me look."},
+            {"type": "toolCall", "id": "c1", "name": "missing_one", "arguments": {"path": "a.txt"}},
+        ],
+        "stopReason": "toolUse",
+    },
+    {"content": "All done."},
+]
+
+
+def environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AGENTLS_")}
+    env["COLUMNS"] = "250"  # rich's tables and lines stay whole
+    return env
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "agentls", *args],
+        cwd=PROJECT_ROOT,
+        env=environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        stdout, stderr = process.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def agentls(*args: str) -> subprocess.CompletedProcess[str]:
+    return finish(start(*args))
+
+
+def agentls_at_once(*commands: tuple[str, ...]) -> list[subprocess.CompletedProcess[str]]:
+    """Several independent commands, run side by side."""
+    return [finish(p) for p in [start(*command) for command in commands]]
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+@dataclass
+class Stored:
+    """A data dir holding the session of one ``agentls run --json``."""
+
+    data_dir: Path
+    workspace: Path
+    script: Path
+    run: subprocess.CompletedProcess[str]
+    session_id: str
+
+    def options(self, data_dir: Path | None = None) -> list[str]:
+        return ["--faux-script", str(self.script), "--data-dir", str(data_dir or self.data_dir)]
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Stored:
+    root = tmp_path_factory.mktemp("stored")
+    workspace = root / "workspace"
+    workspace.mkdir()
+    script = write_faux_script(root / "faux.json", TOOL_SCRIPT)
+    data_dir = root / "data"
+    run = agentls(
+        "run",
+        "Look at a.txt",
+        "--json",
+        "--cwd",
+        str(workspace),
+        "--faux-script",
+        str(script),
+        "--data-dir",
+        str(data_dir),
+    )
+    assert run.returncode == 0, run.stderr
+    session_id = json_lines(run.stdout)[-1]["params"]["sessionId"]
+    return Stored(data_dir, workspace.resolve(), script, run, session_id)
+
+
+def test_run_json_prints_every_notification(stored: Stored) -> None:
+    lines = json_lines(stored.run.stdout)
+    assert {line["method"] for line in lines} <= {"agent/event", "agent/queue", "agent/settled"}
+    assert {line["params"]["sessionId"] for line in lines} == {stored.session_id}
+    events = [line["params"] for line in lines if line["method"] == "agent/event"]
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    kinds = [e["event"]["type"] for e in events]
+    assert kinds[:3] == ["agent_start", "turn_start", "message_start"] and kinds[-1] == "agent_end"
+    assert kinds.count("tool_execution_start") == kinds.count("tool_execution_end") == 1
+    end = next(e["event"] for e in events if e["event"]["type"] == "tool_execution_end")
+    assert end["toolName"] == "missing_one" and end["isError"] is True
+    updates = [e["event"] for e in events if e["event"]["type"] == "message_update"]
+    assert updates and all(
+        "partial" not in u["assistantMessageEvent"] and "message" not in u for u in updates
+    )
+    settled = lines[-1]
+    assert settled["method"] == "agent/settled"
+    assert settled["params"]["stopReason"] == "stop" and settled["params"]["runId"] == events[0]["runId"]
+    assert stored.run.stderr == ""
+
+
+def test_run_streams_the_text_and_shows_the_tool_calls(tmp_path: Path) -> None:
+    script = write_faux_script(tmp_path / "faux.json", TOOL_SCRIPT)
+    run = agentls(
+        "run",
+        "Look at a.txt",
+        "--cwd",
+        str(tmp_path),
+        "--faux-script",
+        str(script),
+        "--data-dir",
+        str(tmp_path / "d"),
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "message_start user 'Look at a.txt'" in out
+    assert "│ Let me look." in out
+    assert 'tool call missing_one {"path":"a.txt"}' in out
+    assert "tool_execution_end missing_one error Tool missing_one not found" in out
+    assert "│ All done." in out
+    assert out.index("Let me look.") < out.index("tool_execution_start") < out.index("All done.")
+    assert run.stderr.startswith("session ") and run.stderr.strip().endswith("· stop")
+
+
+def test_run_exits_1_when_the_run_ends_in_an_error(tmp_path: Path) -> None:
+    script = write_faux_script(
+        tmp_path / "faux.json", [{"content": "partial", "stopReason": "error", "errorMessage": "boom"}]
+    )
+    text, as_json = agentls_at_once(
+        (
+            "run",
+            "Hi",
+            "--cwd",
+            str(tmp_path),
+            "--faux-script",
+            str(script),
+            "--data-dir",
+            str(tmp_path / "a"),
+        ),
+        (
+            "run",
+            "Hi",
+            "--json",
+            "--cwd",
+            str(tmp_path),
+            "--faux-script",
+            str(script),
+            "--data-dir",
+            str(tmp_path / "b"),
+        ),
+    )
+    assert text.returncode == 1
+    assert "· error" in text.stderr and "agentls run: boom" in text.stderr
+    assert as_json.returncode == 1
+    settled = json_lines(as_json.stdout)[-1]
+    assert settled["method"] == "agent/settled"
+    assert settled["params"]["stopReason"] == "error" and settled["params"]["errorMessage"] == "boom"
+
+
+def test_run_with_session_continues_a_stored_session(stored: Stored, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    shutil.copytree(stored.data_dir, data_dir)
+    run = agentls("run", "And now?", "--json", "--session", stored.session_id, *stored.options(data_dir))
+    assert run.returncode == 0, run.stderr
+    lines = json_lines(run.stdout)
+    assert {line["params"]["sessionId"] for line in lines} == {stored.session_id}
+    events = [line["params"]["event"] for line in lines if line["method"] == "agent/event"]
+    first_user = next(e["message"] for e in events if e["type"] == "message_start")
+    assert first_user["content"] == [{"type": "text", "text": "And now?"}]
+    assert lines[-1]["params"]["stopReason"] == "stop"
+
+    listing = agentls("sessions", "--json", "--data-dir", str(data_dir))
+    assert listing.returncode == 0, listing.stderr
+    [info] = json_lines(listing.stdout)
+    assert info["sessionId"] == stored.session_id
+    assert info["title"] == "Look at a.txt"
+    assert info["messageCount"] == 8  # two runs of user, assistant, tool result, assistant
+    assert info["loaded"] is False
+
+
+def test_sessions_lists_the_stored_sessions(stored: Stored, tmp_path: Path) -> None:
+    table, as_json, elsewhere, empty = agentls_at_once(
+        ("sessions", *stored.options()),
+        ("sessions", "--json", "--cwd", str(stored.workspace), *stored.options()),
+        ("sessions", "--json", "--cwd", str(tmp_path), *stored.options()),
+        ("sessions", "--json", "--data-dir", str(tmp_path / "nothing")),
+    )
+    assert table.returncode == 0, table.stderr
+    assert (
+        stored.session_id in table.stdout
+        and "Look at a.txt" in table.stdout
+        and "faux/faux-1" in table.stdout
+    )
+    assert as_json.returncode == 0, as_json.stderr
+    [info] = json_lines(as_json.stdout)
+    assert info["sessionId"] == stored.session_id and info["cwd"] == str(stored.workspace)
+    assert info["messageCount"] == 4 and info["model"] == {"provider": "faux", "id": "faux-1"}
+    assert elsewhere.returncode == 0 and elsewhere.stdout == ""
+    assert empty.returncode == 0 and empty.stdout == ""
+
+
+def test_run_with_a_bad_model_or_session_explains_and_fails(stored: Stored, tmp_path: Path) -> None:
+    data_dir = str(tmp_path / "data")
+    no_slash, unknown, no_session = agentls_at_once(
+        ("run", "Hi", "--model", "faux", *stored.options(tmp_path / "data")),
+        ("run", "Hi", "--model", "faux/faux-42", *stored.options(tmp_path / "data")),
+        (
+            "run",
+            "Hi",
+            "--session",
+            "no-such-session",
+            "--faux-script",
+            str(stored.script),
+            "--data-dir",
+            data_dir,
+        ),
+    )
+    assert no_slash.returncode == 2
+    assert "--model takes PROVIDER/ID" in no_slash.stderr
+    assert unknown.returncode == 2
+    assert "Unknown model faux/faux-42" in unknown.stderr and "faux/faux-1" in unknown.stderr
+    assert no_session.returncode == 2
+    assert "No session" in no_session.stderr and "no-such-session" in no_session.stderr
+    for run in (no_slash, unknown, no_session):
+        assert run.stdout == "" and "Traceback" not in run.stderr
