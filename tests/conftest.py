@@ -21,3 +21,10 @@ def conformance_dir() -> Path:
     if not (path / "compare.py").is_file():
         pytest.fail(f"the conformance harness is missing: expected {path}/compare.py (set AGENTLS_SHARED)")
     return path
+
+
+@pytest.fixture(autouse=True)
+def _no_agentls_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Servers started by tests see only what the test configures, not the developer's sessions."""
+    monkeypatch.delenv("AGENTLS_FAUX_SCRIPT", raising=False)
+    monkeypatch.delenv("AGENTLS_DATA_DIR", raising=False)

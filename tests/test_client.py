@@ -31,12 +31,6 @@ def _watchdog() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(autouse=True)
-def _no_agentls_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("AGENTLS_FAUX_SCRIPT", raising=False)
-    monkeypatch.delenv("AGENTLS_DATA_DIR", raising=False)
-
-
 @pytest.fixture
 def faux_script(tmp_path: Path) -> FauxScript:
     script = FauxScript(tmp_path / "faux.json")
@@ -257,3 +251,25 @@ async def test_requests_before_start_are_a_connection_error() -> None:
     with pytest.raises(AgentClientError) as caught:
         await within(client.new_session())
     assert caught.value.kind == "connection" and "not started" in str(caught.value)
+
+
+async def test_connect_to_a_running_servers_streams(tmp_path: Path, faux_script: FauxScript) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentls",
+        "serve",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stdin is not None
+    client = AgentClient(initialization_options=server_options(tmp_path / "data", faux_script))
+    try:
+        capabilities = await within(client.connect(process.stdout, process.stdin))
+        assert capabilities["version"] == 1
+        session = await within(client.new_session(cwd=str(tmp_path)))
+        settled = await within(client.prompt(session, "hi", wait=True))
+        assert isinstance(settled, SettledNotification) and settled.stop_reason == "stop"
+    finally:
+        await within(client.close())
+    assert await within(process.wait()) == 0

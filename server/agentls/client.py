@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import run_async
 
 from agentls.protocol import (
     AbortResult,
@@ -171,6 +173,31 @@ class AgentClient:
                 f"cannot start the agentls server {self.command!r}: {error}", kind="connection"
             ) from error
         self._started = True
+        return await self._handshake()
+
+    async def connect(self, reader: asyncio.StreamReader, writer: Any) -> dict[str, Any]:
+        """Talk to a server that is already running, over its streams (e.g. a socket or pipes).
+
+        ``reader`` carries the server's output, ``writer`` (with ``write``/``drain`` or
+        ``write``/``flush``) its input. :meth:`close` shuts that server down but leaves the
+        streams' owner to close them.
+        """
+        self._rpc.protocol.set_writer(writer)
+        self._rpc._async_tasks.append(
+            asyncio.create_task(
+                run_async(
+                    stop_event=self._rpc._stop_event,
+                    reader=reader,
+                    protocol=self._rpc.protocol,
+                    logger=logging.getLogger(__name__),
+                    error_handler=self._rpc.report_server_error,
+                )
+            )
+        )
+        self._started = True
+        return await self._handshake()
+
+    async def _handshake(self) -> dict[str, Any]:
         result = await self._call(
             "initialize",
             {

@@ -198,13 +198,6 @@ def _watchdog() -> Iterator[None]:
         yield
 
 
-@pytest.fixture(autouse=True)
-def _no_agentls_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The servers see only what a test configures (never the developer's sessions or script)."""
-    monkeypatch.delenv("AGENTLS_FAUX_SCRIPT", raising=False)
-    monkeypatch.delenv("AGENTLS_DATA_DIR", raising=False)
-
-
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
