@@ -1,13 +1,27 @@
 """agentls.tools: the coding tools the agent uses, over a :class:`Workspace`."""
 
 from agentls.agent.types import AgentTool
+from agentls.tools.bash import BashCommandError, bash_tool
 from agentls.tools.read import read_tool
 from agentls.tools.workspace import DiskWorkspace, FileStat, ToolInputError, Workspace
 
 
 def coding_tools(workspace: Workspace) -> list[AgentTool]:
-    """The coding agent's tool set over ``workspace`` (only ``read`` so far)."""
+    """The tools every session gets over ``workspace``.
+
+    Only read-only tools so far: ``bash`` exists but joins this set together with the
+    permission policy (default ``ask``) that must guard it.
+    """
     return [read_tool(workspace)]
 
 
-__all__ = ["DiskWorkspace", "FileStat", "ToolInputError", "Workspace", "coding_tools", "read_tool"]
+__all__ = [
+    "BashCommandError",
+    "DiskWorkspace",
+    "FileStat",
+    "ToolInputError",
+    "Workspace",
+    "bash_tool",
+    "coding_tools",
+    "read_tool",
+]
