@@ -253,3 +253,15 @@ def test_run_with_a_bad_model_or_session_explains_and_fails(stored: Stored, tmp_
     assert "No session" in no_session.stderr and "no-such-session" in no_session.stderr
     for run in (no_slash, unknown, no_session):
         assert run.stdout == "" and "Traceback" not in run.stderr
+
+
+def test_run_demo_reads_the_readme_with_the_real_read_tool(tmp_path: Path) -> None:
+    """The README's main-job command, with its data kept in a temporary folder."""
+    (tmp_path / "README.md").write_text("# A project\n\nIt does one thing well.\n", encoding="utf-8")
+    data = tmp_path / "data"
+    run = agentls("run", "--demo", "--cwd", str(tmp_path), "--data-dir", str(data), "What is this project?")
+    assert run.returncode == 0, run.stderr
+    assert 'tool_execution_start read {"path":"README.md","limit":12}' in run.stdout
+    assert "It does one thing well." in run.stdout  # the file's content, read for real
+    assert "scripted by the offline faux model" in run.stdout
+    assert len(list((data / "sessions").glob("*.jsonl"))) == 1
