@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -44,6 +45,7 @@ from agentls.protocol import (
     QueueItemResult,
     QueueParams,
     QueueState,
+    RequestPermissionParams,
     RunResult,
     SessionInfo,
     SessionParams,
@@ -117,7 +119,11 @@ class AgentClient:
         initialization_options: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
+        on_permission: Callable[[RequestPermissionParams], Awaitable[str] | str] | None = None,
     ) -> None:
+        """``on_permission`` answers the server's permission questions with ``allowOnce``,
+        ``allowAlways`` or ``reject``; without it the server asks with ``window/showMessageRequest``,
+        which this client answers with no choice (a rejection)."""
         self.command = list(command or default_server_command())
         self.initialization_options = initialization_options or {}
         self.env = env
@@ -132,6 +138,21 @@ class AgentClient:
         self._started = False
         for method in NOTIFICATION_METHODS:
             self._rpc.feature(method)(self._receiver(method))
+        self.on_permission = on_permission
+        if on_permission is not None:
+
+            async def answer_permission(params: Any) -> dict[str, Any]:
+                return await self._answer_permission(params)
+
+            self._rpc.feature("agent/requestPermission")(answer_permission)
+        self._rpc.feature("window/showMessageRequest")(lambda params: None)
+
+    async def _answer_permission(self, params: Any) -> dict[str, Any]:
+        assert self.on_permission is not None
+        answer = self.on_permission(RequestPermissionParams.model_validate(_plain(params)))
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return {"outcome": answer if answer in ("allowOnce", "allowAlways") else "reject"}
 
     def _receiver(self, method: str) -> Any:
         def receive(params: Any) -> None:
@@ -203,7 +224,9 @@ class AgentClient:
             {
                 "processId": os.getpid(),
                 "rootUri": None,
-                "capabilities": {"experimental": {"agent": {"requestPermission": False}}},
+                "capabilities": {
+                    "experimental": {"agent": {"requestPermission": self.on_permission is not None}}
+                },
                 "initializationOptions": self.initialization_options,
                 "clientInfo": {"name": "agentls.client"},
             },

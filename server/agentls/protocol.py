@@ -19,6 +19,8 @@ PROTOCOL_VERSION = 1
 QueueModeName = Literal["all", "one-at-a-time"]
 ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 WhenBusy = Literal["steer", "followUp", "reject"]
+PermissionMode = Literal["allow", "ask", "deny"]
+PermissionOutcome = Literal["allowOnce", "allowAlways", "reject"]
 
 
 class ProtocolModel(BaseModel):
@@ -71,6 +73,8 @@ class InitializationOptions(ProtocolModel):
     faux_script: str | None = None
     """A faux script (JSON) for the offline ``faux`` provider (env ``AGENTLS_FAUX_SCRIPT``)."""
     system_prompt: str | None = None
+    permissions: dict[str, PermissionMode] | None = None
+    """Permission mode per tool name, over the defaults (read-only tools allow, ``bash`` ask)."""
 
 
 class ClientAgentCapabilities(ProtocolModel):
@@ -89,6 +93,8 @@ class NewSessionParams(ProtocolModel):
     model: ModelRef | None = None
     thinking_level: ThinkingLevelName | None = None
     system_prompt: str | None = None
+    permissions: dict[str, PermissionMode] | None = None
+    """Permission modes of this session, over the server's."""
 
 
 class SessionParams(ProtocolModel):
@@ -263,6 +269,53 @@ class StatsResult(ResultModel):
     """The current context size (the last response's prompt and output) against the model's window."""
 
 
+# --- permissions -------------------------------------------------------------------------
+
+
+class PermissionOption(ResultModel):
+    id: PermissionOutcome
+    label: str
+
+
+class RequestPermissionParams(ResultModel):
+    """Server -> client request ``agent/requestPermission``."""
+
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    args: Any = None
+    title: str
+    options: list[PermissionOption]
+
+
+class RequestPermissionResult(ProtocolModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    outcome: PermissionOutcome
+
+
+class PermissionRule(ResultModel):
+    workspace: str
+    tool_name: str
+
+
+class ListPermissionRulesParams(ProtocolModel):
+    cwd: str | None = None
+
+
+class PermissionRulesResult(ResultModel):
+    rules: list[PermissionRule]
+
+
+class RevokePermissionRuleParams(ProtocolModel):
+    workspace: str = Field(min_length=1)
+    tool_name: str = Field(min_length=1)
+
+
+class RevokeResult(ResultModel):
+    revoked: bool
+
+
 # --- notifications -----------------------------------------------------------------------
 
 
@@ -305,6 +358,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/setThinkingLevel": (SetThinkingLevelParams, StateResult),
     "agent/setQueueModes": (SetQueueModesParams, StateResult),
     "agent/getStats": (SessionParams, StatsResult),
+    "agent/listPermissionRules": (ListPermissionRulesParams, PermissionRulesResult),
+    "agent/revokePermissionRule": (RevokePermissionRuleParams, RevokeResult),
 }
 """Every request: method -> (params model, result model)."""
 
@@ -314,6 +369,11 @@ NOTIFICATIONS: dict[str, type[BaseModel]] = {
     "agent/settled": SettledNotification,
 }
 """Every server -> client notification."""
+
+SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
+    "agent/requestPermission": (RequestPermissionParams, RequestPermissionResult),
+}
+"""Requests the server sends to the client (only when the client advertised them)."""
 
 
 def json_schema() -> dict[str, Any]:
@@ -328,11 +388,19 @@ def json_schema() -> dict[str, Any]:
         method: model.model_json_schema(by_alias=True, mode="serialization")
         for method, model in NOTIFICATIONS.items()
     }
+    server_requests = {
+        method: {
+            "params": params.model_json_schema(by_alias=True, mode="serialization"),
+            "result": result.model_json_schema(by_alias=True, mode="validation"),
+        }
+        for method, (params, result) in SERVER_REQUESTS.items()
+    }
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "initializationOptions": InitializationOptions.model_json_schema(by_alias=True),
         "requests": methods,
         "notifications": notifications,
+        "serverRequests": server_requests,
     }
 
 

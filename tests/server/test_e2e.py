@@ -541,7 +541,13 @@ SESSION_REQUESTS: dict[str, dict[str, Any]] = {
 async def test_unknown_session(shared: Shared) -> None:
     client = shared.client
     # every request about a session is tried
-    without_session = {"agent/newSession", "agent/listSessions", "agent/deleteSession"}
+    without_session = {
+        "agent/newSession",
+        "agent/listSessions",
+        "agent/deleteSession",
+        "agent/listPermissionRules",
+        "agent/revokePermissionRule",
+    }
     assert set(SESSION_REQUESTS) == set(REQUESTS) - without_session
     for method, extra in SESSION_REQUESTS.items():
         error = await agent_error(

@@ -33,15 +33,21 @@ from agentls.protocol import (
     GetMessagesParams,
     InitializationOptions,
     ListModelsParams,
+    ListPermissionRulesParams,
     ListSessionsParams,
     ListSessionsResult,
     LoadSessionResult,
     ModelsResult,
     NewSessionParams,
     NewSessionResult,
+    PermissionRulesResult,
     PromptParams,
     QueueItemResult,
     QueueParams,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    RevokePermissionRuleParams,
+    RevokeResult,
     RunResult,
     SessionParams,
     SetModelParams,
@@ -57,7 +63,7 @@ logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
-SERVER_FEATURES = ["sessions", "persistence", "queue", "deltaEvents", "faux"]
+SERVER_FEATURES = ["sessions", "persistence", "queue", "deltaEvents", "faux", "permissions"]
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -98,8 +104,25 @@ class AgentServer(LanguageServer):
     @property
     def manager(self) -> SessionManager:
         if self._manager is None:
-            self._manager = SessionManager(self.options, self.send_notification)
+            self._manager = SessionManager(self.options, self.send_notification, self.ask_permission)
         return self._manager
+
+    async def ask_permission(self, request: RequestPermissionParams) -> str:
+        """Ask the user: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``."""
+        if self.client_agent.request_permission:
+            answer = await self.protocol.send_request_async(
+                "agent/requestPermission", request.model_dump(mode="json", by_alias=True, exclude_none=True)
+            )
+            return RequestPermissionResult.model_validate(answer or {"outcome": "reject"}).outcome
+        labels = {option.label: option.id for option in request.options}
+        chosen = await self.window_show_message_request_async(
+            lsp.ShowMessageRequestParams(
+                type=lsp.MessageType.Warning,
+                message=f"agentls: {request.title}",
+                actions=[lsp.MessageActionItem(title=label) for label in labels],
+            )
+        )
+        return labels.get(chosen.title, "reject") if chosen is not None else "reject"
 
     def send_notification(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
@@ -264,6 +287,14 @@ def create_server() -> AgentServer:
         session = ls.manager.get(p.session_id)
         session.set_queue_modes(p.steering, p.follow_up)
         return session.state()
+
+    @request("agent/listPermissionRules", ListPermissionRulesParams)
+    async def list_permission_rules(ls: AgentServer, p: ListPermissionRulesParams) -> PermissionRulesResult:
+        return PermissionRulesResult(rules=ls.manager.list_permission_rules(p.cwd))
+
+    @request("agent/revokePermissionRule", RevokePermissionRuleParams)
+    async def revoke_permission_rule(ls: AgentServer, p: RevokePermissionRuleParams) -> RevokeResult:
+        return RevokeResult(revoked=await ls.manager.permission_rules.revoke(p.workspace, p.tool_name))
 
     @request("agent/getStats", SessionParams)
     async def get_stats(ls: AgentServer, p: SessionParams) -> Any:

@@ -6,10 +6,19 @@ import asyncio
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 from agentls.ai import THINKING_LEVELS, Model
-from agentls.protocol import InitializationOptions, ModelRef, NewSessionParams, SessionInfo
+from agentls.protocol import (
+    InitializationOptions,
+    ModelRef,
+    NewSessionParams,
+    PermissionMode,
+    PermissionRule,
+    SessionInfo,
+)
 from agentls.session.errors import SessionError
+from agentls.session.permissions import Ask, PermissionRules, permission_hook
 from agentls.session.providers import ProviderSettings, catalog, resolve_model, session_models
 from agentls.session.session import DEFAULT_SYSTEM_PROMPT, AgentSession, Notify
 from agentls.session.store import (
@@ -33,12 +42,15 @@ def _workspace_folder(cwd: str | None) -> str:
 class SessionManager:
     """Every :class:`AgentSession` of a server, by id, backed by a :class:`SessionStore`."""
 
-    def __init__(self, options: InitializationOptions, notify: Notify) -> None:
+    def __init__(self, options: InitializationOptions, notify: Notify, ask: Ask) -> None:
         self.options = options
         self.notify = notify
+        self.ask = ask
         self.providers = ProviderSettings(faux_script=options.faux_script)
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
         self.sessions: dict[str, AgentSession] = {}
+        self.permission_rules = PermissionRules(self.store.root / "permissions.json")
+        self._session_modes: dict[str, dict[str, PermissionMode]] = {}
 
     def get(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)
@@ -52,6 +64,18 @@ class SessionManager:
             return self.store.exists(session_id)
         except SessionNotFound:
             return False
+
+    def _permission_hook(self, session_id: str, cwd: str, modes: dict[str, PermissionMode] | None) -> Any:
+        return permission_hook(
+            session_id=session_id,
+            workspace=cwd,
+            modes={**(self.options.permissions or {}), **(modes or {})},
+            rules=self.permission_rules,
+            ask=self.ask,
+        )
+
+    def list_permission_rules(self, cwd: str | None) -> list[PermissionRule]:
+        return self.permission_rules.list(str(Path(cwd).expanduser().resolve()) if cwd else None)
 
     def list_models(self) -> list[Model]:
         return catalog(self.providers)
@@ -89,6 +113,7 @@ class SessionManager:
             tools=coding_tools(DiskWorkspace(Path(cwd))),
             writer=writer,
             notify=self.notify,
+            before_tool_call=self._permission_hook(session_id, cwd, params.permissions),
         )
         self.sessions[session_id] = session
         return session
@@ -126,6 +151,7 @@ class SessionManager:
             tools=coding_tools(DiskWorkspace(Path(loaded.header.cwd))),
             writer=writer,
             notify=self.notify,
+            before_tool_call=self._permission_hook(session_id, loaded.header.cwd, None),
         )
         self.sessions[session_id] = session
         return session

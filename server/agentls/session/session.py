@@ -22,6 +22,7 @@ from agentls.agent import (
     AgentEvent,
     AgentState,
     AgentTool,
+    BeforeToolCall,
     ContinueError,
     MessageEndEvent,
     MessageStartEvent,
@@ -118,6 +119,7 @@ class AgentSession:
         tools: list[AgentTool],
         writer: SessionWriter | None,
         notify: Notify,
+        before_tool_call: BeforeToolCall | None = None,
     ) -> None:
         self.session_id = session_id
         self.cwd = cwd
@@ -138,6 +140,7 @@ class AgentSession:
             ),
             stream_fn=models.stream_simple,
             session_id=session_id,
+            before_tool_call=before_tool_call,
         )
         self.agent.subscribe(self._on_event)
 

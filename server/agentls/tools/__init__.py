@@ -7,12 +7,8 @@ from agentls.tools.workspace import DiskWorkspace, FileStat, ToolInputError, Wor
 
 
 def coding_tools(workspace: Workspace) -> list[AgentTool]:
-    """The tools every session gets over ``workspace``.
-
-    Only read-only tools so far: ``bash`` exists but joins this set together with the
-    permission policy (default ``ask``) that must guard it.
-    """
-    return [read_tool(workspace)]
+    """The tools of every session over ``workspace``; the session's permission policy guards ``bash``."""
+    return [read_tool(workspace), bash_tool(workspace)]
 
 
 __all__ = [

@@ -1,0 +1,155 @@
+"""The permission policy of a session: a ``before_tool_call`` hook that allows, denies or asks.
+
+Each tool has a mode: ``allow``, ``ask`` or ``deny``. By default read-only tools are
+allowed, ``write``/``edit`` are allowed (their paths are kept inside the workspace by
+the tools themselves) and ``bash`` and unknown tools ask. ``ask`` asks the user through
+the client; "allow always" is remembered for the workspace in ``permissions.json`` of the
+data folder. An abort while a question is pending ends the wait as a rejection, so a
+client that never answers cannot hold a run forever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
+from agentls.ai import AbortSignal, to_wire
+from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MODES: dict[str, PermissionMode] = {
+    "read": "allow",
+    "ls": "allow",
+    "find": "allow",
+    "grep": "allow",
+    "write": "allow",
+    "edit": "allow",
+    "bash": "ask",
+}
+
+Ask = Callable[[RequestPermissionParams], Awaitable[str]]
+"""Asks the user; returns ``allowOnce``, ``allowAlways`` or ``reject``."""
+
+OPTIONS = [
+    PermissionOption(id="allowOnce", label="Allow once"),
+    PermissionOption(id="allowAlways", label="Allow always"),
+    PermissionOption(id="reject", label="Reject"),
+]
+
+
+class PermissionRules:
+    """ "Allow always" answers, per workspace, kept in a JSON file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._rules: set[tuple[str, str]] = set()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            self._rules = {(r["workspace"], r["toolName"]) for r in data.get("rules", [])}
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            logger.warning("ignoring unreadable permission rules %s: %s", path, error)
+
+    def allows(self, workspace: str, tool_name: str) -> bool:
+        return (workspace, tool_name) in self._rules
+
+    def list(self, workspace: str | None = None) -> list[PermissionRule]:
+        return [
+            PermissionRule(workspace=w, tool_name=t)
+            for w, t in sorted(self._rules)
+            if workspace is None or w == workspace
+        ]
+
+    async def add(self, workspace: str, tool_name: str) -> None:
+        self._rules.add((workspace, tool_name))
+        await asyncio.to_thread(self._save)
+
+    async def revoke(self, workspace: str, tool_name: str) -> bool:
+        if (workspace, tool_name) not in self._rules:
+            return False
+        self._rules.discard((workspace, tool_name))
+        await asyncio.to_thread(self._save)
+        return True
+
+    def _save(self) -> None:
+        """Write the whole file atomically (temporary file, then rename)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"rules": [r.model_dump(by_alias=True) for r in self.list()]}
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".permissions-")
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(data, file, indent=2)
+        os.replace(temporary, self.path)
+
+
+def permission_hook(
+    *,
+    session_id: str,
+    workspace: str,
+    modes: dict[str, PermissionMode],
+    rules: PermissionRules,
+    ask: Ask,
+) -> Callable[[BeforeToolCallContext, AbortSignal | None], Awaitable[BeforeToolCallResult | None]]:
+    """The session's ``before_tool_call``: the policy for each tool call."""
+
+    async def before_tool_call(
+        ctx: BeforeToolCallContext, signal: AbortSignal | None
+    ) -> BeforeToolCallResult | None:
+        name = ctx.tool_call.name
+        mode = modes.get(name, DEFAULT_MODES.get(name, "ask"))
+        if mode == "allow" or rules.allows(workspace, name):
+            return None
+        if mode == "deny":
+            return BeforeToolCallResult(block=True, reason=f"The permission policy denies the {name} tool.")
+        request = RequestPermissionParams(
+            session_id=session_id,
+            tool_call_id=ctx.tool_call.id,
+            tool_name=name,
+            args=to_wire(ctx.args),
+            title=_title(name, ctx.args),
+            options=OPTIONS,
+        )
+        outcome = await _ask_unless_aborted(ask, request, signal)
+        if outcome == "allowAlways":
+            await rules.add(workspace, name)
+            return None
+        if outcome == "allowOnce":
+            return None
+        return BeforeToolCallResult(block=True, reason=outcome or f"The user rejected the {name} call.")
+
+    return before_tool_call
+
+
+async def _ask_unless_aborted(
+    ask: Ask, request: RequestPermissionParams, signal: AbortSignal | None
+) -> str | None:
+    """The user's answer; a rejection reason (or ``None`` for a plain rejection) otherwise."""
+    question = asyncio.ensure_future(ask(request))
+    aborted = asyncio.ensure_future(signal.wait() if signal is not None else asyncio.Event().wait())
+    try:
+        await asyncio.wait({question, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()
+    if not question.done():
+        question.cancel()
+        return "The permission request was cancelled: the run was aborted."
+    try:
+        answer = question.result()
+    except Exception as error:  # the client failed to answer: never run the tool on a failure
+        logger.warning("permission request for %s failed: %s", request.tool_name, error)
+        return f"The permission request failed ({error}); the call was not run."
+    return answer if answer in ("allowOnce", "allowAlways") else None
+
+
+def _title(tool_name: str, args: Any) -> str:
+    if tool_name == "bash" and isinstance(args, dict) and isinstance(args.get("command"), str):
+        return f"Run the command: {args['command']}"
+    return f"Allow the {tool_name} tool?"
