@@ -22,7 +22,16 @@ from agentls.protocol import (
     StatsResult,
 )
 
-from tests.server.conftest import LONG_TEXT, FauxScript, Recorder, Servers, server_options, watchdog, within
+from tests.server.conftest import (
+    LONG_TEXT,
+    FauxScript,
+    Recorder,
+    Servers,
+    server_options,
+    server_process,
+    watchdog,
+    within,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -254,14 +263,7 @@ async def test_requests_before_start_are_a_connection_error() -> None:
 
 
 async def test_connect_to_a_running_servers_streams(tmp_path: Path, faux_script: FauxScript) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls",
-        "serve",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
+    process = await server_process()
     assert process.stdout is not None and process.stdin is not None
     client = AgentClient(initialization_options=server_options(tmp_path / "data", faux_script))
     try:

@@ -15,7 +15,6 @@ import contextlib
 import itertools
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from tests.server.conftest import (
     Servers,
     Shared,
     server_options,
+    server_process,
     tool_call,
     within,
 )
@@ -880,16 +880,7 @@ class RawConnection:
 
 @contextlib.asynccontextmanager
 async def raw_server(env: dict[str, str]) -> Any:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls",
-        "serve",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, **env},
-    )
+    process = await server_process(stderr=asyncio.subprocess.DEVNULL, env={**os.environ, **env})
     try:
         yield RawConnection(process)
     finally:
