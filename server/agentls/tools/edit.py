@@ -1,0 +1,380 @@
+"""The ``write`` and ``edit`` tools (Pi-compatible names and arguments).
+
+``write`` creates or replaces a whole file. ``edit`` applies exact text
+replacements: every ``oldText`` must match exactly once in the content as it is
+before that edit, and either every edit applies or nothing is written.
+
+Both read through the :class:`Workspace` and write through a *writer*, by default
+:func:`write_text_atomic` run in a worker thread (a temporary file in the same
+folder, then ``os.replace``). An editor-backed workspace passes its own writer,
+which applies the change through ``workspace/applyEdit`` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import os
+import stat as stat_module
+import tempfile
+import weakref
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeAlias
+
+from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
+from agentls.ai import AbortSignal, TextContent
+from agentls.tools.read import looks_binary
+from agentls.tools.workspace import ToolInputError, Workspace
+
+TextWriter: TypeAlias = Callable[[Path, str], Awaitable[None]]
+"""Writes ``text`` (UTF-8, as is: line endings and BOM included) to the resolved path."""
+
+BOM = "\ufeff"
+DIFF_CONTEXT = 3
+
+WRITE_DESCRIPTION = (
+    "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does. "
+    "Automatically creates parent directories."
+)
+
+WRITE_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+        "content": {"type": "string", "description": "Content to write to the file"},
+    },
+    "required": ["path", "content"],
+}
+
+EDIT_DESCRIPTION = (
+    "Edit a file by replacing exact text. Each edit's oldText must match exactly once in the file "
+    "(including whitespace and indentation), as the file is before that edit; edits are applied in order. "
+    "If any edit fails, nothing is written. Include enough surrounding context in oldText to make it "
+    "unique. Use this for precise, surgical edits; use write to replace a whole file."
+)
+
+EDIT_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+        "edits": {
+            "type": "array",
+            "minItems": 1,
+            "description": "Replacements applied in order; each oldText must match exactly once",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "oldText": {"type": "string", "description": "Exact text to find and replace"},
+                    "newText": {"type": "string", "description": "Text to replace it with"},
+                },
+                "required": ["oldText", "newText"],
+            },
+        },
+    },
+    "required": ["path", "edits"],
+}
+
+
+# --- writing ---------------------------------------------------------------------------
+
+
+def _new_file_mode() -> int:
+    """``0o666`` less the process umask: the mode ``open()`` gives a new file.
+
+    Read once at import: ``os.umask`` can only be read by setting it, which is not
+    safe to do from the worker threads the writes run in.
+    """
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_NEW_FILE_MODE = _new_file_mode()
+_path_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+
+def _path_lock(path: Path) -> asyncio.Lock:
+    """One lock per file, shared by ``write`` and ``edit``: parallel calls on a file run one at a time."""
+    key = os.path.realpath(path)
+    lock = _path_locks.get(key)
+    if lock is None:
+        lock = asyncio.Lock()
+        _path_locks[key] = lock
+    return lock
+
+
+def write_text_atomic(path: str | Path, text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically, creating parent folders.
+
+    The bytes go to a temporary file in the same folder, are flushed to disk, and the
+    temporary file then replaces ``path`` with ``os.replace``: readers see the old
+    content or the new, never a partial file. An existing file keeps its permission
+    bits; a symlink is followed, so its target is replaced and the link stays.
+    The text is written as is (no newline translation). Blocking: run it in a thread.
+    """
+    data = text.encode("utf-8")
+    target = Path(os.path.realpath(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = stat_module.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = _NEW_FILE_MODE
+    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, mode)
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+
+
+async def _write_in_thread(path: Path, text: str) -> None:
+    await asyncio.to_thread(write_text_atomic, path, text)
+
+
+def _write_error(error: OSError, path: str) -> ToolInputError:
+    if isinstance(error, IsADirectoryError):
+        return ToolInputError(f"{path} is a directory, not a file")
+    if isinstance(error, NotADirectoryError):
+        return ToolInputError(f"Cannot write {path}: a parent of it is a file, not a folder")
+    if isinstance(error, PermissionError):
+        return ToolInputError(f"Permission denied: {path}")
+    return ToolInputError(f"Cannot write {path}: {error.strerror or error}")
+
+
+def _encode(text: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ToolInputError(f"{what} is not valid Unicode text: {error.reason}") from error
+
+
+def _check_abort(signal: AbortSignal | None) -> None:
+    if signal is not None:
+        signal.throw_if_aborted()
+
+
+# --- write -----------------------------------------------------------------------------
+
+
+def write_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentTool:
+    """The ``write`` tool over ``workspace``; ``details`` is ``{path, created, bytes}`` (path resolved)."""
+    write = writer or _write_in_thread
+
+    async def execute(
+        tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
+    ) -> AgentToolResult:
+        _check_abort(signal)
+        if not isinstance(args, dict) or not isinstance(args.get("path"), str):
+            raise ToolInputError("write needs a string 'path'")
+        if not isinstance(args.get("content"), str):
+            raise ToolInputError("write needs a string 'content'")
+        path: str = args["path"]
+        content: str = args["content"]
+        resolved = workspace.resolve(path)
+        size = len(_encode(content, "content"))
+        async with _path_lock(resolved):
+            try:
+                info = await workspace.stat(resolved)
+                created = False
+                if info.kind == "directory":
+                    raise ToolInputError(f"{path} is a directory, not a file")
+            except FileNotFoundError:
+                created = True
+            except NotADirectoryError as error:
+                raise _write_error(error, path) from error
+            _check_abort(signal)
+            try:
+                await write(resolved, content)
+            except OSError as error:
+                raise _write_error(error, path) from error
+        how = "new file" if created else "replaced the existing file"
+        return AgentToolResult(
+            content=[TextContent(text=f"Wrote {size} bytes to {path} ({how})")],
+            details={"path": str(resolved), "created": created, "bytes": size},
+        )
+
+    return AgentTool(
+        name="write",
+        label="write",
+        description=WRITE_DESCRIPTION,
+        parameters=WRITE_PARAMETERS,
+        execute=execute,
+    )
+
+
+# --- edit ------------------------------------------------------------------------------
+
+
+def _edits_arg(args: dict[str, Any]) -> list[tuple[str, str]]:
+    edits = args.get("edits")
+    if not isinstance(edits, list) or not edits:
+        raise ToolInputError("edit needs 'edits': a non-empty list of {oldText, newText}")
+    result: list[tuple[str, str]] = []
+    for number, item in enumerate(edits, start=1):
+        where = f"edit {number} of {len(edits)}"
+        if not isinstance(item, dict):
+            raise ToolInputError(f"{where}: expected an object with oldText and newText")
+        old, new = item.get("oldText"), item.get("newText")
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise ToolInputError(f"{where}: oldText and newText must both be strings")
+        result.append((old, new))
+    return result
+
+
+def _prepare_edit_arguments(args: Any) -> Any:
+    """Accept the older single-edit shape ``{path, oldText, newText}`` as one edit."""
+    if isinstance(args, dict) and "edits" not in args and "oldText" in args and "newText" in args:
+        rest = {key: value for key, value in args.items() if key not in ("oldText", "newText")}
+        return {**rest, "edits": [{"oldText": args["oldText"], "newText": args["newText"]}]}
+    return args
+
+
+def _count(text: str, needle: str, limit: int = 1000) -> int:
+    """Occurrences of ``needle`` in ``text``, overlapping ones included (up to ``limit``)."""
+    count, start = 0, text.find(needle)
+    while start != -1 and count < limit:
+        count += 1
+        start = text.find(needle, start + 1)
+    return count
+
+
+def apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> str:
+    """``content`` with each ``(oldText, newText)`` applied in order; raises naming the edit that fails."""
+    total = len(edits)
+    for number, (old, new) in enumerate(edits, start=1):
+        where = f"edit {number} of {total}"
+        if not old:
+            raise ToolInputError(f"{where}: oldText is empty; give the exact text to replace")
+        if old == new:
+            raise ToolInputError(f"{where}: oldText and newText are identical (no change)")
+        index = content.find(old)
+        if index == -1:
+            raise ToolInputError(
+                f"{where}: oldText not found in {path}; it must match the file exactly, "
+                "including whitespace and indentation (and reflect the earlier edits)"
+            )
+        if content.find(old, index + 1) != -1:
+            times = _count(content, old)
+            raise ToolInputError(
+                f"{where}: oldText found {times} times in {path}; add more context to make it unique"
+            )
+        content = content[:index] + new + content[index + len(old) :]
+    return content
+
+
+def _diff_lines(text: str) -> list[str]:
+    """Lines split on ``\\n`` keeping their ends (not ``splitlines``, which splits on more)."""
+    lines = text.split("\n")
+    result = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        result.append(lines[-1])
+    return result
+
+
+def unified_diff(old: str, new: str, name: str) -> str:
+    """A ``git diff``-style unified diff of two texts, ``a/NAME`` and ``b/NAME``, 3 lines of context."""
+    out: list[str] = []
+    for line in difflib.unified_diff(
+        _diff_lines(old), _diff_lines(new), f"a/{name}", f"b/{name}", n=DIFF_CONTEXT
+    ):
+        if line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _display_name(workspace: Workspace, resolved: Path) -> str:
+    try:
+        return resolved.relative_to(workspace.root).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def _read_error(error: OSError, path: str) -> ToolInputError:
+    if isinstance(error, FileNotFoundError):
+        return ToolInputError(f"File not found: {path} (use write to create a new file)")
+    if isinstance(error, IsADirectoryError):
+        return ToolInputError(f"{path} is a directory, not a file")
+    if isinstance(error, PermissionError):
+        return ToolInputError(f"Permission denied: {path}")
+    return ToolInputError(f"Cannot read {path}: {error.strerror or error}")
+
+
+def _uses_crlf(text: str) -> bool:
+    """Whether every line break of ``text`` is CRLF (and there is at least one)."""
+    breaks = text.count("\n")
+    return breaks > 0 and text.count("\r\n") == breaks
+
+
+def edit_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentTool:
+    """The ``edit`` tool over ``workspace``; ``details`` is ``{path, diff, replacements}`` (path resolved).
+
+    A file whose line breaks are all CRLF is matched with its line breaks read as LF
+    (so oldText/newText may use either) and written back with CRLF; a UTF-8 BOM is
+    kept. Files with mixed line endings are matched exactly as they are.
+    """
+    write = writer or _write_in_thread
+
+    async def execute(
+        tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
+    ) -> AgentToolResult:
+        _check_abort(signal)
+        if not isinstance(args, dict) or not isinstance(args.get("path"), str):
+            raise ToolInputError("edit needs a string 'path'")
+        path: str = args["path"]
+        edits = _edits_arg(args)
+        for old, new in edits:
+            _encode(old, "oldText")
+            _encode(new, "newText")
+        resolved = workspace.resolve(path)
+        async with _path_lock(resolved):
+            try:
+                data = await workspace.read_bytes(resolved)
+            except OSError as error:
+                raise _read_error(error, path) from error
+            if looks_binary(data):
+                raise ToolInputError(f"{path} is a binary file; edit works on text files only")
+            try:
+                original = data.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ToolInputError(f"{path} is not UTF-8 text; edit works on UTF-8 files only") from error
+
+            bom = BOM if original.startswith(BOM) else ""
+            text = original.removeprefix(BOM)
+            crlf = _uses_crlf(text)
+            if crlf:
+                text = text.replace("\r\n", "\n")
+                edits = [(old.replace("\r\n", "\n"), new.replace("\r\n", "\n")) for old, new in edits]
+            updated = apply_edits(text, edits, path)
+            diff = unified_diff(text, updated, _display_name(workspace, resolved))
+            output = bom + (updated.replace("\n", "\r\n") if crlf else updated)
+
+            _check_abort(signal)
+            try:
+                await write(resolved, output)
+            except OSError as error:
+                raise _write_error(error, path) from error
+        count = len(edits)
+        noun = "replacement" if count == 1 else "replacements"
+        return AgentToolResult(
+            content=[TextContent(text=f"Edited {path} ({count} {noun}):\n\n{diff}")],
+            details={"path": str(resolved), "diff": diff, "replacements": count},
+        )
+
+    return AgentTool(
+        name="edit",
+        label="edit",
+        description=EDIT_DESCRIPTION,
+        parameters=EDIT_PARAMETERS,
+        execute=execute,
+        prepare_arguments=_prepare_edit_arguments,
+    )
