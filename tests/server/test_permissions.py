@@ -178,3 +178,28 @@ async def test_abort_during_a_slow_tool_settles_and_a_later_prompt_works(
     assert result["isError"] and "Command aborted" in result["content"][0]["text"]
     later = await within(client.prompt(session, "again", wait=True))
     assert isinstance(later, SettledNotification) and later.stop_reason == "stop"
+
+
+async def test_the_file_tools_run_without_questions_inside_the_workspace(
+    start: Any, faux_script: FauxScript, tmp_path: Path
+) -> None:
+    calls = [
+        tool_call("w", "write", {"path": "notes/todo.txt", "content": "one\ntwo\n"}),
+        tool_call("e", "edit", {"path": "notes/todo.txt", "edits": [{"oldText": "two", "newText": "three"}]}),
+        tool_call("g", "grep", {"pattern": "three"}),
+        tool_call("x", "write", {"path": "../outside.txt", "content": "no"}),
+    ]
+    faux_script([{"content": [c], "stopReason": "toolUse"} for c in calls] + [{"content": "done"}])
+    answers = Answers()
+    client = await start(answers)
+    session = await within(client.new_session(cwd=str(tmp_path)))
+    settled = await within(client.prompt(session, "go", wait=True))
+    assert isinstance(settled, SettledNotification) and settled.stop_reason == "stop"
+    assert answers.asked == []
+    assert (tmp_path / "notes" / "todo.txt").read_text() == "one\nthree\n"
+    messages = (await within(client.get_messages(session))).messages
+    results = {m["toolCallId"]: m for m in messages if m["role"] == "toolResult"}
+    assert "+three" in results["e"]["content"][0]["text"]
+    assert "notes/todo.txt:2: three" in results["g"]["content"][0]["text"]
+    assert results["x"]["isError"] and "outside the workspace" in results["x"]["content"][0]["text"]
+    assert not (tmp_path.parent / "outside.txt").exists()

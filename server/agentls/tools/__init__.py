@@ -2,13 +2,21 @@
 
 from agentls.agent.types import AgentTool
 from agentls.tools.bash import BashCommandError, bash_tool
+from agentls.tools.edit import edit_tool, write_text_atomic, write_tool
 from agentls.tools.read import read_tool
+from agentls.tools.search import find_tool, grep_tool, ls_tool, search_tools
 from agentls.tools.workspace import DiskWorkspace, FileStat, ToolInputError, Workspace
 
 
 def coding_tools(workspace: Workspace) -> list[AgentTool]:
-    """The tools of every session over ``workspace``; the session's permission policy guards ``bash``."""
-    return [read_tool(workspace), bash_tool(workspace)]
+    """The tools of every session over ``workspace``; the session's permission policy guards them."""
+    return [
+        read_tool(workspace),
+        write_tool(workspace),
+        edit_tool(workspace),
+        *search_tools(workspace),
+        bash_tool(workspace),
+    ]
 
 
 __all__ = [
@@ -19,5 +27,12 @@ __all__ = [
     "Workspace",
     "bash_tool",
     "coding_tools",
+    "edit_tool",
+    "find_tool",
+    "grep_tool",
+    "ls_tool",
     "read_tool",
+    "search_tools",
+    "write_text_atomic",
+    "write_tool",
 ]
