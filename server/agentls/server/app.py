@@ -56,6 +56,7 @@ from agentls.protocol import (
     json_converter,
 )
 from agentls.server.logs import ClientLogHandler
+from agentls.server.progress import ToolProgress
 from agentls.session import SessionError, SessionManager
 from agentls.session.providers import resolve_model
 
@@ -63,7 +64,7 @@ logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
-SERVER_FEATURES = ["sessions", "persistence", "queue", "deltaEvents", "faux", "permissions"]
+SERVER_FEATURES = ["sessions", "persistence", "queue", "deltaEvents", "faux", "permissions", "toolProgress"]
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -100,6 +101,7 @@ class AgentServer(LanguageServer):
         self.options = InitializationOptions()
         self.client_agent = ClientAgentCapabilities()
         self._manager: SessionManager | None = None
+        self.tool_progress = ToolProgress(self)
 
     @property
     def manager(self) -> SessionManager:
@@ -126,6 +128,8 @@ class AgentServer(LanguageServer):
 
     def send_notification(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
+        if method == "agent/event" and self.tool_progress.enabled():
+            self.tool_progress.on_event(params)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log; request errors already went back to the client as error responses."""
