@@ -155,6 +155,7 @@ class _ActiveRun:
     abort_controller: AbortController
     idle: asyncio.Future[None]
     task: asyncio.Task[None] | None = field(default=None)
+    """Holds the run's task: asyncio keeps only weak references, and callers may not await it."""
 
 
 class Agent:

@@ -149,6 +149,17 @@ def _write_error(error: OSError, path: str) -> ToolInputError:
     return ToolInputError(f"Cannot write {path}: {error.strerror or error}")
 
 
+async def _write_checked(
+    write: TextWriter, resolved: Path, text: str, path: str, signal: AbortSignal | None
+) -> None:
+    """The last step of ``write`` and ``edit``: an abort check, then the write, errors naming ``path``."""
+    _check_abort(signal)
+    try:
+        await write(resolved, text)
+    except OSError as error:
+        raise _write_error(error, path) from error
+
+
 def _encode(text: str, what: str) -> bytes:
     try:
         return text.encode("utf-8")
@@ -190,11 +201,7 @@ def write_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentT
                 created = True
             except NotADirectoryError as error:
                 raise _write_error(error, path) from error
-            _check_abort(signal)
-            try:
-                await write(resolved, content)
-            except OSError as error:
-                raise _write_error(error, path) from error
+            await _write_checked(write, resolved, content, path, signal)
         how = "new file" if created else "replaced the existing file"
         return AgentToolResult(
             content=[TextContent(text=f"Wrote {size} bytes to {path} ({how})")],
@@ -358,11 +365,7 @@ def edit_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentTo
             diff = unified_diff(text, updated, _display_name(workspace, resolved))
             output = bom + (updated.replace("\n", "\r\n") if crlf else updated)
 
-            _check_abort(signal)
-            try:
-                await write(resolved, output)
-            except OSError as error:
-                raise _write_error(error, path) from error
+            await _write_checked(write, resolved, output, path, signal)
         count = len(edits)
         noun = "replacement" if count == 1 else "replacements"
         return AgentToolResult(
