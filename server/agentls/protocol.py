@@ -83,6 +83,9 @@ class ClientAgentCapabilities(ProtocolModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
     request_permission: bool = False
+    """The client answers ``agent/requestPermission`` (else ``window/showMessageRequest`` is used)."""
+    save_documents: bool = False
+    """The client answers ``agent/saveDocuments`` by saving those documents from its buffers."""
 
 
 # --- sessions ----------------------------------------------------------------------------
@@ -294,6 +297,17 @@ class RequestPermissionResult(ProtocolModel):
     outcome: PermissionOutcome
 
 
+class SaveDocumentsParams(ProtocolModel):
+    uris: list[str]
+
+
+class SaveDocumentsResult(ProtocolModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    saved: list[str]
+    """The URIs the client saved; the server writes the others to disk itself."""
+
+
 class PermissionRule(ResultModel):
     workspace: str
     tool_name: str
@@ -372,6 +386,7 @@ NOTIFICATIONS: dict[str, type[BaseModel]] = {
 
 SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/requestPermission": (RequestPermissionParams, RequestPermissionResult),
+    "agent/saveDocuments": (SaveDocumentsParams, SaveDocumentsResult),
 }
 """Requests the server sends to the client (only when the client advertised them)."""
 

@@ -14,7 +14,9 @@ from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError, Workspace
-from agentls.tools.edit import edit_tool, unified_diff, write_text_atomic, write_tool
+from agentls.tools.edit import edit_tool, unified_diff, write_tool
+from agentls.tools.files import write_text_atomic
+from agentls.tools.workspace import Document
 
 
 async def write(ws: Workspace, signal: AbortSignal | None = None, **args: Any) -> AgentToolResult:
@@ -139,17 +141,6 @@ async def test_write_aborted_writes_nothing(ws: DiskWorkspace, tmp_path: Path) -
     assert not (tmp_path / "a.txt").exists()
 
 
-async def test_write_uses_the_given_writer(ws: DiskWorkspace, tmp_path: Path) -> None:
-    written: list[tuple[Path, str]] = []
-
-    async def writer(path: Path, text: str) -> None:
-        written.append((path, text))
-
-    await write_tool(ws, writer).execute("c", {"path": "x.txt", "content": "hi"}, None, None)
-    assert written == [(tmp_path / "x.txt", "hi")]
-    assert not (tmp_path / "x.txt").exists()
-
-
 # --- edit ------------------------------------------------------------------------------
 
 
@@ -271,10 +262,10 @@ async def test_edit_aborted_before_writing_leaves_the_file(ws: DiskWorkspace, tm
     controller = AbortController()
 
     class AbortingWorkspace(DiskWorkspace):
-        async def read_bytes(self, path: str | Path) -> bytes:
-            data = await super().read_bytes(path)
+        async def read_document(self, path: str | Path) -> Document:
+            document = await super().read_document(path)
             controller.abort()  # aborted after reading, before writing
-            return data
+            return document
 
     with pytest.raises(AbortError):
         await edit(AbortingWorkspace(tmp_path), "a.txt", ("alpha", "beta"), signal=controller.signal)

@@ -9,7 +9,10 @@ code that registered one sees the abort before ``abort()`` returns, as in JavaSc
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class AbortError(Exception):
@@ -98,3 +101,23 @@ async def sleep_or_abort(seconds: float, signal: AbortSignal | None) -> bool:
     finally:
         waiter.cancel()
     return not done
+
+
+async def unless_aborted(awaitable: Awaitable[T], signal: AbortSignal | None) -> T:
+    """The result of ``awaitable``, or :class:`AbortError` once ``signal`` aborts (it is cancelled then).
+
+    For waits on something outside the process (a client's answer) that may never
+    come: an abort must still end them.
+    """
+    task = asyncio.ensure_future(awaitable)
+    if signal is None:
+        return await task
+    aborted = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, aborted}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        aborted.cancel()
+    if not task.done():
+        task.cancel()
+        raise AbortError("Operation aborted")
+    return task.result()

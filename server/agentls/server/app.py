@@ -55,6 +55,7 @@ from agentls.protocol import (
     SetThinkingLevelParams,
     json_converter,
 )
+from agentls.server.editor import LspEditor
 from agentls.server.logs import ClientLogHandler
 from agentls.server.progress import ToolProgress
 from agentls.session import SessionError, SessionManager
@@ -64,7 +65,16 @@ logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
 
-SERVER_FEATURES = ["sessions", "persistence", "queue", "deltaEvents", "faux", "permissions", "toolProgress"]
+SERVER_FEATURES = [
+    "sessions",
+    "persistence",
+    "queue",
+    "deltaEvents",
+    "faux",
+    "permissions",
+    "toolProgress",
+    "editorWorkspace",
+]
 
 
 class AgentProtocol(LanguageServerProtocol):
@@ -102,11 +112,14 @@ class AgentServer(LanguageServer):
         self.client_agent = ClientAgentCapabilities()
         self._manager: SessionManager | None = None
         self.tool_progress = ToolProgress(self)
+        self.editor = LspEditor(self)
 
     @property
     def manager(self) -> SessionManager:
         if self._manager is None:
-            self._manager = SessionManager(self.options, self.send_notification, self.ask_permission)
+            self._manager = SessionManager(
+                self.options, self.send_notification, self.ask_permission, editor=self.editor
+            )
         return self._manager
 
     async def ask_permission(self, request: RequestPermissionParams) -> str:
@@ -205,6 +218,20 @@ def create_server() -> AgentServer:
             except ValidationError as error:
                 where = ("capabilities", "experimental", "agent")
                 raise invalid_params("initialize", error, where) from None
+
+    # pygls keeps the documents' text; these handlers make the server advertise text
+    # synchronisation and wake tools that wait for the echo of an edit they applied.
+    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AgentServer, params: lsp.DidOpenTextDocumentParams) -> None:
+        ls.editor.document_changed(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: AgentServer, params: lsp.DidChangeTextDocumentParams) -> None:
+        ls.editor.document_changed(params.text_document.uri)
+
+    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AgentServer, params: lsp.DidCloseTextDocumentParams) -> None:
+        ls.editor.document_changed(params.text_document.uri)
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: AgentServer, *args: Any) -> None:

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from agentls.agent import AgentTool
 from agentls.ai import THINKING_LEVELS, Model
 from agentls.protocol import (
     InitializationOptions,
@@ -30,6 +31,7 @@ from agentls.session.store import (
     new_session_id,
 )
 from agentls.tools import DiskWorkspace, coding_tools
+from agentls.tools.editor import EditorConnection, EditorWorkspace
 
 
 def _workspace_folder(cwd: str | None) -> str:
@@ -39,18 +41,29 @@ def _workspace_folder(cwd: str | None) -> str:
     return str(path)
 
 
+def _modes(stored: dict[str, str] | None) -> dict[str, PermissionMode] | None:
+    """A stored session's own tool policy (entries that are not a known mode are dropped)."""
+    modes: dict[str, PermissionMode] = {}
+    for tool, mode in (stored or {}).items():
+        if mode in ("allow", "ask", "deny"):
+            modes[tool] = mode  # type: ignore[assignment]  # narrowed by the check above
+    return modes or None
+
+
 class SessionManager:
     """Every :class:`AgentSession` of a server, by id, backed by a :class:`SessionStore`."""
 
-    def __init__(self, options: InitializationOptions, notify: Notify, ask: Ask) -> None:
+    def __init__(
+        self, options: InitializationOptions, notify: Notify, ask: Ask, editor: EditorConnection | None = None
+    ) -> None:
         self.options = options
+        self.editor = editor
         self.notify = notify
         self.ask = ask
         self.providers = ProviderSettings(faux_script=options.faux_script)
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
         self.sessions: dict[str, AgentSession] = {}
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
-        self._session_modes: dict[str, dict[str, PermissionMode]] = {}
 
     def get(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)
@@ -73,6 +86,11 @@ class SessionManager:
             rules=self.permission_rules,
             ask=self.ask,
         )
+
+    def _tools(self, cwd: str) -> list[AgentTool]:
+        """The coding tools over ``cwd``: through the editor when there is one, else on disk."""
+        workspace = EditorWorkspace(cwd, self.editor) if self.editor is not None else DiskWorkspace(cwd)
+        return coding_tools(workspace)
 
     def list_permission_rules(self, cwd: str | None) -> list[PermissionRule]:
         return self.permission_rules.list(str(Path(cwd).expanduser().resolve()) if cwd else None)
@@ -97,6 +115,7 @@ class SessionManager:
             system_prompt=system_prompt,
             model=(model.provider, model.id),
             thinking_level=level,
+            permissions=dict(params.permissions) if params.permissions else None,
         )
         try:
             writer = self.store.create(header)
@@ -110,7 +129,7 @@ class SessionManager:
             thinking_level=level,
             system_prompt=system_prompt,
             messages=[],
-            tools=coding_tools(DiskWorkspace(Path(cwd))),
+            tools=self._tools(cwd),
             writer=writer,
             notify=self.notify,
             before_tool_call=self._permission_hook(session_id, cwd, params.permissions),
@@ -148,10 +167,12 @@ class SessionManager:
             thinking_level=level,
             system_prompt=loaded.system_prompt,
             messages=loaded.messages,
-            tools=coding_tools(DiskWorkspace(Path(loaded.header.cwd))),
+            tools=self._tools(loaded.header.cwd),
             writer=writer,
             notify=self.notify,
-            before_tool_call=self._permission_hook(session_id, loaded.header.cwd, None),
+            before_tool_call=self._permission_hook(
+                session_id, loaded.header.cwd, _modes(loaded.header.permissions)
+            ),
         )
         self.sessions[session_id] = session
         return session

@@ -21,6 +21,7 @@ from typing import Any
 
 from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
+from agentls.ai.abort import AbortError, unless_aborted
 from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
 
 logger = logging.getLogger(__name__)
@@ -132,17 +133,10 @@ async def _ask_unless_aborted(
     ask: Ask, request: RequestPermissionParams, signal: AbortSignal | None
 ) -> str | None:
     """The user's answer; a rejection reason (or ``None`` for a plain rejection) otherwise."""
-    question = asyncio.ensure_future(ask(request))
-    aborted = asyncio.ensure_future(signal.wait() if signal is not None else asyncio.Event().wait())
     try:
-        await asyncio.wait({question, aborted}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        aborted.cancel()
-    if not question.done():
-        question.cancel()
+        answer = await unless_aborted(ask(request), signal)
+    except AbortError:
         return "The permission request was cancelled: the run was aborted."
-    try:
-        answer = question.result()
     except Exception as error:  # the client failed to answer: never run the tool on a failure
         logger.warning("permission request for %s failed: %s", request.tool_name, error)
         return f"The permission request failed ({error}); the call was not run."

@@ -99,6 +99,8 @@ class SessionHeader:
     model: tuple[str, str] | None
     """``(provider, model id)``, or ``None`` when the session started without a model."""
     thinking_level: str
+    permissions: dict[str, str] | None = None
+    """The session's own tool policy (``{tool: allow|ask|deny}``) over the server's, if it set one."""
 
 
 @dataclass
@@ -184,6 +186,7 @@ def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
         "systemPrompt": header.system_prompt,
         "model": {"provider": header.model[0], "id": header.model[1]} if header.model else None,
         "thinkingLevel": header.thinking_level,
+        **({"permissions": header.permissions} if header.permissions else {}),
     }
 
 
@@ -372,6 +375,11 @@ def _read_header(path: Path, line: bytes | None) -> SessionHeader:
         model = _model_tuple(model)
         if model is None:
             raise broken('its header\'s model is not {"provider": string, "id": string} or null')
+    permissions = data.get("permissions")
+    if permissions is not None and not (
+        isinstance(permissions, dict) and all(isinstance(v, str) for v in permissions.values())
+    ):
+        raise broken("its header's permissions is not an object of strings")
     return SessionHeader(
         id=session_id,
         cwd=cwd,
@@ -379,6 +387,7 @@ def _read_header(path: Path, line: bytes | None) -> SessionHeader:
         system_prompt=system_prompt,
         model=model,
         thinking_level=thinking_level,
+        permissions=permissions or None,
     )
 
 

@@ -2,7 +2,8 @@
 
 from agentls.agent.types import AgentTool
 from agentls.tools.bash import BashCommandError, bash_tool
-from agentls.tools.edit import edit_tool, write_text_atomic, write_tool
+from agentls.tools.edit import edit_tool, write_tool
+from agentls.tools.files import write_text_atomic
 from agentls.tools.read import read_tool
 from agentls.tools.search import find_tool, grep_tool, ls_tool, search_tools
 from agentls.tools.workspace import DiskWorkspace, FileStat, ToolInputError, Workspace

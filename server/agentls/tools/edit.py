@@ -4,32 +4,25 @@
 replacements: every ``oldText`` must match exactly once in the content as it is
 before that edit, and either every edit applies or nothing is written.
 
-Both read through the :class:`Workspace` and write through a *writer*, by default
-:func:`write_text_atomic` run in a worker thread (a temporary file in the same
-folder, then ``os.replace``). An editor-backed workspace passes its own writer,
-which applies the change through ``workspace/applyEdit`` instead.
+Both read and write through the :class:`Workspace`: the disk workspace writes
+atomically (a temporary file in the same folder, then ``os.replace``); the editor
+workspace applies the change through ``workspace/applyEdit`` so that it shows in
+the editor's buffer and can be undone there.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import difflib
 import os
-import stat as stat_module
-import tempfile
 import weakref
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
 from agentls.tools.read import looks_binary
-from agentls.tools.workspace import ToolInputError, Workspace
-
-TextWriter: TypeAlias = Callable[[Path, str], Awaitable[None]]
-"""Writes ``text`` (UTF-8, as is: line endings and BOM included) to the resolved path."""
+from agentls.tools.workspace import Document, ToolInputError, Workspace
 
 BOM = "\ufeff"
 DIFF_CONTEXT = 3
@@ -80,18 +73,6 @@ EDIT_PARAMETERS: dict[str, Any] = {
 # --- writing ---------------------------------------------------------------------------
 
 
-def _new_file_mode() -> int:
-    """``0o666`` less the process umask: the mode ``open()`` gives a new file.
-
-    Read once at import: ``os.umask`` can only be read by setting it, which is not
-    safe to do from the worker threads the writes run in.
-    """
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-_NEW_FILE_MODE = _new_file_mode()
 _path_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
@@ -105,40 +86,6 @@ def _path_lock(path: Path) -> asyncio.Lock:
     return lock
 
 
-def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` as UTF-8 to ``path`` atomically, creating parent folders.
-
-    The bytes go to a temporary file in the same folder, are flushed to disk, and the
-    temporary file then replaces ``path`` with ``os.replace``: readers see the old
-    content or the new, never a partial file. An existing file keeps its permission
-    bits; a symlink is followed, so its target is replaced and the link stays.
-    The text is written as is (no newline translation). Blocking: run it in a thread.
-    """
-    data = text.encode("utf-8")
-    target = Path(os.path.realpath(path))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat_module.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = _NEW_FILE_MODE
-    fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
-        os.replace(temp_name, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
-
-
-async def _write_in_thread(path: Path, text: str) -> None:
-    await asyncio.to_thread(write_text_atomic, path, text)
-
-
 def _write_error(error: OSError, path: str) -> ToolInputError:
     if isinstance(error, IsADirectoryError):
         return ToolInputError(f"{path} is a directory, not a file")
@@ -150,12 +97,17 @@ def _write_error(error: OSError, path: str) -> ToolInputError:
 
 
 async def _write_checked(
-    write: TextWriter, resolved: Path, text: str, path: str, signal: AbortSignal | None
+    workspace: Workspace,
+    resolved: Path,
+    text: str,
+    path: str,
+    signal: AbortSignal | None,
+    base: Document | None = None,
 ) -> None:
     """The last step of ``write`` and ``edit``: an abort check, then the write, errors naming ``path``."""
     _check_abort(signal)
     try:
-        await write(resolved, text)
+        await workspace.write_text(resolved, text, base, signal)
     except OSError as error:
         raise _write_error(error, path) from error
 
@@ -175,9 +127,8 @@ def _check_abort(signal: AbortSignal | None) -> None:
 # --- write -----------------------------------------------------------------------------
 
 
-def write_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentTool:
+def write_tool(workspace: Workspace) -> AgentTool:
     """The ``write`` tool over ``workspace``; ``details`` is ``{path, created, bytes}`` (path resolved)."""
-    write = writer or _write_in_thread
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -201,7 +152,7 @@ def write_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentT
                 created = True
             except NotADirectoryError as error:
                 raise _write_error(error, path) from error
-            await _write_checked(write, resolved, content, path, signal)
+            await _write_checked(workspace, resolved, content, path, signal)
         how = "new file" if created else "replaced the existing file"
         return AgentToolResult(
             content=[TextContent(text=f"Wrote {size} bytes to {path} ({how})")],
@@ -322,14 +273,13 @@ def _uses_crlf(text: str) -> bool:
     return breaks > 0 and text.count("\r\n") == breaks
 
 
-def edit_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentTool:
+def edit_tool(workspace: Workspace) -> AgentTool:
     """The ``edit`` tool over ``workspace``; ``details`` is ``{path, diff, replacements}`` (path resolved).
 
     A file whose line breaks are all CRLF is matched with its line breaks read as LF
     (so oldText/newText may use either) and written back with CRLF; a UTF-8 BOM is
     kept. Files with mixed line endings are matched exactly as they are.
     """
-    write = writer or _write_in_thread
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -345,9 +295,10 @@ def edit_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentTo
         resolved = workspace.resolve(path)
         async with _path_lock(resolved):
             try:
-                data = await workspace.read_bytes(resolved)
+                document = await workspace.read_document(resolved)
             except OSError as error:
                 raise _read_error(error, path) from error
+            data = document.data
             if looks_binary(data):
                 raise ToolInputError(f"{path} is a binary file; edit works on text files only")
             try:
@@ -365,7 +316,7 @@ def edit_tool(workspace: Workspace, writer: TextWriter | None = None) -> AgentTo
             diff = unified_diff(text, updated, _display_name(workspace, resolved))
             output = bom + (updated.replace("\n", "\r\n") if crlf else updated)
 
-            await _write_checked(write, resolved, output, path, signal)
+            await _write_checked(workspace, resolved, output, path, signal, document)
         count = len(edits)
         noun = "replacement" if count == 1 else "replacements"
         return AgentToolResult(

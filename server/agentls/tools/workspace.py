@@ -1,8 +1,9 @@
-"""Where the coding tools read (and later write) files: the workspace.
+"""Where the coding tools read and write files: the workspace.
 
 Tools never touch the file system directly; they go through a :class:`Workspace`.
-:class:`DiskWorkspace` reads the disk. A later editor-backed workspace answers from
-the editor's open buffers first (unsaved changes included) and falls back to the
+:class:`DiskWorkspace` reads and writes the disk. The editor-backed workspace
+(:mod:`agentls.tools.editor`) answers from the editor's open buffers first (unsaved
+changes included), writes through ``workspace/applyEdit``, and falls back to the
 disk, so the interface is kept small and async.
 
 Every path a model sends is resolved against the workspace root by
@@ -18,6 +19,9 @@ import stat as stat_module
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
+
+from agentls.ai.abort import AbortSignal
+from agentls.tools.files import write_text_atomic
 
 FileKind: TypeAlias = Literal["file", "directory", "other"]
 
@@ -38,6 +42,20 @@ class FileStat:
     """Size in bytes (of the buffer's content for an editor-backed file)."""
     mtime: float
     """Modification time in seconds since the epoch."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """A file's content as a tool read it, and where it came from.
+
+    ``version`` is the editor's version of an open document (``None`` for a file read
+    from disk). A write that passes this document as its ``base`` is applied only if
+    the editor's buffer is still at that version, so a stale edit is rejected instead
+    of overwriting newer typing.
+    """
+
+    data: bytes
+    version: int | None = None
 
 
 @runtime_checkable
@@ -65,6 +83,30 @@ class Workspace(Protocol):
     async def stat(self, path: str | Path) -> FileStat: ...
 
     async def exists(self, path: str | Path) -> bool: ...
+
+    async def read_document(self, path: str | Path) -> Document:
+        """The content of ``path`` with the editor's version when it is an open document."""
+        ...
+
+    async def write_text(
+        self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
+    ) -> None:
+        """Replace the content of ``path`` with ``text`` (UTF-8), creating it and its folders.
+
+        ``base`` is the document the new text was computed from (``edit`` passes it,
+        ``write`` does not). An abort ends a wait for the editor with :class:`AbortError`.
+        Raises :class:`OSError` for disk failures and
+        :class:`ToolInputError` when the editor refuses the change.
+        """
+        ...
+
+    def buffers(self) -> dict[str, str]:
+        """The text of every open editor document, by absolute path (empty for the disk).
+
+        A snapshot taken on the event loop, so that searches running in worker
+        threads can use it.
+        """
+        ...
 
 
 def _is_within(path: str, root: str) -> bool:
@@ -141,3 +183,14 @@ class DiskWorkspace:
 
     async def exists(self, path: str | Path) -> bool:
         return await asyncio.to_thread(os.path.exists, self.resolve(path))
+
+    async def read_document(self, path: str | Path) -> Document:
+        return Document(await asyncio.to_thread(self.resolve(path).read_bytes))
+
+    async def write_text(
+        self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
+    ) -> None:
+        await asyncio.to_thread(write_text_atomic, self.resolve(path), text)
+
+    def buffers(self) -> dict[str, str]:
+        return {}

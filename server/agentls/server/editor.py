@@ -1,0 +1,122 @@
+"""The editor as the tools' workspace sees it: pygls's synchronised documents and the client's edit support.
+
+pygls keeps the text of every document the client opened (``textDocument/didOpen``,
+``didChange`` full or incremental, ``didClose``); this module looks documents up by
+path, sends ``workspace/applyEdit`` and ``agent/saveDocuments``, and lets a tool wait
+for the ``didChange`` that follows an edit it applied.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from lsprotocol import types as lsp
+from pygls.uris import to_fs_path
+
+from agentls.protocol import SaveDocumentsParams, SaveDocumentsResult
+from agentls.tools.editor import EditOutcome, EditSupport, OpenDocument, PositionEncoding, document_key
+
+if TYPE_CHECKING:
+    from pygls.workspace import TextDocument
+
+    from agentls.server.app import AgentServer
+
+logger = logging.getLogger(__name__)
+
+
+class LspEditor:
+    """An :class:`~agentls.tools.editor.EditorConnection` over the server's LSP connection."""
+
+    def __init__(self, server: AgentServer) -> None:
+        self.server = server
+        self._version_waiters: dict[str, list[tuple[int, asyncio.Future[bool]]]] = defaultdict(list)
+
+    @property
+    def position_encoding(self) -> PositionEncoding:
+        encoding = str(self.server.workspace.position_encoding or "utf-16")
+        return encoding if encoding in ("utf-8", "utf-32") else "utf-16"  # type: ignore[return-value]
+
+    def _open_documents(self) -> list[tuple[str, TextDocument]]:
+        """``(path key, document)`` for every open document that is a file."""
+        found = []
+        for document in list(self.server.workspace.text_documents.values()):
+            path = to_fs_path(document.uri) if document.uri.startswith("file:") else None
+            if path:
+                found.append((document_key(path), document))
+        return found
+
+    def document(self, path: Path) -> OpenDocument | None:
+        key = document_key(path)
+        for document_path, document in self._open_documents():
+            if document_path == key:
+                return _open_document(document_path, document)
+        return None
+
+    def documents(self) -> list[OpenDocument]:
+        return [_open_document(path, document) for path, document in self._open_documents()]
+
+    def edit_support(self) -> EditSupport:
+        capabilities = self.server.client_capabilities.workspace
+        edit = capabilities.workspace_edit if capabilities else None
+        apply_edit = bool(capabilities and capabilities.apply_edit and edit and edit.document_changes)
+        operations = (edit.resource_operations or []) if edit else []
+        return EditSupport(
+            apply_edit=apply_edit,
+            create_files=apply_edit and lsp.ResourceOperationKind.Create in operations,
+            save_documents=self.server.client_agent.save_documents,
+        )
+
+    async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome:
+        result = await self.server.workspace_apply_edit_async(
+            lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
+        )
+        if result is None:
+            return EditOutcome(applied=False, failure_reason="the client answered nothing")
+        return EditOutcome(applied=bool(result.applied), failure_reason=result.failure_reason)
+
+    async def save_documents(self, uris: list[str]) -> set[str]:
+        params = SaveDocumentsParams(uris=uris).model_dump(mode="json", by_alias=True)
+        try:
+            answer = await self.server.protocol.send_request_async("agent/saveDocuments", params)
+            return set(SaveDocumentsResult.model_validate(answer or {"saved": []}).saved)
+        except Exception as error:  # the server writes the disk itself then
+            logger.warning("agent/saveDocuments failed (%s); writing the files from the server", error)
+            return set()
+
+    async def wait_for_version(self, uri: str, newer_than: int, seconds: float) -> bool:
+        if self._changed(uri, newer_than):
+            return True
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        entry = (newer_than, waiter)
+        uri = unquote(uri)
+        self._version_waiters[uri].append(entry)
+        try:
+            return await asyncio.wait_for(waiter, seconds)
+        except TimeoutError:
+            return False
+        finally:
+            waiters = self._version_waiters.get(uri)
+            if waiters and entry in waiters:
+                waiters.remove(entry)
+                if not waiters:
+                    del self._version_waiters[uri]
+
+    def _changed(self, uri: str, newer_than: int) -> bool:
+        document = self.server.workspace.text_documents.get(unquote(uri))
+        return document is None or (document.version is not None and document.version > newer_than)
+
+    def document_changed(self, uri: str) -> None:
+        """Called after pygls applied a ``didChange`` or ``didClose``: wake the tools waiting for it."""
+        uri = unquote(uri)
+        for newer_than, waiter in self._version_waiters.get(uri, []):
+            if not waiter.done() and self._changed(uri, newer_than):
+                waiter.set_result(True)
+
+
+def _open_document(path: str, document: TextDocument) -> OpenDocument:
+    return OpenDocument(uri=document.uri, path=Path(path), text=document.source, version=document.version)

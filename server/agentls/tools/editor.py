@@ -1,0 +1,289 @@
+"""The editor-backed workspace: the editor's open buffers first, the disk second.
+
+A tool that reads a file the editor has open sees the buffer, unsaved changes
+included. A tool that changes a file the editor has open sends a
+``workspace/applyEdit`` with a ``TextDocumentEdit`` carrying the buffer's version,
+so the change shows in the editor, can be undone there, and is refused by the
+editor (not applied over newer typing) if the buffer moved on. New files are created
+with ``CreateFile`` plus an edit. Files the editor does not have open are written to
+disk directly. After an applied edit the disk must hold the same content, so that
+``bash`` (tests, builds) sees it: the client saves the documents if it offers to
+(``agent/saveDocuments``), otherwise the workspace writes the file itself.
+
+The connection to the editor is the :class:`EditorConnection` protocol, which the
+server implements over LSP; this module only decides what to send.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+from lsprotocol import types as lsp
+
+from agentls.ai.abort import AbortSignal, unless_aborted
+from agentls.tools.workspace import DiskWorkspace, Document, FileStat, ToolInputError
+
+PositionEncoding = Literal["utf-8", "utf-16", "utf-32"]
+
+VERSION_WAIT_SECONDS = 2.0
+"""How long to wait, after an applied edit, for the editor's ``didChange`` of it."""
+
+
+@dataclass(frozen=True)
+class OpenDocument:
+    """A document the editor has open, as last synchronised."""
+
+    uri: str
+    path: Path
+    text: str
+    version: int | None
+
+
+@dataclass(frozen=True)
+class EditSupport:
+    """What the client can do with workspace edits."""
+
+    apply_edit: bool = False
+    """``workspace.applyEdit`` with ``documentChanges``: edits of open documents go through the editor."""
+    create_files: bool = False
+    """``resourceOperations`` includes ``create``: new files are created through the editor too."""
+    save_documents: bool = False
+    """The client answers ``agent/saveDocuments``: it saves the documents after an applied edit."""
+
+
+@dataclass(frozen=True)
+class EditOutcome:
+    applied: bool
+    failure_reason: str | None = None
+
+
+class EditorConnection(Protocol):
+    """The editor, as the workspace needs it (the server implements it over LSP)."""
+
+    @property
+    def position_encoding(self) -> PositionEncoding: ...
+
+    def document(self, path: Path) -> OpenDocument | None:
+        """The open document of ``path`` (an absolute path), if the editor has it open."""
+        ...
+
+    def documents(self) -> list[OpenDocument]: ...
+
+    def edit_support(self) -> EditSupport: ...
+
+    async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome: ...
+
+    async def save_documents(self, uris: list[str]) -> set[str]:
+        """Ask the client to save the documents; the URIs it saved."""
+        ...
+
+    async def wait_for_version(self, uri: str, newer_than: int, seconds: float) -> bool:
+        """Wait until the version is above ``newer_than`` (or it closes); ``False`` after ``seconds``."""
+        ...
+
+
+class EditRejected(ToolInputError):
+    """The editor did not apply a workspace edit; nothing was written."""
+
+
+# --- positions and edits ---------------------------------------------------------------
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _units(text: str, encoding: PositionEncoding) -> int:
+    if encoding == "utf-8":
+        return len(text.encode("utf-8", errors="surrogatepass"))
+    if encoding == "utf-32":
+        return len(text)
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def lsp_position(text: str, offset: int, encoding: PositionEncoding = "utf-16") -> lsp.Position:
+    """The LSP position of character ``offset`` of ``text`` (lines end at ``\\n``, ``\\r\\n`` or ``\\r``)."""
+    line, line_start = 0, 0
+    for match in _LINE_BREAK.finditer(text, 0, offset):
+        line, line_start = line + 1, match.end()
+    return lsp.Position(line=line, character=_units(text[line_start:offset], encoding))
+
+
+def minimal_edit(old: str, new: str, encoding: PositionEncoding = "utf-16") -> lsp.TextEdit:
+    """One :class:`TextEdit` turning ``old`` into ``new``: the changed middle, common ends kept.
+
+    Replacing only what changed keeps the editor's cursor, folds and marks outside of
+    it. The range never splits a ``\\r\\n`` pair, which has no LSP position inside it.
+    """
+    limit = min(len(old), len(new))
+    start = 0
+    while start < limit and old[start] == new[start]:
+        start += 1
+    if start > 0 and old[start - 1] == "\r":
+        start -= 1
+    suffix = 0
+    while suffix < limit - start and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]:
+        suffix += 1
+    old_end, new_end = len(old) - suffix, len(new) - suffix
+    if 0 < old_end < len(old) and old[old_end - 1] == "\r" and old[old_end] == "\n":
+        old_end, new_end = old_end + 1, new_end + 1
+    return lsp.TextEdit(
+        range=lsp.Range(start=lsp_position(old, start, encoding), end=lsp_position(old, old_end, encoding)),
+        new_text=new[start:new_end],
+    )
+
+
+# --- the workspace ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Applied:
+    """The text an applied edit left in a buffer whose ``didChange`` has not arrived yet."""
+
+    text: str
+    version: int | None
+
+
+class EditorWorkspace(DiskWorkspace):
+    """A :class:`Workspace` over the editor's open documents, falling back to the disk."""
+
+    def __init__(self, root: str | Path, editor: EditorConnection, allow_outside: bool = False) -> None:
+        super().__init__(root, allow_outside)
+        self.editor = editor
+        self._applied: dict[str, _Applied] = {}
+
+    def __repr__(self) -> str:
+        return f"EditorWorkspace({str(self.root)!r}, allow_outside={self.allow_outside})"
+
+    def _open(self, path: Path) -> OpenDocument | None:
+        """The open document of ``path``, with the text of an applied edit the editor has not echoed yet."""
+        document = self.editor.document(path)
+        if document is None:
+            self._applied.pop(document_key(path), None)
+            return None
+        return self._with_applied(document)
+
+    def _with_applied(self, document: OpenDocument) -> OpenDocument:
+        key = document_key(document.path)
+        applied = self._applied.get(key)
+        if applied is None:
+            return document
+        if (
+            document.version is not None
+            and applied.version is not None
+            and document.version > applied.version
+        ):
+            del self._applied[key]  # the editor has reported a newer buffer
+            return document
+        return OpenDocument(document.uri, document.path, applied.text, None)
+
+    async def read_bytes(self, path: str | Path) -> bytes:
+        return (await self.read_document(path)).data
+
+    async def read_document(self, path: str | Path) -> Document:
+        resolved = self.resolve(path)
+        document = self._open(resolved)
+        if document is None:
+            return await super().read_document(resolved)
+        return Document(document.text.encode("utf-8", errors="surrogatepass"), document.version)
+
+    async def stat(self, path: str | Path) -> FileStat:
+        resolved = self.resolve(path)
+        document = self._open(resolved)
+        if document is None:
+            return await super().stat(resolved)
+        return FileStat(
+            kind="file", size=len(document.text.encode("utf-8", errors="surrogatepass")), mtime=time.time()
+        )
+
+    async def exists(self, path: str | Path) -> bool:
+        resolved = self.resolve(path)
+        return self._open(resolved) is not None or await super().exists(resolved)
+
+    def buffers(self) -> dict[str, str]:
+        return {str(doc.path): doc.text for doc in map(self._with_applied, self.editor.documents())}
+
+    async def write_text(
+        self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
+    ) -> None:
+        resolved = self.resolve(path)
+        support = self.editor.edit_support()
+        document = self._open(resolved)
+        if not support.apply_edit:
+            await super().write_text(resolved, text)  # a headless client: the disk is the truth
+            return
+        if document is not None:
+            changes, label, uri = self._edit_open(document, text, base)
+        elif support.create_files and not await super().exists(resolved):
+            uri = resolved.as_uri()
+            changes = [
+                lsp.CreateFile(
+                    uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+                ),
+                lsp.TextDocumentEdit(
+                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                    edits=[lsp.TextEdit(range=lsp.Range(start=_ORIGIN, end=_ORIGIN), new_text=text)],
+                ),
+            ]
+            label = f"agentls: create {self._name(resolved)}"
+        else:  # not open in the editor: nothing to show or undo there
+            await super().write_text(resolved, text)
+            return
+        if changes:
+            outcome = await unless_aborted(
+                self.editor.apply_edit(lsp.WorkspaceEdit(document_changes=changes), label), signal
+            )
+            if not outcome.applied:
+                reason = outcome.failure_reason or "no reason given"
+                raise EditRejected(
+                    f"The editor did not apply the change to {self._name(resolved)} ({reason}); nothing was "
+                    "written. Read the file again (it may have changed in the editor) and retry."
+                )
+            await self._after_applied(document, text)
+        saved = (
+            await unless_aborted(self.editor.save_documents([uri]), signal)
+            if support.save_documents
+            else set()
+        )
+        if uri not in saved:
+            await super().write_text(resolved, text)
+
+    def _edit_open(
+        self, document: OpenDocument, text: str, base: Document | None
+    ) -> tuple[list[lsp.TextDocumentEdit | lsp.CreateFile], str, str]:
+        """The edit of an open document: computed from ``base`` when it is that buffer at a known version."""
+        old, version = document.text, document.version
+        if base is not None and base.version is not None:
+            old, version = base.data.decode("utf-8", errors="surrogatepass"), base.version
+        label = f"agentls: edit {self._name(document.path)}"
+        if old == text:
+            return [], label, document.uri
+        edit = lsp.TextDocumentEdit(
+            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=version),
+            edits=[minimal_edit(old, text, self.editor.position_encoding)],
+        )
+        return [edit], label, document.uri
+
+    async def _after_applied(self, document: OpenDocument | None, text: str) -> None:
+        """Make the next read see ``text`` even if the editor's ``didChange`` for it is late or lost."""
+        if document is None or document.version is None:
+            return
+        if not await self.editor.wait_for_version(document.uri, document.version, VERSION_WAIT_SECONDS):
+            self._applied[document_key(document.path)] = _Applied(text, document.version)
+
+    def _name(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+_ORIGIN = lsp.Position(line=0, character=0)
+
+
+def document_key(path: str | Path) -> str:
+    """How open documents and tool paths are matched: the absolute, normalised path."""
+    return os.path.normpath(os.path.abspath(path))
