@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError
+from agentls.tools.ripgrep import files_with_matches, find_rg
 from agentls.tools.search import (
     GitIgnore,
     find_tool,
@@ -46,8 +48,26 @@ async def find(ws: DiskWorkspace, signal: AbortSignal | None = None, **args: Any
     return body(await find_tool(ws).execute("c", args, signal, None))
 
 
+RG: list[str | None] = [None]
+"""The ``rg`` the :func:`grep` helper gives the tool (set by :func:`grep_engine`)."""
+
+
+@pytest.fixture(params=["rg", "python"])
+def grep_engine(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Runs a grep test twice: with ``rg`` picking the files and without; the output must not differ."""
+    if request.param == "rg":
+        rg = find_rg()
+        if rg is None:
+            pytest.fail("rg is not installed (.ci/run installs the ripgrep package)")
+        RG[0] = rg
+    else:
+        RG[0] = None
+    yield
+    RG[0] = None
+
+
 async def grep(ws: DiskWorkspace, signal: AbortSignal | None = None, **args: Any) -> str:
-    return body(await grep_tool(ws).execute("c", args, signal, None))
+    return body(await grep_tool(ws, rg=RG[0]).execute("c", args, signal, None))
 
 
 def test_search_tools_names(ws: DiskWorkspace) -> None:
@@ -178,6 +198,7 @@ def test_gitignore_matcher_rules() -> None:
 # --- grep ------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("grep_engine")
 async def test_grep_finds_matches_in_sorted_files(ws: DiskWorkspace, tmp_path: Path) -> None:
     write(tmp_path, "b.py", "import os\nprint('hello')\n")
     write(tmp_path, "a.py", "hello = 1\nx = 2\n")
@@ -191,6 +212,7 @@ async def test_grep_finds_matches_in_sorted_files(ws: DiskWorkspace, tmp_path: P
     assert await grep(ws, pattern="absent") == "No matches found"
 
 
+@pytest.mark.usefixtures("grep_engine")
 async def test_grep_context_and_separators(ws: DiskWorkspace, tmp_path: Path) -> None:
     lines = [f"line {i}" for i in range(1, 13)]
     lines[1] = "hit one"
@@ -207,6 +229,7 @@ async def test_grep_context_and_separators(ws: DiskWorkspace, tmp_path: Path) ->
     )
 
 
+@pytest.mark.usefixtures("grep_engine")
 async def test_grep_ignore_case_and_literal(ws: DiskWorkspace, tmp_path: Path) -> None:
     write(tmp_path, "f.txt", "Hello World\nvalue = a.b(c)[0]\naxb(c)0\n")
     assert await grep(ws, pattern="hello") == "No matches found"
@@ -214,12 +237,14 @@ async def test_grep_ignore_case_and_literal(ws: DiskWorkspace, tmp_path: Path) -
     assert await grep(ws, pattern="a.b(c)[0]", literal=True) == "f.txt:2: value = a.b(c)[0]"
 
 
+@pytest.mark.usefixtures("grep_engine")
 async def test_grep_invalid_regex(ws: DiskWorkspace, tmp_path: Path) -> None:
     write(tmp_path, "f.txt", "x\n")
     with pytest.raises(ToolInputError, match=r"Invalid regex '\(unclosed'"):
         await grep(ws, pattern="(unclosed")
 
 
+@pytest.mark.usefixtures("grep_engine")
 async def test_grep_skips_binary_ignored_and_git(ws: DiskWorkspace, tmp_path: Path) -> None:
     (tmp_path / "bin.dat").write_bytes(b"needle\0\x01\x02")
     write(tmp_path, ".gitignore", "ignored/\n")
@@ -229,6 +254,7 @@ async def test_grep_skips_binary_ignored_and_git(ws: DiskWorkspace, tmp_path: Pa
     assert await grep(ws, pattern="needle") == "ok.txt:1: needle"
 
 
+@pytest.mark.usefixtures("grep_engine")
 async def test_grep_limit_and_long_lines(ws: DiskWorkspace, tmp_path: Path) -> None:
     write(tmp_path, "f.txt", "".join(f"m{i}\n" for i in range(5)) + "m" + "x" * 600 + "\n")
     text = await grep(ws, pattern="^m", limit=2)
@@ -263,6 +289,7 @@ class AbortAfter(AbortSignal):
         return self.left < 0
 
 
+@pytest.mark.usefixtures("grep_engine")
 async def test_abort_during_the_walk(ws: DiskWorkspace, tmp_path: Path) -> None:
     for index in range(5):
         write(tmp_path, f"d{index}/f.txt", "x\n")
@@ -273,9 +300,42 @@ async def test_abort_during_the_walk(ws: DiskWorkspace, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+@pytest.mark.usefixtures("grep_engine")
 async def test_grep_skips_links_to_files_outside(tmp_path: Path) -> None:
     outside = write(tmp_path, "outside/secret.txt", "needle\n")
     root = tmp_path / "root"
     write(root, "in.txt", "needle\n")
     (root / "link.txt").symlink_to(outside)
     assert await grep(DiskWorkspace(root), pattern="needle") == "in.txt:1: needle"
+
+
+@pytest.mark.usefixtures("grep_engine")
+async def test_grep_patterns_rg_cannot_compile_still_work(ws: DiskWorkspace, tmp_path: Path) -> None:
+    write(tmp_path, "f.txt", "foobar\nfoobaz\n")
+    assert await grep(ws, pattern="foo(?=bar)") == "f.txt:1: foobar"  # a lookahead: Python's re only
+
+
+async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
+    rg = find_rg()
+    assert rg is not None, "rg is not installed (.ci/run installs the ripgrep package)"
+    write(tmp_path, "a.txt", "needle\n")
+    write(tmp_path, "b.txt", "hay\n")
+    write(tmp_path, ".hidden/c.txt", "NEEDLE\n")
+    found = files_with_matches(rg, str(tmp_path), "needle", ignore_case=True, literal=False, signal=None)
+    assert found == {str(tmp_path / "a.txt"), str(tmp_path / ".hidden" / "c.txt")}
+    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=False, signal=None) is None
+    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=True, signal=None) == set()
+
+
+@pytest.mark.usefixtures("grep_engine")
+async def test_grep_and_find_output_is_capped_at_50_kb(ws: DiskWorkspace, tmp_path: Path) -> None:
+    write(tmp_path, "big.txt", "".join(f"match {i} " + "x" * 400 + "\n" for i in range(200)))
+    text = await grep(ws, pattern="match", limit=1000)
+    assert len(text.encode()) < 51 * 1024
+    assert text.endswith("[Output truncated at 50 KB; use a narrower path, glob or pattern, or less context]")
+    assert text.splitlines()[0].startswith("big.txt:1: match 0 ")
+    for index in range(300):
+        write(tmp_path, f"folder/{'n' * 180}{index:03}.txt")
+    listing = await find(ws, pattern="*.txt", limit=5000)
+    assert listing.endswith("[Output truncated at 50 KB; use a narrower path or pattern, or a smaller limit]")
+    assert all(line.endswith(".txt") for line in listing.split("\n\n")[0].splitlines())

@@ -1,10 +1,13 @@
 """The read-only search tools (Pi-compatible names and arguments): ``ls``, ``find`` and ``grep``.
 
-All three are pure Python (no ``fd`` or ``rg``): the file-system work runs in a
-worker thread and checks the abort signal between directories. ``find`` and
-``grep`` skip ``.git/`` and honour ``.gitignore`` files (the workspace root's, the
-ones between it and the search folder, and nested ones) through the small
-:class:`GitIgnore` matcher below, which implements the common gitignore rules.
+The file-system work runs in a worker thread and checks the abort signal between
+directories. ``find`` and ``grep`` skip ``.git/`` and honour ``.gitignore`` files
+(the workspace root's, the ones between it and the search folder, and nested ones)
+through the small :class:`GitIgnore` matcher below, which implements the common
+gitignore rules. Both see the editor's open documents: ``grep`` searches an open
+document's buffer instead of its file, and both list open documents that are not
+saved to disk yet. ``grep`` lets ``rg`` (when installed) pick the files that have a
+match, then formats the matches itself, so its output is the same either way.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools.read import split_lines
+from agentls.tools.ripgrep import files_with_matches, find_rg
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 DEFAULT_LS_LIMIT = 500
@@ -28,6 +32,10 @@ DEFAULT_GREP_LIMIT = 100
 GREP_MAX_LINE_LENGTH = 500
 GREP_MAX_FILE_BYTES = 5 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8192
+MAX_OUTPUT_BYTES = 50 * 1024
+"""The most text ``find`` and ``grep`` return (Pi's 50 KB); the rest is cut with a note."""
+
+_FIND_RG: Any = object()
 
 
 # --- glob and gitignore matching -------------------------------------------------------
@@ -197,11 +205,15 @@ def _ancestor_ignores(workspace: DiskWorkspace, folder: Path) -> tuple[GitIgnore
     return ignore, base
 
 
-def walk_files(workspace: DiskWorkspace, folder: Path, signal: AbortSignal | None) -> list[tuple[str, str]]:
+def walk_files(
+    workspace: DiskWorkspace, folder: Path, signal: AbortSignal | None, buffers: dict[str, str] | None = None
+) -> list[tuple[str, str]]:
     """Every file under ``folder`` that ``.gitignore`` files keep, as ``(relative path, absolute path)``.
 
     Skips ``.git`` and ignored folders without entering them; does not follow
-    symlinked folders. Checks ``signal`` before each folder. Blocking: run it in a thread.
+    symlinked folders. Open documents of ``buffers`` (absolute path -> text) under
+    ``folder`` that are not on disk yet are included. Checks ``signal`` before each
+    folder. Blocking: run it in a thread.
     """
     ignore, prefix = _ancestor_ignores(workspace, folder)
     found: list[tuple[str, str]] = []
@@ -238,6 +250,10 @@ def walk_files(workspace: DiskWorkspace, folder: Path, signal: AbortSignal | Non
                 stack.append((path + "/", entry.path, rules))
             else:
                 found.append((path, entry.path))
+    on_disk = {absolute for _, absolute in found}
+    for absolute in buffers or {}:
+        if absolute not in on_disk and _is_within(absolute, str(folder)) and absolute != str(folder):
+            found.append((Path(absolute).relative_to(folder).as_posix(), absolute))
     found.sort()
     return found
 
@@ -304,6 +320,17 @@ def _folder(workspace: DiskWorkspace, path: str) -> Path:
 
 def _result(text: str, details: dict[str, Any]) -> AgentToolResult:
     return AgentToolResult(content=[TextContent(text=text)], details=details)
+
+
+def _capped(text: str, details: dict[str, Any], hint: str) -> str:
+    """``text`` cut to :data:`MAX_OUTPUT_BYTES` at a line end, with a note (``details.outputTruncated``)."""
+    data = text.encode("utf-8")
+    if len(data) <= MAX_OUTPUT_BYTES:
+        return text
+    kept = data[:MAX_OUTPUT_BYTES].decode("utf-8", errors="ignore")
+    kept = kept[: kept.rfind("\n")] if "\n" in kept else kept
+    details["outputTruncated"] = True
+    return f"{kept}\n\n[Output truncated at {MAX_OUTPUT_BYTES // 1024} KB; {hint}]"
 
 
 # --- ls --------------------------------------------------------------------------------
@@ -413,10 +440,13 @@ def find_tool(workspace: DiskWorkspace) -> AgentTool:
         path = _str_arg(args, "path", ".")
         limit = _int_arg(args, "limit", DEFAULT_FIND_LIMIT)
         matcher = glob_matcher(pattern)
+        buffers = workspace.buffers()
 
         def search() -> list[str]:
             folder = _folder(workspace, path)
-            return [rel for rel, _ in walk_files(workspace, folder, signal) if matcher.fullmatch(rel)]
+            return [
+                rel for rel, _ in walk_files(workspace, folder, signal, buffers) if matcher.fullmatch(rel)
+            ]
 
         matches = await asyncio.to_thread(search)
         _check(signal)
@@ -430,7 +460,7 @@ def find_tool(workspace: DiskWorkspace) -> AgentTool:
                 f"\n\n[{limit} results limit reached ({len(matches)} in total). "
                 f"Use limit={limit * 2} for more, or refine the pattern]"
             )
-        return _result(text, details)
+        return _result(_capped(text, details, "use a narrower path or pattern, or a smaller limit"), details)
 
     return AgentTool(
         name="find", label="find", description=FIND_DESCRIPTION, parameters=FIND_PARAMETERS, execute=execute
@@ -484,8 +514,11 @@ def _cut(line: str) -> str:
     return line if len(line) <= GREP_MAX_LINE_LENGTH else line[:GREP_MAX_LINE_LENGTH] + "…"
 
 
-def _file_lines(absolute: str) -> list[str] | None:
-    """The lines of a text file, or ``None`` for a binary, too large or unreadable one."""
+def _file_lines(absolute: str, buffers: dict[str, str]) -> list[str] | None:
+    """The lines of a text file (of its open buffer if it has one), or ``None`` for a binary, too
+    large or unreadable one."""
+    if absolute in buffers:
+        return split_lines(buffers[absolute].removeprefix("\ufeff"))
     try:
         if os.path.getsize(absolute) > GREP_MAX_FILE_BYTES:
             return None
@@ -507,14 +540,19 @@ class _GrepOutcome:
 
 
 def _grep(
-    files: list[tuple[str, str]], regex: re.Pattern[str], context: int, limit: int, signal: AbortSignal | None
+    files: list[tuple[str, str]],
+    buffers: dict[str, str],
+    regex: re.Pattern[str],
+    context: int,
+    limit: int,
+    signal: AbortSignal | None,
 ) -> _GrepOutcome:
     groups: list[list[str]] = []
     matches = files_matched = 0
     truncated = False
     for display, absolute in files:
         _check(signal)
-        lines = _file_lines(absolute)
+        lines = _file_lines(absolute, buffers)
         if not lines:
             continue
         hits: list[int] = []
@@ -548,8 +586,12 @@ def _grep(
     return _GrepOutcome(groups, matches, files_matched, truncated)
 
 
-def grep_tool(workspace: DiskWorkspace) -> AgentTool:
-    """The ``grep`` tool; ``details`` is ``{path, matches, files, truncated}`` (the shown matches)."""
+def grep_tool(workspace: DiskWorkspace, rg: str | None = _FIND_RG) -> AgentTool:
+    """The ``grep`` tool; ``details`` is ``{path, matches, files, truncated}`` (the shown matches).
+
+    ``rg`` is the ripgrep executable used to pick the files with a match (default: the
+    one on ``PATH`` when the tool runs; ``None``: search every file in Python).
+    """
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -576,17 +618,36 @@ def grep_tool(workspace: DiskWorkspace) -> AgentTool:
             ) from error
         matcher = glob_matcher(glob) if glob is not None else None
         resolved = workspace.resolve(path)
+        buffers = workspace.buffers()
+        executable = find_rg() if rg is _FIND_RG else rg
 
         def search() -> _GrepOutcome:
-            if not resolved.exists():
+            if str(resolved) in buffers:
+                files = [(path, str(resolved))]
+            elif not resolved.exists():
                 raise ToolInputError(f"Path not found: {path}")
-            if resolved.is_dir():
-                files = walk_files(workspace, resolved, signal)
+            elif resolved.is_dir():
+                files = walk_files(workspace, resolved, signal, buffers)
                 if matcher is not None:
                     files = [(rel, absolute) for rel, absolute in files if matcher.fullmatch(rel)]
+                if executable is not None and files:
+                    hits = files_with_matches(
+                        executable,
+                        str(resolved),
+                        pattern,
+                        ignore_case=ignore_case,
+                        literal=literal,
+                        signal=signal,
+                    )
+                    if hits is not None:
+                        files = [
+                            (rel, absolute)
+                            for rel, absolute in files
+                            if absolute in hits or absolute in buffers
+                        ]
             else:
                 files = [(path, str(resolved))]
-            return _grep(files, regex, context, limit, signal)
+            return _grep(files, buffers, regex, context, limit, signal)
 
         outcome = await asyncio.to_thread(search)
         _check(signal)
@@ -604,7 +665,9 @@ def grep_tool(workspace: DiskWorkspace) -> AgentTool:
             text += (
                 f"\n\n[{limit} matches limit reached. Use limit={limit * 2} for more, or refine the pattern]"
             )
-        return _result(text, details)
+        return _result(
+            _capped(text, details, "use a narrower path, glob or pattern, or less context"), details
+        )
 
     return AgentTool(
         name="grep", label="grep", description=GREP_DESCRIPTION, parameters=GREP_PARAMETERS, execute=execute
