@@ -306,10 +306,16 @@ class AgentClient:
         model: ModelRef | tuple[str, str] | None = None,
         thinking_level: str | None = None,
         system_prompt: str | None = None,
+        permissions: dict[str, str] | None = None,
     ) -> str:
+        """Create a session; ``permissions`` (``{tool: allow|ask|deny}``) is stored with it."""
         ref = ModelRef(provider=model[0], id=model[1]) if isinstance(model, tuple) else model
         params = NewSessionParams(
-            cwd=cwd, model=ref, thinking_level=thinking_level, system_prompt=system_prompt
+            cwd=cwd,
+            model=ref,
+            thinking_level=thinking_level,
+            system_prompt=system_prompt,
+            permissions=permissions,
         )  # type: ignore[arg-type]
         return (await self.request("agent/newSession", params, NewSessionResult)).session_id
 

