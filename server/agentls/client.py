@@ -307,6 +307,7 @@ class AgentClient:
         thinking_level: str | None = None,
         system_prompt: str | None = None,
         permissions: dict[str, str] | None = None,
+        allow_outside_workspace: bool | None = None,
     ) -> str:
         """Create a session; ``permissions`` (``{tool: allow|ask|deny}``) is stored with it."""
         ref = ModelRef(provider=model[0], id=model[1]) if isinstance(model, tuple) else model
@@ -316,6 +317,7 @@ class AgentClient:
             thinking_level=thinking_level,
             system_prompt=system_prompt,
             permissions=permissions,
+            allow_outside_workspace=allow_outside_workspace,
         )  # type: ignore[arg-type]
         return (await self.request("agent/newSession", params, NewSessionResult)).session_id
 

@@ -75,6 +75,8 @@ class InitializationOptions(ProtocolModel):
     system_prompt: str | None = None
     permissions: dict[str, PermissionMode] | None = None
     """Permission mode per tool name, over the defaults (read-only tools allow, ``bash`` ask)."""
+    allow_outside_workspace: bool | None = None
+    """Let the tools use paths outside a session's folder (default: refused)."""
 
 
 class ClientAgentCapabilities(ProtocolModel):
@@ -98,6 +100,8 @@ class NewSessionParams(ProtocolModel):
     system_prompt: str | None = None
     permissions: dict[str, PermissionMode] | None = None
     """Permission modes of this session, over the server's."""
+    allow_outside_workspace: bool | None = None
+    """Let the tools use paths outside ``cwd``; writes there ask first (default: the server's option)."""
 
 
 class SessionParams(ProtocolModel):

@@ -219,3 +219,27 @@ async def test_a_sessions_own_policy_is_stored_with_it_and_applies_after_loading
     await within(second.prompt(session, "second", wait=True))
     assert answers.asked == []
     assert (tmp_path / "ran.txt").read_text() == "ran\nran\n"
+
+
+async def test_a_session_may_allow_outside_paths_and_writes_there_ask_first(
+    start: Any, faux_script: FauxScript, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "outside.txt").write_text("from outside\n")
+    calls = [
+        tool_call("r", "read", {"path": "../outside.txt"}),
+        tool_call("w", "write", {"path": "../written.txt", "content": "hi\n"}),
+        tool_call("i", "write", {"path": "inside.txt", "content": "in\n"}),
+    ]
+    faux_script([{"content": [c], "stopReason": "toolUse"} for c in calls] + [{"content": "done"}])
+    answers = Answers("allowOnce")
+    client = await start(answers)
+    session = await within(client.new_session(cwd=str(workspace), allow_outside_workspace=True))
+    await within(client.prompt(session, "go", wait=True))
+    results = [m for m in (await within(client.get_messages(session))).messages if m["role"] == "toolResult"]
+    assert [r["isError"] for r in results] == [False, False, False]
+    assert "from outside" in results[0]["content"][0]["text"]
+    [question] = answers.asked  # only the write outside asked
+    assert question.tool_name == "write" and "outside the workspace" in question.title
+    assert (tmp_path / "written.txt").read_text() == "hi\n" and (workspace / "inside.txt").is_file()

@@ -20,7 +20,7 @@ from agentls.protocol import (
 )
 from agentls.session.errors import SessionError
 from agentls.session.permissions import Ask, PermissionRules, permission_hook
-from agentls.session.providers import ProviderSettings, catalog, resolve_model, session_models
+from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
 from agentls.session.session import DEFAULT_SYSTEM_PROMPT, AgentSession, Notify
 from agentls.session.store import (
     SessionHeader,
@@ -60,8 +60,10 @@ class SessionManager:
         self.editor = editor
         self.notify = notify
         self.ask = ask
-        self.providers = ProviderSettings(faux_script=options.faux_script)
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
+        self.providers = ProviderSettings(
+            faux_script=options.faux_script, models_file=self.store.root / MODELS_FILE
+        )
         self.sessions: dict[str, AgentSession] = {}
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
 
@@ -78,19 +80,23 @@ class SessionManager:
         except SessionNotFound:
             return False
 
-    def _permission_hook(self, session_id: str, cwd: str, modes: dict[str, PermissionMode] | None) -> Any:
+    def _permission_hook(
+        self, session_id: str, cwd: str, modes: dict[str, PermissionMode] | None, allow_outside: bool
+    ) -> Any:
         return permission_hook(
             session_id=session_id,
             workspace=cwd,
             modes={**(self.options.permissions or {}), **(modes or {})},
             rules=self.permission_rules,
             ask=self.ask,
+            allow_outside=allow_outside,
         )
 
-    def _tools(self, cwd: str) -> list[AgentTool]:
+    def _tools(self, cwd: str, allow_outside: bool) -> list[AgentTool]:
         """The coding tools over ``cwd``: through the editor when there is one, else on disk."""
-        workspace = EditorWorkspace(cwd, self.editor) if self.editor is not None else DiskWorkspace(cwd)
-        return coding_tools(workspace)
+        if self.editor is not None:
+            return coding_tools(EditorWorkspace(cwd, self.editor, allow_outside))
+        return coding_tools(DiskWorkspace(cwd, allow_outside))
 
     def list_permission_rules(self, cwd: str | None) -> list[PermissionRule]:
         return self.permission_rules.list(str(Path(cwd).expanduser().resolve()) if cwd else None)
@@ -108,6 +114,9 @@ class SessionManager:
             params.system_prompt or self.options.system_prompt or DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
         )
         session_id = new_session_id()
+        allow_outside = params.allow_outside_workspace
+        if allow_outside is None:
+            allow_outside = bool(self.options.allow_outside_workspace)
         header = SessionHeader(
             id=session_id,
             cwd=cwd,
@@ -116,6 +125,7 @@ class SessionManager:
             model=(model.provider, model.id),
             thinking_level=level,
             permissions=dict(params.permissions) if params.permissions else None,
+            allow_outside_workspace=allow_outside,
         )
         try:
             writer = self.store.create(header)
@@ -129,10 +139,10 @@ class SessionManager:
             thinking_level=level,
             system_prompt=system_prompt,
             messages=[],
-            tools=self._tools(cwd),
+            tools=self._tools(cwd, allow_outside),
             writer=writer,
             notify=self.notify,
-            before_tool_call=self._permission_hook(session_id, cwd, params.permissions),
+            before_tool_call=self._permission_hook(session_id, cwd, params.permissions, allow_outside),
         )
         self.sessions[session_id] = session
         return session
@@ -167,11 +177,14 @@ class SessionManager:
             thinking_level=level,
             system_prompt=loaded.system_prompt,
             messages=loaded.messages,
-            tools=self._tools(loaded.header.cwd),
+            tools=self._tools(loaded.header.cwd, loaded.header.allow_outside_workspace),
             writer=writer,
             notify=self.notify,
             before_tool_call=self._permission_hook(
-                session_id, loaded.header.cwd, _modes(loaded.header.permissions)
+                session_id,
+                loaded.header.cwd,
+                _modes(loaded.header.permissions),
+                loaded.header.allow_outside_workspace,
             ),
         )
         self.sessions[session_id] = session

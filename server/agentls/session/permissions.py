@@ -23,6 +23,7 @@ from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
+from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +92,26 @@ class PermissionRules:
         os.replace(temporary, self.path)
 
 
+def outside_workspace(workspace: str) -> Callable[[Any], bool]:
+    """Whether a file tool's ``args.path`` leaves ``workspace`` (``..``, elsewhere, a symlink out)."""
+    inside = DiskWorkspace(workspace)
+
+    def check(args: Any) -> bool:
+        path = args.get("path") if isinstance(args, dict) else None
+        if not isinstance(path, str):
+            return False
+        try:
+            inside.resolve(path)
+        except ToolInputError:
+            return True
+        return False
+
+    return check
+
+
+WRITING_TOOLS = ("write", "edit")
+
+
 def permission_hook(
     *,
     session_id: str,
@@ -98,15 +119,25 @@ def permission_hook(
     modes: dict[str, PermissionMode],
     rules: PermissionRules,
     ask: Ask,
+    allow_outside: bool = False,
 ) -> Callable[[BeforeToolCallContext, AbortSignal | None], Awaitable[BeforeToolCallResult | None]]:
-    """The session's ``before_tool_call``: the policy for each tool call."""
+    """The session's ``before_tool_call``: the policy for each tool call.
+
+    With ``allow_outside`` the tools accept paths outside the workspace; a ``write`` or
+    ``edit`` there asks first even when the tool is allowed (its "allow always" is
+    remembered apart, as ``write:outside``), and ``deny`` still denies.
+    """
+    outside = outside_workspace(workspace) if allow_outside else None
 
     async def before_tool_call(
         ctx: BeforeToolCallContext, signal: AbortSignal | None
     ) -> BeforeToolCallResult | None:
-        name = ctx.tool_call.name
+        name = rule = ctx.tool_call.name
         mode = modes.get(name, DEFAULT_MODES.get(name, "ask"))
-        if mode == "allow" or rules.allows(workspace, name):
+        if outside is not None and name in WRITING_TOOLS and outside(ctx.args):
+            rule = f"{name}:outside"
+            mode = "deny" if mode == "deny" else "ask"
+        if mode == "allow" or rules.allows(workspace, rule):
             return None
         if mode == "deny":
             return BeforeToolCallResult(block=True, reason=f"The permission policy denies the {name} tool.")
@@ -115,12 +146,12 @@ def permission_hook(
             tool_call_id=ctx.tool_call.id,
             tool_name=name,
             args=to_wire(ctx.args),
-            title=_title(name, ctx.args),
+            title=_title(name, ctx.args, outside_workspace=rule != name),
             options=OPTIONS,
         )
         outcome = await _ask_unless_aborted(ask, request, signal)
         if outcome == "allowAlways":
-            await rules.add(workspace, name)
+            await rules.add(workspace, rule)
             return None
         if outcome == "allowOnce":
             return None
@@ -143,7 +174,9 @@ async def _ask_unless_aborted(
     return answer if answer in ("allowOnce", "allowAlways") else None
 
 
-def _title(tool_name: str, args: Any) -> str:
+def _title(tool_name: str, args: Any, *, outside_workspace: bool = False) -> str:
     if tool_name == "bash" and isinstance(args, dict) and isinstance(args.get("command"), str):
         return f"Run the command: {args['command']}"
+    if outside_workspace:
+        return f"Allow {tool_name} of {args['path']}, outside the workspace?"
     return f"Allow the {tool_name} tool?"

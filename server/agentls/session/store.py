@@ -101,6 +101,8 @@ class SessionHeader:
     thinking_level: str
     permissions: dict[str, str] | None = None
     """The session's own tool policy (``{tool: allow|ask|deny}``) over the server's, if it set one."""
+    allow_outside_workspace: bool = False
+    """Whether the tools may use paths outside ``cwd``."""
 
 
 @dataclass
@@ -187,6 +189,7 @@ def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
         "model": {"provider": header.model[0], "id": header.model[1]} if header.model else None,
         "thinkingLevel": header.thinking_level,
         **({"permissions": header.permissions} if header.permissions else {}),
+        **({"allowOutsideWorkspace": True} if header.allow_outside_workspace else {}),
     }
 
 
@@ -388,6 +391,7 @@ def _read_header(path: Path, line: bytes | None) -> SessionHeader:
         model=model,
         thinking_level=thinking_level,
         permissions=permissions or None,
+        allow_outside_workspace=data.get("allowOutsideWorkspace") is True,
     )
 
 
