@@ -62,6 +62,7 @@ async def test_handshake(lsp: LanguageClient) -> None:
 async def test_raw_agent_requests_and_notifications(lsp: LanguageClient) -> None:
     models = plain(await within(lsp.protocol.send_request_async("agent/listModels", {})))
     assert [(m["provider"], m["id"]) for m in models["models"]] == [("faux", "faux-1")]
+    assert plain(await within(lsp.protocol.send_request_async("agent/listModels", []))) == models
 
     session = plain(await within(lsp.protocol.send_request_async("agent/newSession", {})))["sessionId"]
     settled = lsp.protocol.wait_for_notification_async("agent/settled")

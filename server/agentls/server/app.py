@@ -162,7 +162,7 @@ def invalid_params(method: str, error: ValidationError, within: tuple[str, ...] 
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
-    if params is None:
+    if params is None or params == []:  # Lua's JSON encoder writes an empty table as []
         params = {}
     if not isinstance(params, dict):
         raise JsonRpcException(

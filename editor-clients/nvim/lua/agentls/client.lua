@@ -1,0 +1,222 @@
+--- The LSP client of `agentls serve`: start it, keep the workspace's buffers attached, send requests.
+---
+--- One client per Neovim, started on first use. Every loaded file buffer under the
+--- workspace root is attached, so `didOpen`/`didChange` give the agent's tools the
+--- buffers' unsaved text. Requests made before the server has answered `initialize`
+--- wait for it.
+local config = require("agentls.config")
+
+local api = vim.api
+local M = {}
+
+local has_011 = vim.fn.has("nvim-0.11") == 1
+
+M.name = "agentls"
+
+---@type integer?
+M.id = nil
+local waiting = {} ---@type fun(client: vim.lsp.Client?, err: string?)[]
+local augroup = api.nvim_create_augroup("agentls.client", { clear = true })
+
+---@return vim.lsp.Client?
+function M.get()
+  local client = M.id and vim.lsp.get_client_by_id(M.id)
+  if client and not M.is_stopped(client) then
+    return client
+  end
+  return nil
+end
+
+function M.is_stopped(client)
+  if has_011 then
+    return client:is_stopped()
+  end
+  return client.is_stopped()
+end
+
+--- The capabilities Neovim advertises, plus the agent extensions this plugin answers.
+function M.capabilities()
+  local capabilities = vim.lsp.protocol.make_client_capabilities()
+  -- Neovim applies documentChanges (versioned edits, CreateFile) but does not advertise it;
+  -- without it the server would write files behind the buffers' back.
+  capabilities.workspace.workspaceEdit.documentChanges = true
+  capabilities.experimental = vim.tbl_extend("force", capabilities.experimental or {}, {
+    agent = { requestPermission = true, saveDocuments = true },
+  })
+  return capabilities
+end
+
+function M.init_options()
+  local options = vim.deepcopy(config.options.init_options or {})
+  options.model = options.model or config.model_ref(config.options.model)
+  return options
+end
+
+--- Whether `bufnr` is a file buffer under the workspace root (the ones the agent should see).
+function M.is_workspace_buffer(bufnr)
+  if not api.nvim_buf_is_loaded(bufnr) or vim.bo[bufnr].buftype ~= "" then
+    return false
+  end
+  local name = api.nvim_buf_get_name(bufnr)
+  if name == "" or name:match("^%a[%w+.-]*://") then
+    return false
+  end
+  local root = config.root_dir()
+  local path = vim.fs.normalize(vim.fn.fnamemodify(name, ":p"))
+  return path == root or path:sub(1, #root + 1) == root .. "/"
+end
+
+function M.attach(bufnr)
+  local client = M.get()
+  if client and M.is_workspace_buffer(bufnr) and not vim.lsp.buf_is_attached(bufnr, client.id) then
+    vim.lsp.buf_attach_client(bufnr, client.id)
+  end
+end
+
+local function attach_all()
+  for _, bufnr in ipairs(api.nvim_list_bufs()) do
+    M.attach(bufnr)
+  end
+end
+
+local function flush(client, err)
+  local callbacks = waiting
+  waiting = {}
+  for _, callback in ipairs(callbacks) do
+    callback(client, err)
+  end
+end
+
+local function on_exit(code, signal, client_id)
+  vim.schedule(function()
+    if client_id ~= M.id then
+      return
+    end
+    M.id = nil
+    flush(nil, "the agentls server stopped")
+    if code ~= 0 then
+      vim.notify(
+        ("agentls: the server exited (code %d, signal %d); see :LspLog. It restarts on the next command."):format(
+          code,
+          signal or 0
+        ),
+        vim.log.levels.ERROR
+      )
+    end
+    require("agentls.state").server_stopped()
+  end)
+end
+
+local function client_config()
+  local root = config.root_dir()
+  return {
+    name = M.name,
+    cmd = config.options.cmd,
+    cmd_env = config.options.cmd_env,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = M.init_options(),
+    capabilities = M.capabilities(),
+    handlers = require("agentls.handlers").lsp_handlers(),
+    on_init = function(client)
+      vim.schedule(function()
+        attach_all()
+        flush(client)
+      end)
+    end,
+    on_exit = on_exit,
+  }
+end
+
+--- Start the server (if it is not running); then `callback(client)`, or `callback(nil, err)`.
+---@param callback fun(client: vim.lsp.Client?, err: string?)
+function M.with_client(callback)
+  local client = M.get()
+  if client and client.initialized then
+    return callback(client)
+  end
+  waiting[#waiting + 1] = callback
+  if client then
+    return
+  end
+  local cmd = config.options.cmd
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    local hint = 'install agentls or set cmd in require("agentls").setup{}'
+    return flush(nil, ("cannot start the server: %q is not executable; %s"):format(cmd[1], hint))
+  end
+  local id
+  if has_011 then
+    id = vim.lsp.start(client_config(), { attach = false })
+  else
+    id = vim.lsp.start_client(client_config())
+  end
+  if not id then
+    return flush(nil, ("could not start %s (see :LspLog)"):format(table.concat(cmd, " ")))
+  end
+  M.id = id
+  api.nvim_clear_autocmds({ group = augroup })
+  api.nvim_create_autocmd({ "BufReadPost", "BufNewFile", "BufEnter", "BufFilePost" }, {
+    group = augroup,
+    desc = "agentls: let the agent see the workspace's buffers",
+    callback = function(args)
+      M.attach(args.buf)
+    end,
+  })
+end
+
+--- An LSP error as one line: the server's message, which names the problem and what to do.
+function M.error_text(err)
+  if type(err) == "string" then
+    return err
+  end
+  if type(err) ~= "table" then
+    return tostring(err)
+  end
+  return err.message or vim.inspect(err)
+end
+
+--- The `data.kind` of an agent error (`busy`, `unknownSession`, ...).
+function M.error_kind(err)
+  return type(err) == "table" and type(err.data) == "table" and err.data.kind or nil
+end
+
+--- Send a request; `callback(err, result)` runs on the main loop.
+---@param method string
+---@param params table
+---@param callback fun(err: table|string|nil, result: any)
+function M.request(method, params, callback)
+  if next(params) == nil then
+    params = vim.empty_dict() -- an empty Lua table would be sent as [], and params must be an object
+  end
+  M.with_client(function(client, start_err)
+    if not client then
+      return callback(start_err)
+    end
+    local function handler(err, result)
+      callback(err, result)
+    end
+    local ok
+    if has_011 then
+      ok = client:request(method, params, handler)
+    else
+      ok = client.request(method, params, handler)
+    end
+    if not ok then
+      callback("the agentls server is not running")
+    end
+  end)
+end
+
+--- Stop the server.
+function M.stop()
+  local client = M.get()
+  if client then
+    if has_011 then
+      client:stop()
+    else
+      client.stop()
+    end
+  end
+end
+
+return M

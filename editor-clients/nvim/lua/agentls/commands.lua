@@ -1,0 +1,300 @@
+--- What the user commands do. Each one checks its input, sends one or two requests and
+--- reports problems with `vim.notify`; the panel follows from the notifications.
+local client = require("agentls.client")
+local config = require("agentls.config")
+local panel = require("agentls.panel")
+local state = require("agentls.state")
+
+local levels = vim.log.levels
+local M = {}
+
+--- The model of the next new session, when chosen with :AgentModel before there was a session.
+---@type {provider: string, id: string}?
+M.next_model = nil
+
+local function notify(message, level)
+  vim.notify("agentls: " .. message, level or levels.INFO)
+end
+
+local function fail(err)
+  notify(client.error_text(err), levels.ERROR)
+end
+
+--- `callback(text)` with the command's text, or with what the user types when there is none.
+local function with_text(text, prompt, callback)
+  text = vim.trim(text or "")
+  if text ~= "" then
+    return callback(text)
+  end
+  vim.ui.input({ prompt = prompt }, function(input)
+    if input == nil then
+      return -- cancelled
+    end
+    input = vim.trim(input)
+    if input == "" then
+      return notify("nothing to send: the text is empty", levels.WARN)
+    end
+    callback(input)
+  end)
+end
+
+local function new_session(callback)
+  local params = { cwd = config.root_dir(), model = M.next_model }
+  client.request("agent/newSession", params, function(err, result)
+    if err then
+      return fail(err)
+    end
+    state.set_current(result.sessionId)
+    state.refresh_state(result.sessionId)
+    if callback then
+      callback(result.sessionId)
+    end
+  end)
+end
+
+local function with_session(callback)
+  if state.current then
+    return callback(state.current)
+  end
+  new_session(callback)
+end
+
+--- The current session for a command that needs one, or nil after telling the user.
+local function current_session(what)
+  if not state.current then
+    notify(("no session to %s: start one with :AgentPrompt {text}"):format(what), levels.ERROR)
+  end
+  return state.current
+end
+
+local function open_panel()
+  if config.options.panel.auto_open then
+    panel.open(false)
+  end
+end
+
+--- :AgentPrompt [text]: send a prompt to the current session (a new one if there is none).
+function M.prompt(text)
+  with_text(text, "Agent prompt: ", function(prompt)
+    with_session(function(session_id)
+      open_panel()
+      local params = { sessionId = session_id, text = prompt }
+      local when_busy = config.options.prompt_when_busy
+      if when_busy ~= "reject" then
+        params.whenBusy = when_busy
+      end
+      client.request("agent/prompt", params, function(err, result)
+        if err then
+          return fail(err)
+        end
+        if result and result.queued then
+          notify(("the agent is busy: the prompt is queued (%s)"):format(when_busy))
+        end
+      end)
+    end)
+  end)
+end
+
+local function enqueue(method, what, text)
+  local session_id = current_session(what)
+  if not session_id then
+    return
+  end
+  with_text(text, ("Agent %s: "):format(what), function(item)
+    client.request(method, { sessionId = session_id, text = item }, function(err)
+      if err then
+        return fail(err)
+      end
+      local t = state.transcripts[session_id]
+      if t and not t.running then
+        notify("queued; the agent is idle: :AgentContinue delivers it")
+      end
+    end)
+  end)
+end
+
+--- :AgentSteer [text]: a message delivered after the current turn.
+function M.steer(text)
+  enqueue("agent/steer", "steer", text)
+end
+
+--- :AgentFollowUp [text]: a message delivered when the agent would otherwise stop.
+function M.follow_up(text)
+  enqueue("agent/followUp", "follow up", text)
+end
+
+--- :AgentAbort
+function M.abort()
+  local session_id = current_session("abort")
+  if not session_id then
+    return
+  end
+  client.request("agent/abort", { sessionId = session_id }, function(err, result)
+    if err then
+      return fail(err)
+    end
+    if not result.aborted then
+      notify("nothing to abort: the agent is idle")
+    end
+  end)
+end
+
+--- :AgentContinue
+function M.continue()
+  local session_id = current_session("continue")
+  if not session_id then
+    return
+  end
+  open_panel()
+  client.request("agent/continue", { sessionId = session_id }, function(err)
+    if err then
+      fail(err)
+    end
+  end)
+end
+
+--- :AgentNewSession
+function M.new_session()
+  new_session(function(session_id)
+    open_panel()
+    notify("new session " .. session_id:sub(1, 8))
+  end)
+end
+
+--- Show a stored or running session in the panel, loading it into the server if needed.
+function M.open_session(info)
+  local id = info.sessionId
+  local function show()
+    state.set_current(id)
+    open_panel()
+    state.refresh_state(id)
+  end
+  if info.loaded and state.transcripts[id] then
+    return show()
+  end
+  local function load_transcript()
+    state.reload(id, function(err)
+      if not err then
+        show()
+      end
+    end)
+  end
+  if info.loaded then
+    return load_transcript()
+  end
+  client.request("agent/loadSession", { sessionId = id }, function(err)
+    if err then
+      return fail(err)
+    end
+    load_transcript()
+  end)
+end
+
+local function session_label(info)
+  local when = os.date("%Y-%m-%d %H:%M", math.floor((info.updatedAt or 0) / 1000))
+  local title = info.title and info.title ~= vim.NIL and info.title or "(untitled)"
+  title = vim.split(title, "\n", { plain = true })[1]
+  local current = info.sessionId == state.current and "  [current]" or ""
+  return ("%s  %s  (%d messages)%s"):format(when, title, info.messageCount or 0, current)
+end
+
+--- :AgentSessions: pick a session of this workspace to show (and continue).
+function M.sessions()
+  client.request("agent/listSessions", { cwd = config.root_dir() }, function(err, result)
+    if err then
+      return fail(err)
+    end
+    local sessions = result.sessions or {}
+    if #sessions == 0 then
+      return notify("no sessions yet for " .. config.root_dir())
+    end
+    vim.ui.select(sessions, {
+      prompt = "agentls sessions",
+      kind = "agentls.session",
+      format_item = session_label,
+    }, function(choice)
+      if choice then
+        M.open_session(choice)
+      end
+    end)
+  end)
+end
+
+local function use_model(ref)
+  local session_id = state.current
+  if not session_id then
+    M.next_model = ref
+    return notify(("new sessions use %s/%s"):format(ref.provider, ref.id))
+  end
+  local params = { sessionId = session_id, provider = ref.provider, id = ref.id }
+  client.request("agent/setModel", params, function(err, result)
+    if err then
+      return fail(err)
+    end
+    state.transcript(session_id):set_state(result)
+    state.changed(session_id)
+    notify(("model: %s/%s"):format(ref.provider, ref.id))
+  end)
+end
+
+--- :AgentModel [provider/id]: set the current session's model (pick one without an argument).
+function M.model(arg)
+  arg = vim.trim(arg or "")
+  if arg ~= "" then
+    local ref, err = config.model_ref(arg)
+    if not ref then
+      return notify(err, levels.ERROR)
+    end
+    return use_model(ref)
+  end
+  client.request("agent/listModels", { sessionId = state.current }, function(err, result)
+    if err then
+      return fail(err)
+    end
+    local models = result.models or {}
+    if #models == 0 then
+      return notify("the server offers no models: configure a provider (see the README)", levels.WARN)
+    end
+    vim.ui.select(models, {
+      prompt = "agentls model",
+      kind = "agentls.model",
+      format_item = function(model)
+        return ("%s/%s  %s"):format(model.provider, model.id, model.name or "")
+      end,
+    }, function(choice)
+      if choice then
+        use_model({ provider = choice.provider, id = choice.id })
+      end
+    end)
+  end)
+end
+
+--- :AgentPanel: open (and enter) or close the panel.
+function M.panel()
+  if not panel.transcript and state.current then
+    panel.show(state.current_transcript())
+  end
+  panel.toggle()
+end
+
+--- Completion of :AgentModel: the models the server offers (only if it already runs).
+function M.complete_model(lead)
+  local c = client.get()
+  if not c then
+    return {}
+  end
+  local names = {}
+  local has_011 = vim.fn.has("nvim-0.11") == 1
+  local params = { sessionId = state.current }
+  local response = has_011 and c:request_sync("agent/listModels", params, 1000)
+    or c.request_sync("agent/listModels", params, 1000)
+  for _, model in ipairs(response and response.result and response.result.models or {}) do
+    local name = model.provider .. "/" .. model.id
+    if name:find(lead, 1, true) == 1 then
+      names[#names + 1] = name
+    end
+  end
+  return names
+end
+
+return M

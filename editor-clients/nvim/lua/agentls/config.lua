@@ -1,0 +1,107 @@
+--- Options of `require("agentls").setup()`, merged over the defaults.
+local M = {}
+
+---@class agentls.PanelConfig
+---@field layout "split"|"float"
+---@field position "right"|"left"|"above"|"below" where a split opens
+---@field width number columns of a vertical split; a fraction (< 1) of the editor's width for a float
+---@field height number lines of a horizontal split; a fraction (< 1) of the editor's height for a float
+---@field auto_open boolean open the panel when a prompt is sent
+---@field tool_output_lines integer lines of a tool's output shown under its row
+---@field redraw_ms integer the panel redraws at most this often while a run streams
+---@field keymaps table<string, string|false> panel-local mappings (action = lhs)
+
+---@class agentls.Config
+---@field cmd string[] the server command
+---@field cmd_env table<string, string>? extra environment of the server
+---@field model string|{provider: string, id: string}? default model of new sessions, "provider/id"
+---@field root_dir string|fun(): string the workspace: sessions' cwd; buffers under it are synchronised
+---@field init_options table other initializationOptions (dataDir, fauxScript, permissions, ...)
+---@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt does while the agent runs
+---@field panel agentls.PanelConfig
+
+---@type agentls.Config
+M.defaults = {
+  cmd = { "agentls", "serve" },
+  cmd_env = nil,
+  model = nil,
+  root_dir = function()
+    return vim.fn.getcwd()
+  end,
+  init_options = {},
+  prompt_when_busy = "followUp",
+  panel = {
+    layout = "split",
+    position = "right",
+    width = 64,
+    height = 0.8,
+    auto_open = true,
+    tool_output_lines = 5,
+    redraw_ms = 30,
+    keymaps = {
+      close = "q",
+      prompt = "i",
+      steer = "s",
+      follow_up = "f",
+      abort = "<C-c>",
+    },
+  },
+}
+
+---@type agentls.Config
+M.options = vim.deepcopy(M.defaults)
+
+--- `"provider/id"` or `{provider, id}` as the protocol's `{provider, id}`.
+---@return {provider: string, id: string}?, string? error
+function M.model_ref(model)
+  if model == nil then
+    return nil
+  end
+  if type(model) == "table" and type(model.provider) == "string" and type(model.id) == "string" then
+    return { provider = model.provider, id = model.id }
+  end
+  if type(model) == "string" then
+    local provider, id = model:match("^([^/]+)/(.+)$")
+    if provider then
+      return { provider = provider, id = id }
+    end
+  end
+  return nil, ("model must be \"provider/id\" or {provider = ..., id = ...}, not %s"):format(vim.inspect(model))
+end
+
+---@param opts table?
+---@return boolean ok, string? error
+function M.set(opts)
+  opts = opts or {}
+  local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
+  if opts.cmd ~= nil then -- a list replaces the default list rather than merging into it
+    merged.cmd = vim.deepcopy(type(opts.cmd) == "string" and { opts.cmd } or opts.cmd)
+  end
+  if type(merged.cmd) ~= "table" or type(merged.cmd[1]) ~= "string" then
+    return false, "cmd must be a list of strings, e.g. { \"agentls\", \"serve\" }"
+  end
+  local _, err = M.model_ref(merged.model)
+  if err then
+    return false, err
+  end
+  if not vim.tbl_contains({ "split", "float" }, merged.panel.layout) then
+    return false, ("panel.layout must be \"split\" or \"float\", not %q"):format(tostring(merged.panel.layout))
+  end
+  if not vim.tbl_contains({ "followUp", "steer", "reject" }, merged.prompt_when_busy) then
+    return false, "prompt_when_busy must be \"followUp\", \"steer\" or \"reject\""
+  end
+  M.options = merged
+  return true
+end
+
+--- The workspace folder, absolute.
+function M.root_dir()
+  local root = M.options.root_dir
+  if type(root) == "function" then
+    root = root()
+  end
+  local path = vim.fs.normalize(vim.fn.fnamemodify(root or vim.fn.getcwd(), ":p"))
+  return (path:gsub("(.)/$", "%1"))
+end
+
+return M

@@ -1,0 +1,31 @@
+--- The handlers of what the server sends: agent notifications and server→client requests.
+---
+--- `$/progress` and `window/workDoneProgress/create` keep Neovim's built-in handlers, which
+--- fire the `LspProgress` autocmd, so statusline plugins show tool progress.
+local M = {}
+
+function M.lsp_handlers()
+  local state = require("agentls.state")
+  return {
+    ["agent/event"] = function(_, params)
+      state.on_event(params)
+    end,
+    ["agent/queue"] = function(_, params)
+      state.on_queue(params)
+    end,
+    ["agent/settled"] = function(_, params)
+      state.on_settled(params)
+    end,
+    ["agent/requestPermission"] = function(_, params)
+      return require("agentls.permissions").ask(params)
+    end,
+    ["agent/saveDocuments"] = function(_, params)
+      return { saved = require("agentls.edits").save(params and params.uris) }
+    end,
+    ["workspace/applyEdit"] = require("agentls.edits").apply_edit_handler(function(...)
+      return vim.lsp.handlers["workspace/applyEdit"](...)
+    end),
+  }
+end
+
+return M

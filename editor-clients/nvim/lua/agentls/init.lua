@@ -1,0 +1,64 @@
+--- agentls for Neovim: a coding agent behind `agentls serve`, driven through Neovim's LSP client.
+---
+---   require("agentls").setup({ cmd = { "agentls", "serve" }, model = "anthropic/claude-sonnet-4-5" })
+---
+--- See :help agentls and editor-clients/nvim/README.md.
+local M = {}
+
+local configured = false
+
+--- Configure the plugin. Safe to call again: a running server keeps its options until it restarts.
+---@param opts agentls.Config|table|nil
+function M.setup(opts)
+  local config = require("agentls.config")
+  local ok, err = config.set(opts)
+  if not ok then
+    vim.notify("agentls: setup: " .. err, vim.log.levels.ERROR)
+    return
+  end
+  configured = true
+  local panel = require("agentls.panel")
+  panel.define_highlights()
+  vim.api.nvim_create_autocmd("ColorScheme", {
+    group = vim.api.nvim_create_augroup("agentls.highlights", { clear = true }),
+    callback = panel.define_highlights,
+  })
+  require("agentls.progress").setup()
+end
+
+--- Setup with the defaults, for commands run before (or without) setup().
+function M.ensure_setup()
+  if not configured then
+    M.setup({})
+  end
+end
+
+function M.is_configured()
+  return configured
+end
+
+--- For statuslines: the agent's running tools and the current session's state, e.g.
+--- "agentls: running · bash: pytest -q"; "" when there is nothing to say.
+function M.status()
+  local t = require("agentls.state").current_transcript()
+  local tools = require("agentls.progress").status()
+  if not t or (t.status == "idle" and tools == "") then
+    return ""
+  end
+  return "agentls: " .. t.status .. (tools ~= "" and (" · " .. tools) or "")
+end
+
+M.prompt = function(text)
+  require("agentls.commands").prompt(text)
+end
+M.steer = function(text)
+  require("agentls.commands").steer(text)
+end
+M.follow_up = function(text)
+  require("agentls.commands").follow_up(text)
+end
+M.abort = function()
+  require("agentls.commands").abort()
+end
+
+return M

@@ -1,0 +1,289 @@
+--- The panel: a scratch buffer that shows the current session's transcript, in a split or a float.
+---
+--- Redraws are coalesced (at most one per `panel.redraw_ms`) and incremental: only the
+--- entries whose revision changed since the last redraw, and those after them, are
+--- rewritten, so a streaming answer costs a few lines per redraw however long the
+--- transcript is. Nothing here blocks: notification handlers only call `M.schedule()`.
+local config = require("agentls.config")
+local render = require("agentls.render")
+
+local api = vim.api
+local M = {}
+
+M.ns = api.nvim_create_namespace("agentls.panel")
+
+---@type integer?
+M.buf = nil
+---@type agentls.Transcript?
+M.transcript = nil
+
+-- What the buffer holds: per entry index {rev, start (0-based line), count}; the footer's first line.
+local cache = { transcript = nil, epoch = -1, entries = {}, footer_start = 0 }
+local scheduled = false
+
+local HIGHLIGHTS = {
+  AgentlsUserHeading = { link = "Function" },
+  AgentlsAssistantHeading = { link = "Title" },
+  AgentlsCustomHeading = { link = "Special" },
+  AgentlsThinking = { link = "Comment" },
+  AgentlsToolName = { link = "Identifier" },
+  AgentlsToolPending = { link = "Comment" },
+  AgentlsToolAsking = { link = "DiagnosticWarn" },
+  AgentlsToolRunning = { link = "DiagnosticInfo" },
+  AgentlsToolDone = { link = "DiagnosticOk" },
+  AgentlsToolFailed = { link = "DiagnosticError" },
+  AgentlsToolOutput = { link = "Comment" },
+  AgentlsNotice = { link = "WarningMsg" },
+  AgentlsError = { link = "ErrorMsg" },
+  AgentlsQueue = { link = "DiagnosticHint" },
+  AgentlsHint = { link = "Comment" },
+  AgentlsWinbar = { link = "Title" },
+}
+
+function M.define_highlights()
+  for name, spec in pairs(HIGHLIGHTS) do
+    api.nvim_set_hl(0, name, vim.tbl_extend("force", spec, { default = true }))
+  end
+end
+
+local function valid_buf()
+  return M.buf and api.nvim_buf_is_valid(M.buf)
+end
+
+--- The panel's windows (in any tab).
+function M.windows()
+  return valid_buf() and vim.fn.win_findbuf(M.buf) or {}
+end
+
+function M.is_open()
+  return #M.windows() > 0
+end
+
+local function set_keymaps(buf)
+  local actions = {
+    close = function()
+      M.close()
+    end,
+    prompt = function()
+      require("agentls.commands").prompt("")
+    end,
+    steer = function()
+      require("agentls.commands").steer("")
+    end,
+    follow_up = function()
+      require("agentls.commands").follow_up("")
+    end,
+    abort = function()
+      require("agentls.commands").abort()
+    end,
+  }
+  for action, lhs in pairs(config.options.panel.keymaps or {}) do
+    if lhs and actions[action] then
+      vim.keymap.set("n", lhs, actions[action], { buffer = buf, nowait = true, desc = "agentls: " .. action })
+    end
+  end
+end
+
+local function ensure_buf()
+  if valid_buf() then
+    return M.buf
+  end
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_name(buf, "agentls://panel")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = "agentls"
+  set_keymaps(buf)
+  M.buf = buf
+  M.invalidate()
+  return buf
+end
+
+local function set_window_options(win)
+  local wo = vim.wo[win]
+  wo.wrap, wo.linebreak, wo.breakindent = true, true, true
+  wo.number, wo.relativenumber, wo.spell, wo.list = false, false, false, false
+  wo.signcolumn, wo.foldcolumn, wo.cursorline = "no", "0", false
+  wo.statuscolumn = " " -- a one-column margin
+  wo.fillchars = "eob: "
+  wo.winbar = render.winbar(M.transcript)
+end
+
+local function size(value, total)
+  return math.max(1, value < 1 and math.floor(total * value) or math.floor(value))
+end
+
+--- Open the panel window (if it is not open). `enter` moves the cursor into it.
+function M.open(enter)
+  local buf = ensure_buf()
+  local existing = M.windows()[1]
+  if existing then
+    if enter then
+      api.nvim_set_current_win(existing)
+    end
+    return existing
+  end
+  local opts = config.options.panel
+  local win
+  if opts.layout == "float" then
+    local width, height = size(opts.width, vim.o.columns), size(opts.height, vim.o.lines - 2)
+    if opts.width >= 1 then
+      width = math.min(width, vim.o.columns - 4)
+    end
+    win = api.nvim_open_win(buf, enter or false, {
+      relative = "editor",
+      width = width,
+      height = height,
+      row = math.floor((vim.o.lines - height) / 2) - 1,
+      col = math.floor((vim.o.columns - width) / 2),
+      border = "rounded",
+      title = " agentls ",
+      title_pos = "center",
+    })
+  else
+    local vertical = opts.position == "right" or opts.position == "left"
+    local win_opts = { split = opts.position, win = -1 }
+    if vertical then
+      win_opts.width = size(opts.width, vim.o.columns)
+    else
+      win_opts.height = size(opts.height, vim.o.lines)
+    end
+    win = api.nvim_open_win(buf, enter or false, win_opts)
+    vim.wo[win].winfixwidth = vertical
+  end
+  set_window_options(win)
+  M.render()
+  return win
+end
+
+function M.close()
+  for _, win in ipairs(M.windows()) do
+    if #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(win, false)
+    end
+  end
+end
+
+function M.toggle()
+  if M.is_open() then
+    M.close()
+  else
+    M.open(true)
+  end
+end
+
+--- Show `transcript` (another session): redraw everything.
+function M.show(transcript)
+  M.transcript = transcript
+  M.schedule()
+end
+
+--- Forget what the buffer holds: the next redraw rewrites all of it.
+function M.invalidate()
+  cache = { transcript = nil, epoch = -1, entries = {}, footer_start = 0 }
+end
+
+--- Request a redraw; several requests within `redraw_ms` make one.
+function M.schedule()
+  if scheduled then
+    return
+  end
+  scheduled = true
+  vim.defer_fn(function()
+    scheduled = false
+    M.render()
+  end, config.options.panel.redraw_ms or 30)
+end
+
+--- The panel windows that follow new output: those whose cursor is on the last line (all of
+--- them when `all`). Moving the cursor up stops following; going back to the end resumes it.
+local function following(buf, all)
+  local last = api.nvim_buf_line_count(buf)
+  local wins = {}
+  for _, win in ipairs(M.windows()) do
+    if all or api.nvim_win_get_cursor(win)[1] >= last then
+      wins[#wins + 1] = win
+    end
+  end
+  return wins
+end
+
+--- Bring the buffer up to date with the transcript now.
+function M.render()
+  local t = M.transcript
+  if not valid_buf() then
+    return
+  end
+  local buf = M.buf
+  local full = not t or cache.transcript ~= t or cache.epoch ~= t.epoch or #cache.entries > #t.entries
+  if full then
+    cache = { transcript = t, epoch = t and t.epoch or -1, entries = {}, footer_start = 0 }
+  end
+  local entries = t and t.entries or {}
+  local first = #entries + 1
+  for i, entry in ipairs(entries) do
+    local cached = cache.entries[i]
+    if not cached or cached.rev ~= entry.rev then
+      first = i
+      break
+    end
+  end
+  local start = first <= #entries and (cache.entries[first - 1] and cache.entries[first - 1].start
+    + cache.entries[first - 1].count or 0) or cache.footer_start
+
+  local opts = config.options.panel
+  local lines, hls = {}, {}
+  local function add(entry_lines, entry_hls)
+    local offset = #lines
+    vim.list_extend(lines, entry_lines)
+    for _, hl in ipairs(entry_hls) do
+      hls[#hls + 1] = { hl[1] + offset, hl[2], hl[3], hl[4] }
+    end
+  end
+  for i = first, #entries do
+    local entry_lines, entry_hls = render.entry(entries[i], t, opts)
+    cache.entries[i] = { rev = entries[i].rev, start = start + #lines, count = #entry_lines }
+    add(entry_lines, entry_hls)
+  end
+  cache.footer_start = start + #lines
+  if t then
+    add(render.footer(t))
+  else
+    add({ "No session yet: :AgentPrompt {text} starts one." }, { { 0, 0, -1, "AgentlsHint" } })
+  end
+
+  local follow = following(buf, full)
+  vim.bo[buf].modifiable = true
+  api.nvim_buf_set_lines(buf, start, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  api.nvim_buf_clear_namespace(buf, M.ns, start, -1)
+  for _, hl in ipairs(hls) do
+    local row = start + hl[1]
+    local line = lines[hl[1] + 1] or ""
+    local col_end = hl[3] < 0 and #line or math.min(hl[3], #line)
+    if hl[2] < col_end then
+      api.nvim_buf_set_extmark(buf, M.ns, row, hl[2], { end_row = row, end_col = col_end, hl_group = hl[4] })
+    end
+  end
+
+  local winbar = render.winbar(t)
+  local last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(M.windows()) do
+    if vim.wo[win].winbar ~= winbar then
+      vim.wo[win].winbar = winbar
+    end
+  end
+  for _, win in ipairs(follow) do
+    api.nvim_win_set_cursor(win, { last, 0 })
+  end
+end
+
+--- The panel's text (for tests and screenshots).
+function M.lines()
+  return valid_buf() and api.nvim_buf_get_lines(M.buf, 0, -1, false) or {}
+end
+
+return M

@@ -1,0 +1,240 @@
+--- Transcript entries as buffer lines and highlights. Pure functions: no buffer access.
+---
+--- `M.entry()` and `M.footer()` return `lines, highlights` where a highlight is
+--- `{row, col_start, col_end, group}` (0-based row within the returned lines, byte columns,
+--- `col_end = -1` for the end of the line).
+local M = {}
+
+M.icons = {
+  user = "▍",
+  assistant = "▍",
+  pending = "○",
+  asking = "?",
+  running = "◐",
+  done = "✓",
+  failed = "✗",
+  queued = "▸",
+  output = "│",
+}
+
+M.status_text = {
+  pending = "pending",
+  asking = "waiting for permission",
+  running = "running",
+  done = "done",
+  failed = "failed",
+}
+
+M.status_group = {
+  pending = "AgentlsToolPending",
+  asking = "AgentlsToolAsking",
+  running = "AgentlsToolRunning",
+  done = "AgentlsToolDone",
+  failed = "AgentlsToolFailed",
+}
+
+local SUMMARY_ARGS = { "command", "path", "pattern" }
+
+local function lines_of(text)
+  text = (text or ""):gsub("\r\n?", "\n")
+  return vim.split(text, "\n", { plain = true })
+end
+
+local function truncate(text, width)
+  if vim.fn.strchars(text) <= width then
+    return text
+  end
+  return vim.fn.strcharpart(text, 0, width - 1) .. "…"
+end
+
+--- What a tool call is about, in one line: its command, path or pattern.
+function M.tool_summary(args)
+  if type(args) ~= "table" then
+    return ""
+  end
+  for _, key in ipairs(SUMMARY_ARGS) do
+    if type(args[key]) == "string" then
+      return truncate(lines_of(args[key])[1], 60)
+    end
+  end
+  local ok, json = pcall(vim.json.encode, args)
+  return ok and json ~= "[]" and json ~= "{}" and truncate(json, 60) or ""
+end
+
+local function non_empty(lines)
+  local kept = {}
+  for _, line in ipairs(lines) do
+    if line:match("%S") then
+      kept[#kept + 1] = line
+    end
+  end
+  return kept
+end
+
+--- How a finished tool's output is summed up under its row: the last lines of a command's
+--- output, the size of a listing or of a file read (the file is in the editor), else
+--- the first line (e.g. "Edited a.txt (1 replacement):").
+M.finished_output = { bash = "tail", read = "count", ls = "count", find = "count", grep = "count" }
+
+--- The output lines shown under a tool row.
+local function tool_output(tool, max_lines)
+  local lines = non_empty(lines_of(tool.output))
+  if #lines == 0 or max_lines <= 0 then
+    return {}
+  end
+  if tool.status == "failed" then
+    return vim.list_slice(lines, 1, max_lines)
+  end
+  if tool.status == "done" then
+    local style = M.finished_output[tool.name] or "first"
+    if style == "count" then
+      return { #lines == 1 and "1 line" or ("%d lines"):format(#lines) }
+    elseif style == "first" then
+      return { #lines > 1 and ("%s … %d more lines"):format(lines[1], #lines - 1) or lines[1] }
+    end
+  end
+  return vim.list_slice(lines, math.max(1, #lines - max_lines + 1), #lines)
+end
+
+---@class agentls.Builder
+local Builder = {}
+Builder.__index = Builder
+
+local function builder()
+  return setmetatable({ lines = {}, hls = {} }, Builder)
+end
+
+function Builder:line(text, group)
+  self.lines[#self.lines + 1] = text
+  if group then
+    self:hl(0, -1, group)
+  end
+  return self
+end
+
+--- Highlight columns of the last line.
+function Builder:hl(col_start, col_end, group)
+  self.hls[#self.hls + 1] = { #self.lines - 1, col_start, col_end, group }
+  return self
+end
+
+function Builder:text(text, indent, group)
+  for _, line in ipairs(lines_of(text)) do
+    self:line(indent .. line, group)
+  end
+end
+
+function Builder:tool_row(tool, opts)
+  local status = tool.status or "pending"
+  local icon = M.icons[status] or M.icons.pending
+  local name = tool.name or "tool"
+  local summary = M.tool_summary(tool.args)
+  local head = "  " .. icon .. " "
+  local line = head .. name .. (summary ~= "" and ("  " .. summary) or "")
+  local word = M.status_text[status] or status
+  self:line(line .. "  · " .. word)
+  local group = M.status_group[status] or "AgentlsToolPending"
+  self:hl(2, #head, group)
+  self:hl(#head, #head + #name, "AgentlsToolName")
+  self:hl(#line + 2, -1, group)
+  for _, out in ipairs(tool_output(tool, opts.tool_output_lines or 5)) do
+    local prefix = "    " .. M.icons.output .. " "
+    self:line(prefix .. truncate((out:gsub("\t", "  ")), 200), "AgentlsToolOutput")
+  end
+end
+
+function Builder:heading(icon, label, group)
+  self:line(icon .. label)
+  self:hl(0, -1, group)
+end
+
+local function render_assistant(b, entry, transcript, opts)
+  b:heading(M.icons.assistant, "Assistant", "AgentlsAssistantHeading")
+  for _, block in ipairs(entry.blocks or {}) do
+    if block.type == "text" and block.text ~= "" then
+      b:text(block.text, "  ")
+    elseif block.type == "thinking" and block.text ~= "" then
+      b:text(block.text, "  ", "AgentlsThinking")
+    elseif block.type == "toolCall" then
+      if block.id and block.name then
+        local tool = transcript.tools[block.id] or { name = block.name, args = block.args, status = "pending" }
+        b:tool_row(tool, opts)
+      else
+        b:line("  " .. M.icons.pending .. " preparing a tool call…", "AgentlsToolPending")
+      end
+    end
+  end
+  if entry.stop_reason == "error" then
+    b:text("✗ " .. (entry.error_message or "error"), "  ", "AgentlsError")
+  elseif entry.stop_reason == "aborted" then
+    b:line("  ⊘ aborted", "AgentlsNotice")
+  elseif entry.stop_reason == "length" then
+    b:line("  … cut short: the output token limit", "AgentlsNotice")
+  end
+end
+
+--- One entry's lines (a blank line after it).
+function M.entry(entry, transcript, opts)
+  opts = opts or {}
+  local b = builder()
+  if entry.kind == "user" then
+    b:heading(M.icons.user, "You", "AgentlsUserHeading")
+    b:text(entry.text, "  ")
+  elseif entry.kind == "assistant" then
+    render_assistant(b, entry, transcript, opts)
+  elseif entry.kind == "tool" then
+    b:tool_row(transcript.tools[entry.id] or { status = "pending" }, opts)
+  elseif entry.kind == "custom" then
+    b:heading(M.icons.user, entry.role, "AgentlsCustomHeading")
+    b:text(entry.text, "  ", "AgentlsThinking")
+  elseif entry.kind == "notice" then
+    local group = entry.level == "error" and "AgentlsError" or "AgentlsNotice"
+    b:text(entry.text, "", group)
+  end
+  b:line("")
+  return b.lines, b.hls
+end
+
+--- The lines after the entries: the queue, and a hint when there is nothing yet.
+function M.footer(transcript)
+  local b = builder()
+  if #transcript.entries == 0 and not transcript.running then
+    b:line("Ask the agent with :AgentPrompt {text}.", "AgentlsHint")
+  end
+  for _, item in ipairs(transcript.queue.steering or {}) do
+    b:line(("%s steer: %s"):format(M.icons.queued, lines_of(item.text)[1]), "AgentlsQueue")
+  end
+  for _, item in ipairs(transcript.queue.followUp or {}) do
+    b:line(("%s follow-up: %s"):format(M.icons.queued, lines_of(item.text)[1]), "AgentlsQueue")
+  end
+  if transcript.running then
+    b:line("◌ working…", "AgentlsHint")
+  end
+  return b.lines, b.hls
+end
+
+local function escape(text)
+  return (text:gsub("%%", "%%%%"))
+end
+
+--- The panel window's winbar: session, model, status, queue.
+function M.winbar(transcript)
+  if not transcript then
+    return "%#AgentlsWinbar# agentls%* · no session"
+  end
+  local parts = { "%#AgentlsWinbar# agentls%*" }
+  if transcript.model then
+    parts[#parts + 1] = escape(transcript.model.provider .. "/" .. transcript.model.id)
+  end
+  parts[#parts + 1] = escape(transcript.session_id:sub(1, 8))
+  local status = transcript.status or "idle"
+  local group = ({ running = "AgentlsToolRunning", error = "AgentlsToolFailed", aborted = "AgentlsNotice" })[status]
+  parts[#parts + 1] = (group and ("%#" .. group .. "#") or "") .. escape(status) .. "%*"
+  local queued = #(transcript.queue.steering or {}) + #(transcript.queue.followUp or {})
+  if queued > 0 then
+    parts[#parts + 1] = ("%d queued"):format(queued)
+  end
+  return table.concat(parts, " · ")
+end
+
+return M

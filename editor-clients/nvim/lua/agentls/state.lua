@@ -1,0 +1,116 @@
+--- The sessions this Neovim knows: one transcript per session, and which one the panel shows.
+---
+--- Notifications of every session are recorded (several can run at once); the panel
+--- follows the current one. `User` autocmds `AgentlsEvent` and `AgentlsSettled` let
+--- users (and tests) react to runs.
+local panel = require("agentls.panel")
+local transcript = require("agentls.transcript")
+
+local M = {}
+
+---@type table<string, agentls.Transcript>
+M.transcripts = {}
+---@type string?
+M.current = nil
+
+---@return agentls.Transcript
+function M.transcript(session_id)
+  local t = M.transcripts[session_id]
+  if not t then
+    t = transcript.new(session_id)
+    M.transcripts[session_id] = t
+  end
+  return t
+end
+
+---@return agentls.Transcript?
+function M.current_transcript()
+  return M.current and M.transcripts[M.current] or nil
+end
+
+--- Make `session_id` the panel's session.
+function M.set_current(session_id)
+  M.current = session_id
+  panel.show(M.transcript(session_id))
+end
+
+--- Something of `session_id` changed: redraw if the panel shows it.
+function M.changed(session_id)
+  if session_id == M.current then
+    panel.schedule()
+  end
+end
+
+--- Re-read a session's transcript (after lost notifications, or to show a loaded session).
+function M.reload(session_id, callback)
+  local client = require("agentls.client")
+  client.request("agent/getMessages", { sessionId = session_id }, function(err, result)
+    if err then
+      vim.notify("agentls: " .. client.error_text(err), vim.log.levels.ERROR)
+    else
+      M.transcript(session_id):load(result.messages)
+      M.changed(session_id)
+    end
+    if callback then
+      callback(err)
+    end
+  end)
+end
+
+--- Read a session's settings (model, queue, whether it runs).
+function M.refresh_state(session_id, callback)
+  local client = require("agentls.client")
+  client.request("agent/getState", { sessionId = session_id }, function(err, result)
+    if not err then
+      M.transcript(session_id):set_state(result)
+      M.changed(session_id)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
+function M.on_event(params)
+  if type(params) ~= "table" or not params.sessionId then
+    return
+  end
+  local t = M.transcript(params.sessionId)
+  if not t:check_seq(params.seq) then
+    M.reload(params.sessionId)
+  end
+  t:apply(params.event, params.runId)
+  M.changed(params.sessionId)
+  vim.api.nvim_exec_autocmds("User", { pattern = "AgentlsEvent", modeline = false, data = params })
+end
+
+function M.on_queue(params)
+  if type(params) ~= "table" or not params.sessionId then
+    return
+  end
+  M.transcript(params.sessionId):set_queue(params)
+  M.changed(params.sessionId)
+end
+
+function M.on_settled(params)
+  if type(params) ~= "table" or not params.sessionId then
+    return
+  end
+  M.transcript(params.sessionId):settled(params)
+  M.changed(params.sessionId)
+  vim.api.nvim_exec_autocmds("User", { pattern = "AgentlsSettled", modeline = false, data = params })
+end
+
+--- The server is gone: its sessions stopped running. The panel keeps the transcript; the
+--- next command starts a new server (the sessions are stored: :AgentSessions loads them).
+function M.server_stopped()
+  for id, t in pairs(M.transcripts) do
+    if t.running then
+      t:settled({ sessionId = id, stopReason = "error", errorMessage = "the agentls server stopped" })
+    end
+  end
+  M.transcripts, M.current = {}, nil -- a new server numbers events from 1 again
+  panel.schedule()
+end
+
+return M

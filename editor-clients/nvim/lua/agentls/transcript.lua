@@ -1,0 +1,329 @@
+--- One session's transcript, rebuilt from the server's `agent/event` deltas.
+---
+--- Pure data: no buffers, no windows. The panel renders it. Each entry carries a
+--- revision `rev` that grows whenever the entry changes, so the panel redraws only
+--- the entries that changed (while a run streams, the last one).
+---
+--- Entries:
+---   { kind = "user", text }
+---   { kind = "assistant", blocks = { {type="text"|"thinking", text} | {type="toolCall", id, name, args} },
+---     stop_reason, error_message }
+---   { kind = "tool", id }            a tool execution whose call is not in the transcript
+---   { kind = "custom", role, text }  a message of another role (a note, a bookmark)
+---   { kind = "notice", level = "error"|"warn"|"info", text }
+--- Tools (`tools[toolCallId]`): { id, name, args, status = "pending"|"asking"|"running"|"done"|"failed", output }
+local M = {}
+
+---@class agentls.Transcript
+---@field session_id string
+---@field entries table[]
+---@field tools table<string, table>
+---@field queue {steering: table[], followUp: table[]}
+---@field running boolean
+---@field run_id string?
+---@field status "idle"|"running"|"aborted"|"error"
+---@field stop_reason string? the last run's stop reason
+---@field error_message string?
+---@field model {provider: string, id: string}?
+---@field cwd string?
+---@field epoch integer grows when the entries are replaced as a whole (load, reset)
+---@field rev integer grows with any change (entries, queue, status)
+---@field last_seq integer?
+local Transcript = {}
+Transcript.__index = Transcript
+
+---@return agentls.Transcript
+function M.new(session_id)
+  return setmetatable({
+    session_id = session_id,
+    entries = {},
+    tools = {},
+    _tool_owner = {},
+    _streaming = nil,
+    queue = { steering = {}, followUp = {} },
+    running = false,
+    run_id = nil,
+    status = "idle",
+    error_message = nil,
+    model = nil,
+    cwd = nil,
+    epoch = 0,
+    rev = 0,
+    last_seq = nil,
+  }, Transcript)
+end
+
+--- The text of a message's `content`: a string or a list of blocks.
+function M.content_text(content)
+  if type(content) == "string" then
+    return content
+  end
+  local parts = {}
+  for _, block in ipairs(type(content) == "table" and content or {}) do
+    if block.type == "text" and type(block.text) == "string" then
+      parts[#parts + 1] = block.text
+    elseif block.type == "image" then
+      parts[#parts + 1] = "[image]"
+    end
+  end
+  return table.concat(parts, "\n")
+end
+
+local function blocks_of(content)
+  local blocks = {}
+  for _, block in ipairs(type(content) == "table" and content or {}) do
+    if block.type == "text" then
+      blocks[#blocks + 1] = { type = "text", text = block.text or "" }
+    elseif block.type == "thinking" then
+      blocks[#blocks + 1] = { type = "thinking", text = block.redacted and "[redacted]" or (block.thinking or "") }
+    elseif block.type == "toolCall" then
+      blocks[#blocks + 1] = { type = "toolCall", id = block.id, name = block.name, args = block.arguments }
+    end
+  end
+  return blocks
+end
+
+function Transcript:_changed()
+  self.rev = self.rev + 1
+end
+
+function Transcript:_touch(entry)
+  if entry then
+    entry.rev = (entry.rev or 0) + 1
+  end
+  self:_changed()
+end
+
+function Transcript:_push(entry)
+  entry.rev = 1
+  self.entries[#self.entries + 1] = entry
+  self:_changed()
+  return entry
+end
+
+function Transcript:_tool(id, name, args)
+  local tool = self.tools[id]
+  if not tool then
+    tool = { id = id, name = name, args = args, status = "pending" }
+    self.tools[id] = tool
+  end
+  tool.name = tool.name or name
+  tool.args = tool.args or args
+  return tool
+end
+
+--- The entry that shows tool `id` (its assistant message), created if the call is unknown.
+function Transcript:_tool_entry(id)
+  local owner = self._tool_owner[id]
+  if not owner then
+    owner = self:_push({ kind = "tool", id = id })
+    self._tool_owner[id] = owner
+  end
+  return owner
+end
+
+function Transcript:_own_tool_calls(entry)
+  for _, block in ipairs(entry.blocks) do
+    if block.type == "toolCall" and block.id then
+      self._tool_owner[block.id] = entry
+      self:_tool(block.id, block.name, block.args)
+    end
+  end
+end
+
+local function set_message(entry, message)
+  entry.blocks = blocks_of(message.content)
+  entry.stop_reason = message.stopReason
+  entry.error_message = message.errorMessage
+  entry.model = message.model
+end
+
+--- Add a finished message (from `agent/getMessages` or a `message_start` of a non-assistant role).
+function Transcript:_add_message(message)
+  local role = message.role
+  if role == "user" then
+    return self:_push({ kind = "user", text = M.content_text(message.content) })
+  elseif role == "assistant" then
+    local entry = self:_push({ kind = "assistant" })
+    set_message(entry, message)
+    self:_own_tool_calls(entry)
+    return entry
+  elseif role == "toolResult" then
+    self:_tool_result(message.toolCallId, message.toolName, message, message.isError)
+  else
+    return self:_push({ kind = "custom", role = tostring(role), text = M.content_text(message.content) })
+  end
+end
+
+function Transcript:_tool_result(id, name, result, is_error)
+  if not id then
+    return
+  end
+  local tool = self:_tool(id, name)
+  tool.status = is_error and "failed" or "done"
+  tool.output = M.content_text(result and result.content)
+  self:_touch(self:_tool_entry(id))
+end
+
+--- Apply one assistant message event (`message_update.assistantMessageEvent`) to the streaming entry.
+function Transcript:_assistant_event(ev)
+  local entry = self._streaming
+  if not entry or type(ev) ~= "table" then
+    return
+  end
+  local i = type(ev.contentIndex) == "number" and ev.contentIndex + 1 or nil
+  local kind = ev.type
+  if kind == "text_start" or kind == "thinking_start" then
+    entry.blocks[i] = { type = kind == "text_start" and "text" or "thinking", text = "" }
+  elseif kind == "text_delta" or kind == "thinking_delta" then
+    local block = entry.blocks[i]
+    if not block then
+      block = { type = kind == "text_delta" and "text" or "thinking", text = "" }
+      entry.blocks[i] = block
+    end
+    block.text = block.text .. (ev.delta or "")
+  elseif kind == "text_end" or kind == "thinking_end" then
+    local block = entry.blocks[i] or { type = kind == "text_end" and "text" or "thinking" }
+    block.text = ev.content or block.text or ""
+    entry.blocks[i] = block
+  elseif kind == "toolcall_start" then
+    entry.blocks[i] = { type = "toolCall", args_text = "" }
+  elseif kind == "toolcall_delta" then
+    local block = entry.blocks[i] or { type = "toolCall", args_text = "" }
+    block.args_text = (block.args_text or "") .. (ev.delta or "")
+    entry.blocks[i] = block
+  elseif kind == "toolcall_end" and type(ev.toolCall) == "table" then
+    local call = ev.toolCall
+    entry.blocks[i] = { type = "toolCall", id = call.id, name = call.name, args = call.arguments }
+    self:_own_tool_calls(entry)
+  elseif kind == "done" and type(ev.message) == "table" then
+    set_message(entry, ev.message)
+  elseif kind == "error" and type(ev.error) == "table" then
+    set_message(entry, ev.error)
+  else
+    return
+  end
+  -- blocks may arrive with holes (a later contentIndex first): fill them
+  for j = 1, #entry.blocks do
+    entry.blocks[j] = entry.blocks[j] or { type = "text", text = "" }
+  end
+  self:_touch(entry)
+end
+
+--- Apply one agent event (the `event` of an `agent/event` notification).
+function Transcript:apply(event, run_id)
+  local kind = type(event) == "table" and event.type or nil
+  if kind == "agent_start" then
+    self.running, self.run_id, self.status, self.error_message = true, run_id, "running", nil
+    self:_changed()
+  elseif kind == "message_start" then
+    local message = event.message or {}
+    if message.role == "assistant" then
+      local entry = self:_push({ kind = "assistant", blocks = blocks_of(message.content), stop_reason = "pending" })
+      entry.model = message.model
+      self._streaming = entry
+    else
+      self:_add_message(message)
+    end
+  elseif kind == "message_update" then
+    self:_assistant_event(event.assistantMessageEvent)
+  elseif kind == "message_end" then
+    local message = event.message or {}
+    if message.role == "assistant" and self._streaming then
+      set_message(self._streaming, message)
+      self:_own_tool_calls(self._streaming)
+      self:_touch(self._streaming)
+      self._streaming = nil
+    end
+  elseif kind == "tool_execution_start" then
+    local tool = self:_tool(event.toolCallId, event.toolName, event.args)
+    tool.status = "running"
+    self:_touch(self:_tool_entry(event.toolCallId))
+  elseif kind == "tool_execution_update" then
+    local tool = self:_tool(event.toolCallId, event.toolName, event.args)
+    tool.output = M.content_text(event.partialResult and event.partialResult.content)
+    self:_touch(self:_tool_entry(event.toolCallId))
+  elseif kind == "tool_execution_end" then
+    self:_tool_result(event.toolCallId, event.toolName, event.result, event.isError)
+  elseif kind == "agent_end" then
+    self._streaming = nil
+    self:_changed()
+  end
+end
+
+--- A tool waits for the user's permission (`agent/requestPermission`), or got it.
+function Transcript:set_tool_asking(id, asking)
+  local tool = self.tools[id]
+  if not tool then
+    return
+  end
+  if asking then
+    tool.status = "asking"
+  elseif tool.status == "asking" then
+    tool.status = "running"
+  end
+  self:_touch(self:_tool_entry(id))
+end
+
+--- `agent/settled`: the run is over.
+function Transcript:settled(params)
+  local reason = params.stopReason or "stop"
+  self.running, self.stop_reason = false, reason
+  self.status = (reason == "aborted" or reason == "error") and reason or "idle"
+  self.error_message = params.errorMessage
+  self._streaming = nil
+  local last = self.entries[#self.entries]
+  local shown = last and last.kind == "assistant" and last.stop_reason == params.stopReason
+  if params.stopReason == "aborted" and not shown then
+    self:_push({ kind = "notice", level = "warn", text = "Aborted" })
+  elseif params.stopReason == "error" and not shown then
+    self:_push({ kind = "notice", level = "error", text = "Error: " .. (params.errorMessage or "unknown error") })
+  end
+  self:_changed()
+end
+
+--- `agent/queue`
+function Transcript:set_queue(queue)
+  self.queue = { steering = queue.steering or {}, followUp = queue.followUp or {} }
+  self:_changed()
+end
+
+--- `agent/getState`
+function Transcript:set_state(state)
+  self.model = state.model ~= vim.NIL and state.model or nil
+  self.cwd = state.cwd
+  if state.queue then
+    self:set_queue(state.queue)
+  end
+  if state.isRunning then
+    self.running, self.status, self.run_id = true, "running", state.runId
+  end
+  self:_changed()
+end
+
+--- Replace the entries with a stored transcript (`agent/getMessages`).
+function Transcript:load(messages)
+  self.entries, self.tools, self._tool_owner, self._streaming = {}, {}, {}, nil
+  self.epoch = self.epoch + 1
+  for _, message in ipairs(messages or {}) do
+    self:_add_message(message)
+  end
+  self:_changed()
+end
+
+--- Record `seq`; false when notifications were lost (a gap), so the caller re-reads the transcript.
+function Transcript:check_seq(seq)
+  if type(seq) ~= "number" then
+    return true
+  end
+  local ok = self.last_seq == nil or seq == self.last_seq + 1
+  self.last_seq = seq
+  return ok
+end
+
+function Transcript:add_notice(level, text)
+  self:_push({ kind = "notice", level = level, text = text })
+end
+
+M.Transcript = Transcript
+return M

@@ -1,0 +1,33 @@
+-- agentls: user commands. The plugin's modules load on first use.
+if vim.g.loaded_agentls then
+  return
+end
+vim.g.loaded_agentls = true
+
+if vim.fn.has("nvim-0.10") ~= 1 then
+  vim.notify("agentls needs Neovim 0.10 or newer", vim.log.levels.ERROR)
+  return
+end
+
+local function command(name, action, opts)
+  vim.api.nvim_create_user_command(name, function(args)
+    require("agentls").ensure_setup()
+    require("agentls.commands")[action](args.args)
+  end, opts)
+end
+
+command("AgentPrompt", "prompt", { nargs = "*", desc = "agentls: send a prompt (asks for it without text)" })
+command("AgentSteer", "steer", { nargs = "*", desc = "agentls: steer the running agent" })
+command("AgentFollowUp", "follow_up", { nargs = "*", desc = "agentls: queue a follow-up message" })
+command("AgentAbort", "abort", { nargs = 0, desc = "agentls: abort the run" })
+command("AgentContinue", "continue", { nargs = 0, desc = "agentls: continue the session" })
+command("AgentNewSession", "new_session", { nargs = 0, desc = "agentls: start a new session" })
+command("AgentSessions", "sessions", { nargs = 0, desc = "agentls: pick a stored session" })
+command("AgentPanel", "panel", { nargs = 0, desc = "agentls: toggle the transcript panel" })
+command("AgentModel", "model", {
+  nargs = "?",
+  desc = "agentls: set the session's model (provider/id)",
+  complete = function(lead)
+    return require("agentls.commands").complete_model(lead)
+  end,
+})

@@ -1,0 +1,192 @@
+-- A small test harness for headless Neovim (`nvim -l`): tests, waits with deadlines,
+-- stubs of vim.ui.select / vim.notify, and the faux workspace.
+local M = {}
+
+local passed, failed = 0, 0
+local out = io.stdout
+
+local function say(text)
+  out:write(text .. "\n")
+  out:flush()
+end
+
+--- Fail the current test unless `cond`.
+function M.expect(cond, message)
+  if not cond then
+    error(message or "expectation failed", 2)
+  end
+end
+
+--- Wait (processing events) until `predicate()` is true; fail after `ms`.
+function M.wait(ms, predicate, what)
+  if not vim.wait(ms, predicate, 10) then
+    error(("timed out after %d ms waiting for %s"):format(ms, what or "a condition"), 2)
+  end
+end
+
+function M.test(name, fn)
+  local started = vim.uv.hrtime()
+  local ok, err = xpcall(fn, debug.traceback)
+  local ms = (vim.uv.hrtime() - started) / 1e6
+  if ok then
+    passed = passed + 1
+    say(("ok   %s (%d ms)"):format(name, ms))
+  else
+    failed = failed + 1
+    say(("FAIL %s (%d ms)\n     %s"):format(name, ms, tostring(err):gsub("\n", "\n     ")))
+  end
+  vim.ui.select = M.original_select
+end
+
+--- Print the summary line and exit (non-zero when a test failed).
+function M.finish()
+  pcall(require("agentls.client").stop)
+  vim.wait(2000, function()
+    return require("agentls.client").get() == nil
+  end, 20)
+  say(("\n%d passed, %d failed"):format(passed, failed))
+  os.exit(failed == 0 and passed > 0 and 0 or 1)
+end
+
+-- notifications --------------------------------------------------------------------
+
+M.notes = {}
+vim.notify = function(message, level)
+  table.insert(M.notes, { message = message, level = level or vim.log.levels.INFO })
+  io.stderr:write(("[notify %s] %s\n"):format(level or vim.log.levels.INFO, message))
+end
+
+--- Whether a notification containing `text` (at `level`, if given) was shown.
+function M.noted(text, level)
+  for _, note in ipairs(M.notes) do
+    if note.message:find(text, 1, true) and (level == nil or note.level == level) then
+      return true
+    end
+  end
+  return false
+end
+
+-- vim.ui.select ----------------------------------------------------------------------
+
+M.original_select = vim.ui.select
+
+--- Stub vim.ui.select for one test. `answer` is an option id, or `function(items)` returning
+--- the item (false or nil: the user cancels). Returns the list of questions asked.
+function M.stub_select(answer)
+  local asked = {}
+  vim.ui.select = function(items, opts, on_choice)
+    asked[#asked + 1] = { items = items, prompt = opts.prompt, format = opts.format_item }
+    local choice
+    if type(answer) == "function" then
+      choice = answer(items) or nil
+    else
+      for _, item in ipairs(items) do
+        if item.id == answer then
+          choice = item
+        end
+      end
+    end
+    vim.schedule(function() -- a real picker answers later
+      on_choice(choice)
+    end)
+  end
+  return asked
+end
+
+-- the workspace and the server ---------------------------------------------------------
+
+--- A temporary workspace (the current directory) and data dir; setup() with the faux script.
+function M.workspace(agentls_exe)
+  local root = vim.fn.tempname()
+  local env = { ws = root .. "/ws", data = root .. "/data", script = root .. "/faux.json" }
+  vim.fn.mkdir(env.ws, "p")
+  vim.fn.mkdir(env.data, "p")
+  env.ws = vim.uv.fs_realpath(env.ws)
+  vim.cmd.cd(env.ws)
+  M.env = env
+  M.script({ { content = "unused" } })
+  require("agentls").setup({
+    cmd = { agentls_exe, "serve" },
+    init_options = { fauxScript = env.script, dataDir = env.data },
+    panel = { redraw_ms = 10 },
+  })
+  return env
+end
+
+--- Write the faux script that the next new session replays.
+function M.script(responses, pace)
+  local script = vim.tbl_extend("force", { responses = responses }, pace or {})
+  vim.fn.writefile({ vim.json.encode(script) }, M.env.script)
+end
+
+function M.tool_call(id, name, arguments)
+  return {
+    content = { { type = "toolCall", id = id, name = name, arguments = arguments } },
+    stopReason = "toolUse",
+  }
+end
+
+--- :AgentNewSession, waiting for it.
+function M.new_session()
+  local state = require("agentls.state")
+  local before = state.current
+  vim.cmd("AgentNewSession")
+  M.wait(10000, function()
+    return state.current ~= nil and state.current ~= before
+  end, "a new session")
+end
+
+local settled = {}
+vim.api.nvim_create_autocmd("User", {
+  pattern = "AgentlsSettled",
+  callback = function(args)
+    settled[#settled + 1] = args.data
+  end,
+})
+
+--- Wait for `agent/settled` of a session's latest run; its params.
+function M.wait_settled(session_id, ms)
+  local found
+  M.wait(ms or 15000, function()
+    local t = require("agentls.state").transcripts[session_id]
+    for i = #settled, 1, -1 do
+      local s = settled[i]
+      if s.sessionId == session_id and t and not t.running and s.runId == t.run_id then
+        found = s
+        return true
+      end
+    end
+    return false
+  end, "agent/settled")
+  -- let the panel catch up with the last notifications
+  require("agentls.panel").render()
+  return found
+end
+
+--- LspProgress events of the agentls client: {kind, title, message}.
+function M.record_progress()
+  local events = {}
+  vim.api.nvim_create_autocmd("LspProgress", {
+    callback = function(args)
+      local value = args.data.params.value
+      if args.data.client_id == require("agentls.client").id then
+        events[#events + 1] = { kind = value.kind, title = value.title, message = value.message }
+      end
+    end,
+  })
+  return events
+end
+
+function M.panel_text()
+  return table.concat(require("agentls.panel").lines(), "\n")
+end
+
+--- :checkhealth agentls, as text.
+function M.checkhealth()
+  vim.cmd("silent checkhealth agentls")
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
+  vim.cmd("bwipeout!")
+  return text
+end
+
+return M

@@ -1,0 +1,300 @@
+-- End-to-end tests of the Neovim plugin against the real server on the faux provider.
+--
+--   nvim --headless --clean -l editor-clients/nvim/tests/run.lua [AGENTLS_EXECUTABLE]
+--
+-- The server command is the argument, else $AGENTLS_CMD, else `agentls` on PATH. One
+-- server serves every test: each test writes its faux script, then starts a new session
+-- (a session reads the script when it is created). Per-test lines go to stdout and the
+-- last line is "N passed, M failed"; the exit code is non-zero when a test failed.
+local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
+local plugin_root = vim.fs.dirname(here)
+vim.opt.runtimepath:prepend(plugin_root)
+vim.cmd.runtime("plugin/agentls.lua")
+package.path = here .. "/?.lua;" .. package.path
+
+local h = require("helpers")
+local agentls_exe = arg[1] or vim.env.AGENTLS_CMD or "agentls"
+if agentls_exe:find("/", 1, true) then
+  agentls_exe = vim.fn.fnamemodify(agentls_exe, ":p") -- the tests change the current directory
+end
+local env = h.workspace(agentls_exe)
+
+local client = require("agentls.client")
+local edits = require("agentls.edits")
+local panel = require("agentls.panel")
+local state = require("agentls.state")
+
+local test, wait, expect = h.test, h.wait, h.expect
+
+local SLOW = { tokensPerSecond = 20, tokenSize = { min = 1, max = 1 } }
+local LONG = ("All work and no play makes a faux model a dull model. "):rep(40) -- ~27 s at SLOW
+
+-- Tests -------------------------------------------------------------------------------
+
+test("commands without a session or text say what is wrong", function()
+  h.notes = {}
+  vim.cmd("AgentSteer")
+  expect(h.noted("no session to steer", vim.log.levels.ERROR), "an error for :AgentSteer without a session")
+  vim.cmd("AgentAbort")
+  expect(h.noted("no session to abort", vim.log.levels.ERROR), "an error for :AgentAbort without a session")
+  vim.cmd("AgentModel not-a-model")
+  expect(h.noted('model must be "provider/id"', vim.log.levels.ERROR), "an error for a bad model name")
+end)
+
+test("checkhealth starts the server once and reports its version and capabilities", function()
+  local report = h.checkhealth()
+  expect(report:find("server command: " .. agentls_exe, 1, true), "names the server command:\n" .. report)
+  expect(report:find("server: agentls %d+%.%d+"), "reports the version:\n" .. report)
+  expect(report:find("protocol version 1", 1, true), "reports the protocol version:\n" .. report)
+  expect(report:find("editorWorkspace", 1, true), "lists the features:\n" .. report)
+  expect(report:find("models: faux/faux%-1"), "lists the models:\n" .. report)
+  expect(client.get() == nil, "the probe leaves no client running")
+end)
+
+test("a prompt streams into the panel buffer", function()
+  local answer = "Hello from the faux model, streamed four characters at a time into the panel."
+  h.script({ { content = answer } }, SLOW)
+  vim.cmd("AgentPrompt Say hello")
+  wait(10000, function()
+    return state.current ~= nil
+  end, "a session")
+  local session = state.current
+  local partial = false
+  wait(10000, function()
+    local text = h.panel_text()
+    if text:find("Hello from", 1, true) and not text:find(answer, 1, true) then
+      partial = true
+    end
+    return text:find(answer, 1, true) ~= nil
+  end, "the whole answer in the panel")
+  expect(partial, "the panel showed the answer before it was complete")
+  h.wait_settled(session)
+  expect(panel.is_open(), "the panel opened by itself")
+  local text = h.panel_text()
+  expect(text:find("You\n  Say hello", 1, true), "the prompt is shown:\n" .. text)
+  expect(vim.wo[panel.windows()[1]].winbar:find("faux/faux-1", 1, true), "the winbar names the model")
+  expect(not state.current_transcript().running, "the transcript is idle after agent/settled")
+end)
+
+test("a tool row goes running -> done, with progress and a permission asked through vim.ui.select", function()
+  h.script({
+    h.tool_call("t1", "bash", { command = "sleep 0.5; echo tool-output" }),
+    { content = "Ran it." },
+  })
+  h.new_session()
+  local asked = h.stub_select("allowOnce")
+  local progress = h.record_progress()
+  vim.cmd("AgentPrompt run the command")
+  local seen_running = false
+  wait(10000, function()
+    local text = h.panel_text()
+    seen_running = seen_running or text:find("bash  sleep 0.5; echo tool-output  · running", 1, true) ~= nil
+    return text:find("bash  sleep 0.5; echo tool-output  · done", 1, true) ~= nil
+  end, "the tool row done")
+  expect(seen_running, "the tool row showed running first")
+  h.wait_settled(state.current)
+  local text = h.panel_text()
+  expect(text:find("│ tool-output", 1, true), "the row shows the output:\n" .. text)
+  expect(text:find("Ran it.", 1, true), "the final answer follows")
+  expect(#asked == 1 and asked[1].prompt:find("Run the command: sleep 0.5", 1, true), "asked once, naming the command")
+  expect(asked[1].items[1].label == "Allow once", "offered the server's options")
+  wait(2000, function()
+    return #progress >= 2
+  end, "LspProgress begin and end")
+  local begin = progress[1]
+  expect(begin.kind == "begin" and begin.title == "bash: sleep 0.5; echo tool-output", "progress begins with the title")
+  expect(progress[#progress].kind == "end", "progress ends")
+end)
+
+test("a permission refused through vim.ui.select (or cancelled) fails the tool", function()
+  h.script({
+    h.tool_call("r1", "bash", { command = "echo rejected > out.txt" }),
+    h.tool_call("r2", "bash", { command = "echo cancelled > out.txt" }),
+    { content = "Fine." },
+  })
+  h.new_session()
+  local answers = { "reject", false }
+  local asked = h.stub_select(function()
+    return table.remove(answers, 1)
+  end)
+  vim.cmd("AgentPrompt try")
+  h.wait_settled(state.current)
+  local text = h.panel_text()
+  expect(#asked == 2, "asked twice, got " .. #asked)
+  expect(text:find("echo rejected > out.txt  · failed", 1, true), "the rejected row failed:\n" .. text)
+  expect(text:find("echo cancelled > out.txt  · failed", 1, true), "the cancelled row failed:\n" .. text)
+  expect(text:find("The user rejected the bash call", 1, true), "the row says why")
+  expect(vim.fn.filereadable(env.ws .. "/out.txt") == 0, "nothing ran")
+end)
+
+test("an edit lands in a loaded buffer with unsaved changes, is saved, and u undoes it", function()
+  vim.fn.writefile({ "alpha", "beta" }, env.ws .. "/a.txt")
+  vim.cmd.edit(env.ws .. "/a.txt")
+  local buf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(buf, 1, 2, false, { "beta unsaved" }) -- only the buffer has this line
+  vim.cmd("let &g:undolevels = &g:undolevels") -- close the undo block, as typing would
+  wait(2000, function()
+    return vim.lsp.buf_is_attached(buf, client.id)
+  end, "the buffer attached")
+  h.script({
+    h.tool_call("e1", "edit", { path = "a.txt", edits = { { oldText = "beta unsaved", newText = "gamma" } } }),
+    { content = "Edited." },
+  })
+  h.new_session()
+  vim.cmd("AgentPrompt edit a.txt")
+  h.wait_settled(state.current)
+  local text = h.panel_text()
+  expect(text:find("edit  a.txt  · done", 1, true), "the edit row is done:\n" .. text)
+  expect(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "alpha", "gamma" }), "the buffer has the edit")
+  expect(not vim.bo[buf].modified, "agent/saveDocuments saved the buffer")
+  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/a.txt"), { "alpha", "gamma" }), "the disk has the edit")
+  vim.api.nvim_buf_call(buf, function()
+    vim.cmd("silent undo")
+  end)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  expect(vim.deep_equal(lines, { "alpha", "beta unsaved" }), "u restores the buffer: " .. vim.inspect(lines))
+  vim.cmd("silent write!")
+end)
+
+test("workspace/applyEdit refuses an edit made for an older buffer version", function()
+  local buf = vim.fn.bufnr(env.ws .. "/a.txt")
+  local uri = vim.uri_from_bufnr(buf)
+  local version = vim.lsp.util.buf_versions[buf]
+  local handler = client.get().handlers["workspace/applyEdit"]
+  local function edit(v)
+    return {
+      label = "test",
+      edit = {
+        documentChanges = {
+          {
+            textDocument = { uri = uri, version = v },
+            edits = {
+              {
+                range = { start = { line = 0, character = 0 }, ["end"] = { line = 0, character = 5 } },
+                newText = "ALPHA",
+              },
+            },
+          },
+        },
+      },
+    }
+  end
+  local ctx = { client_id = client.id, method = "workspace/applyEdit" }
+  vim.cmd("let &g:undolevels = &g:undolevels")
+  local stale = handler(nil, edit(version - 1), ctx)
+  expect(stale.applied == false and stale.failureReason:find("changed in the editor", 1, true), vim.inspect(stale))
+  expect(vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == "alpha", "the stale edit was not applied")
+  local elsewhere = { uri = vim.uri_from_fname(env.ws .. "/none.txt"), version = 1 }
+  local closed = edits.refusal({ documentChanges = { { textDocument = elsewhere, edits = {} } } })
+  expect(closed and closed:find("not open", 1, true), "an edit of a closed document is refused: " .. tostring(closed))
+  local current = handler(nil, edit(version), ctx)
+  expect(current.applied == true, vim.inspect(current))
+  expect(vim.api.nvim_buf_get_lines(buf, 0, 1, false)[1] == "ALPHA", "the current edit was applied")
+  vim.cmd("silent buffer " .. buf .. " | silent undo | silent write!")
+end)
+
+test("steering during a run is shown queued, then delivered after the turn", function()
+  local first = "First answer, streaming slowly so that there is time to steer it. " .. ("And on. "):rep(8)
+  h.script({ { content = first }, { content = "Steered reply." } }, SLOW)
+  h.new_session()
+  vim.cmd("AgentPrompt start")
+  wait(10000, function()
+    return h.panel_text():find("First answer", 1, true) ~= nil
+  end, "the first answer streaming")
+  vim.cmd("AgentSteer focus on the tests")
+  wait(5000, function()
+    return h.panel_text():find("▸ steer: focus on the tests", 1, true) ~= nil
+  end, "the queued steering message in the panel")
+  h.wait_settled(state.current)
+  local text = h.panel_text()
+  local a = text:find(first, 1, true)
+  local b = text:find("You\n  focus on the tests", 1, true)
+  local c = text:find("Steered reply.", 1, true)
+  expect(a and b and c and a < b and b < c, "answer, steering message, reply in order:\n" .. text)
+  expect(not text:find("▸ steer", 1, true), "the queue is empty again")
+  panel.invalidate()
+  panel.render()
+  expect(h.panel_text() == text, "the incremental redraws match a full redraw:\n" .. h.panel_text())
+end)
+
+test("abort stops a streaming run", function()
+  h.script({ { content = LONG } }, SLOW)
+  h.new_session()
+  vim.cmd("AgentPrompt talk")
+  wait(10000, function()
+    return h.panel_text():find("All work", 1, true) ~= nil
+  end, "streaming started")
+  local started = vim.uv.now()
+  vim.cmd("AgentAbort")
+  local settled = h.wait_settled(state.current)
+  expect(settled.stopReason == "aborted", "stopReason " .. tostring(settled.stopReason))
+  expect(vim.uv.now() - started < 5000, "aborted at once")
+  local t = state.current_transcript()
+  expect(not t.running and t.status == "aborted", "the transcript is aborted")
+  expect(h.panel_text():find("aborted", 1, true), "the panel says so")
+  expect(vim.wo[panel.windows()[1]].winbar:find("aborted", 1, true), "the winbar says so")
+end)
+
+test("the panel toggles, also as a float", function()
+  local config = require("agentls.config")
+  vim.cmd("AgentPanel")
+  expect(not panel.is_open(), ":AgentPanel closes the open panel")
+  config.options.panel.layout = "float"
+  vim.cmd("AgentPanel")
+  local win = panel.windows()[1]
+  expect(win and vim.api.nvim_win_get_config(win).relative == "editor", "a floating panel")
+  expect(vim.api.nvim_get_current_win() == win, ":AgentPanel enters it")
+  expect(h.panel_text():find("All work", 1, true), "showing the session")
+  vim.cmd("AgentPanel")
+  expect(not panel.is_open(), "closed again")
+  config.options.panel.layout = "split"
+  panel.open(false)
+end)
+
+test("checkhealth reports the running server", function()
+  local report = h.checkhealth()
+  expect(report:find("running: client", 1, true), "says it runs:\n" .. report)
+  expect(report:find("server: agentls %d+%.%d+"), "reports the version:\n" .. report)
+  expect(report:find("models: faux/faux%-1"), "lists the models:\n" .. report)
+end)
+
+test(":AgentModel picks a model through vim.ui.select", function()
+  local asked = h.stub_select(function(items)
+    return items[1]
+  end)
+  h.notes = {}
+  vim.cmd("AgentModel")
+  wait(5000, function()
+    return h.noted("model: faux/faux-1")
+  end, "the model set")
+  expect(#asked == 1 and asked[1].items[1].provider == "faux", "offered the server's models")
+end)
+
+test("a stored session is loaded after a server restart with :AgentSessions", function()
+  local first_session
+  for id, t in pairs(state.transcripts) do
+    if t.entries[1] and t.entries[1].text == "Say hello" then
+      first_session = id
+    end
+  end
+  expect(first_session, "the first test's session is known")
+  client.stop()
+  wait(5000, function()
+    return client.get() == nil
+  end, "the server stopped")
+  local asked = h.stub_select(function(items)
+    for _, item in ipairs(items) do
+      if item.sessionId == first_session then
+        return item
+      end
+    end
+  end)
+  vim.cmd("AgentSessions")
+  wait(10000, function()
+    return state.current == first_session and h.panel_text():find("Hello from the faux model", 1, true) ~= nil
+  end, "the stored transcript in the panel")
+  expect(#asked == 1 and #asked[1].items >= 6, "listed the workspace's sessions")
+  expect(asked[1].format(asked[1].items[1]):find("messages", 1, true), "labels sessions")
+end)
+
+h.finish()
