@@ -25,6 +25,14 @@ def conformance_dir() -> Path:
 
 @pytest.fixture(autouse=True)
 def _no_agentls_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Servers started by tests see only what the test configures, not the developer's sessions."""
-    monkeypatch.delenv("AGENTLS_FAUX_SCRIPT", raising=False)
-    monkeypatch.delenv("AGENTLS_DATA_DIR", raising=False)
+    """Servers started by tests see only what the test configures: not the developer's sessions, keys or
+    provider addresses."""
+    for name in (
+        "AGENTLS_FAUX_SCRIPT",
+        "AGENTLS_DATA_DIR",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)

@@ -265,3 +265,15 @@ def test_run_demo_reads_the_readme_with_the_real_read_tool(tmp_path: Path) -> No
     assert "It does one thing well." in run.stdout  # the file's content, read for real
     assert "scripted by the offline faux model" in run.stdout
     assert len(list((data / "sessions").glob("*.jsonl"))) == 1
+
+
+def test_run_shows_the_servers_warnings_on_stderr(stored: Stored, tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    shutil.copytree(stored.data_dir, data_dir)
+    session_file = data_dir / "sessions" / f"{stored.session_id}.jsonl"
+    with session_file.open("a", encoding="utf-8") as file:
+        file.write('{"type": "message", "id": "cut", "parentId"')  # a line a crash cut short
+    run = agentls("run", "Again", "--session", stored.session_id, *stored.options(data_dir))
+    assert run.returncode == 0, run.stderr
+    warnings = [line for line in run.stderr.splitlines() if line.startswith("agentls: ")]
+    assert any(stored.session_id in line for line in warnings), run.stderr

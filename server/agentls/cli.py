@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,8 +70,19 @@ def _client_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
+def _show_server_warnings(log: logging.Logger) -> None:
+    """The server's warnings (a provider retrying, a damaged session file) go to stderr as they come."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    log.addHandler(handler)
+    log.setLevel(logging.WARNING)
+    log.propagate = False
+
+
 async def _run(args: argparse.Namespace) -> int:
-    from agentls.client import AgentClient, AgentClientError
+    from agentls.client import SERVER_LOG, AgentClient, AgentClientError
+
+    _show_server_warnings(SERVER_LOG)
 
     model = None
     if args.model:

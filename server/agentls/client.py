@@ -63,6 +63,18 @@ R = TypeVar("R", bound=BaseModel)
 NOTIFICATION_METHODS = ("agent/event", "agent/queue", "agent/settled")
 
 
+SERVER_LOG = logging.getLogger("agentls.client.server_log")
+"""Where the server's ``window/logMessage`` lines go (retry warnings, damaged session files...)."""
+
+_LOG_LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
+
+
+def _log_server_message(params: Any) -> None:
+    message = _plain(params)
+    if isinstance(message, dict):
+        SERVER_LOG.log(_LOG_LEVELS.get(message.get("type"), logging.INFO), "%s", message.get("message", ""))
+
+
 class AgentClientError(Exception):
     """A request failed; ``kind`` is the server's ``data.kind`` (or ``"protocol"``/``"connection"``)."""
 
@@ -146,6 +158,7 @@ class AgentClient:
 
             self._rpc.feature("agent/requestPermission")(answer_permission)
         self._rpc.feature("window/showMessageRequest")(lambda params: None)
+        self._rpc.feature("window/logMessage")(_log_server_message)
 
     async def _answer_permission(self, params: Any) -> dict[str, Any]:
         assert self.on_permission is not None

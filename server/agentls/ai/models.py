@@ -32,6 +32,10 @@ class Provider(Protocol):
     ) -> AssistantMessageEventStream: ...
 
 
+REQUEST_ABORTED = "Request was aborted"
+"""The ``errorMessage`` of a response cut short by the abort signal (pi-ai's wording)."""
+
+
 def error_message(model: Model, text: str) -> AssistantMessage:
     """The final message of a request that failed before any content: ``stop_reason`` ``"error"``."""
     return AssistantMessage(

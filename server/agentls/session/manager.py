@@ -20,7 +20,7 @@ from agentls.protocol import (
 )
 from agentls.session.errors import SessionError
 from agentls.session.permissions import Ask, PermissionRules, permission_hook
-from agentls.session.providers import ProviderSettings, catalog, resolve_model, session_models
+from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
 from agentls.session.session import DEFAULT_SYSTEM_PROMPT, AgentSession, Notify
 from agentls.session.store import (
     SessionHeader,
@@ -61,7 +61,9 @@ class SessionManager:
         self.notify = notify
         self.ask = ask
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
-        self.providers = ProviderSettings(faux_script=options.faux_script)
+        self.providers = ProviderSettings(
+            faux_script=options.faux_script, models_file=self.store.root / MODELS_FILE
+        )
         self.sessions: dict[str, AgentSession] = {}
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
 

@@ -43,7 +43,7 @@ from agentls.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from agentls.ai.models import error_message
+from agentls.ai.models import REQUEST_ABORTED, error_message
 from agentls.ai.types import (
     AssistantMessage,
     Context,
@@ -62,7 +62,6 @@ FAUX_API = "faux"
 FAUX_PROVIDER = "faux"
 DEFAULT_MODEL_ID = "faux-1"
 OUT_OF_RESPONSES = "No more faux responses queued"
-REQUEST_ABORTED = "Request was aborted"
 
 
 class FauxScriptError(ValueError):

@@ -1,0 +1,151 @@
+"""What every provider does to a conversation before converting it (pi-ai's ``transform-messages.js``).
+
+- Images go to models that take them; for the others each run of images becomes one
+  placeholder text.
+- Assistant messages of another model lose what only that model understands: thinking
+  becomes plain text (redacted thinking is dropped), signatures are dropped, tool call
+  ids are normalised for the target API and their results follow the new ids.
+- Assistant messages that ended in an error or an abort are not replayed.
+- A tool call left without a result gets a synthetic error result, as APIs require one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from agentls.ai.types import (
+    AssistantMessage,
+    ImageContent,
+    Message,
+    Model,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+
+USER_IMAGE_PLACEHOLDER = "(image omitted: model does not support images)"
+TOOL_IMAGE_PLACEHOLDER = "(tool image omitted: model does not support images)"
+_LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]")
+
+
+def sanitize_surrogates(text: str) -> str:
+    """Drop unpaired UTF-16 surrogates, which APIs reject as invalid JSON text."""
+    return _LONE_SURROGATE.sub("", text)
+
+
+def _replace_images(
+    content: list[TextContent | ImageContent], placeholder: str
+) -> list[TextContent | ImageContent]:
+    result: list[TextContent | ImageContent] = []
+    previous_was_placeholder = False
+    for block in content:
+        if isinstance(block, ImageContent):
+            if not previous_was_placeholder:
+                result.append(TextContent(text=placeholder))
+            previous_was_placeholder = True
+            continue
+        result.append(block)
+        previous_was_placeholder = block.text == placeholder
+    return result
+
+
+def _downgrade_images(messages: list[Message], model: Model) -> list[Message]:
+    if "image" in model.input:
+        return messages
+    result: list[Message] = []
+    for message in messages:
+        if isinstance(message, UserMessage) and isinstance(message.content, list):
+            message = message.model_copy(
+                update={"content": _replace_images(message.content, USER_IMAGE_PLACEHOLDER)}
+            )
+        elif isinstance(message, ToolResultMessage):
+            message = message.model_copy(
+                update={"content": _replace_images(message.content, TOOL_IMAGE_PLACEHOLDER)}
+            )
+        result.append(message)
+    return result
+
+
+def _for_target(
+    message: AssistantMessage,
+    model: Model,
+    normalize_tool_call_id: Callable[[str], str] | None,
+    renamed: dict[str, str],
+) -> AssistantMessage:
+    same_model = (message.provider, message.api, message.model) == (model.provider, model.api, model.id)
+    content: list[TextContent | ThinkingContent | ToolCall] = []
+    for block in message.content:
+        if isinstance(block, ThinkingContent):
+            if block.redacted:
+                if same_model:  # opaque: only the model that wrote it can read it
+                    content.append(block)
+            elif same_model and block.thinking_signature:
+                content.append(block)
+            elif block.thinking.strip():
+                content.append(block if same_model else TextContent(text=block.thinking))
+        elif isinstance(block, TextContent):
+            content.append(block if same_model else TextContent(text=block.text))
+        else:
+            call = block
+            if not same_model and call.thought_signature:
+                call = call.model_copy(update={"thought_signature": None})
+            if not same_model and normalize_tool_call_id is not None:
+                new_id = normalize_tool_call_id(call.id)
+                if new_id != call.id:
+                    renamed[call.id] = new_id
+                    call = call.model_copy(update={"id": new_id})
+            content.append(call)
+    return message.model_copy(update={"content": content})
+
+
+def transform_messages(
+    messages: list[Message], model: Model, normalize_tool_call_id: Callable[[str], str] | None = None
+) -> list[Message]:
+    """The conversation as ``model`` should see it (see the module docstring)."""
+    renamed: dict[str, str] = {}
+    transformed: list[Message] = []
+    for message in _downgrade_images(messages, model):
+        if isinstance(message, AssistantMessage):
+            message = _for_target(message, model, normalize_tool_call_id, renamed)
+        elif isinstance(message, ToolResultMessage) and message.tool_call_id in renamed:
+            message = message.model_copy(update={"tool_call_id": renamed[message.tool_call_id]})
+        transformed.append(message)
+
+    result: list[Message] = []
+    pending: list[ToolCall] = []
+    answered: set[str] = set()
+
+    def answer_pending() -> None:
+        for call in pending:
+            if call.id not in answered:
+                result.append(
+                    ToolResultMessage(
+                        tool_call_id=call.id,
+                        tool_name=call.name,
+                        content=[TextContent(text="No result provided")],
+                        is_error=True,
+                    )
+                )
+        pending.clear()
+        answered.clear()
+
+    for message in transformed:
+        if isinstance(message, AssistantMessage):
+            answer_pending()
+            if message.stop_reason in ("error", "aborted"):
+                continue
+            calls = [b for b in message.content if isinstance(b, ToolCall)]
+            if calls:
+                pending[:] = calls
+            result.append(message)
+        elif isinstance(message, ToolResultMessage):
+            answered.add(message.tool_call_id)
+            result.append(message)
+        else:
+            answer_pending()
+            result.append(message)
+    answer_pending()
+    return result

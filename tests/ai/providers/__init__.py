@@ -1,0 +1,1 @@
+"""The model providers, tested with their real client libraries against local mock servers."""

@@ -1,0 +1,149 @@
+"""End to end on a real provider: ``agentls serve`` with the Anthropic provider against a mock Messages API.
+
+The server reads ``models.json`` from its data directory, which points the built-in
+``anthropic`` provider at a mock server on 127.0.0.1; the model answers with a tool
+call (``ls``, allowed without asking) and then with text, and the run settles. The
+``anthropic`` SDK is imported by the server only once a request is made.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from agentls.client import AgentClientError
+
+from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, a_tool
+from tests.ai.providers.mock_http import MockServer
+from tests.server.conftest import Recorder, Servers, within
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+MODEL = "claude-sonnet-4-6"
+"""The built-in catalog's first Anthropic model: the default of a session that names none."""
+NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "ANTHROPIC_BASE_URL": "", "OPENAI_BASE_URL": ""}
+"""The developer's keys must not change what these servers see."""
+
+
+def point_anthropic_at(data_dir: Path, url: str) -> None:
+    config = {"providers": {"anthropic": {"baseUrl": url, "apiKey": "test-key", "retryBaseDelayMs": 10}}}
+    (data_dir / "models.json").write_text(json.dumps(config), encoding="utf-8")
+
+
+def sdk_probe(report: Path) -> list[str]:
+    """A server command that writes, at exit, whether the ``anthropic`` SDK was imported."""
+    code = (
+        "import atexit, sys\n"
+        f"atexit.register(lambda: open({str(report)!r}, 'w').write(str('anthropic' in sys.modules)))\n"
+        "from agentls.cli import console_main\n"
+        "console_main()\n"
+    )
+    return [sys.executable, "-c", code, "serve"]
+
+
+async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
+    servers: Servers, data_dir: Path, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    replies = [
+        a_reply(
+            a_start(input_tokens=900, model=MODEL),
+            a_text(0, "Let me ", "look."),
+            a_tool(1, "toolu_01", "ls", '{"pa', 'th": "."}'),
+            a_end("tool_use", output_tokens=30),
+        ),
+        a_reply(
+            a_start(input_tokens=1000, model=MODEL, cache_read_input_tokens=900),
+            a_text(0, "There is notes.txt."),
+            a_end(),
+        ),
+    ]
+    async with MockServer(replies) as mock:
+        point_anthropic_at(data_dir, mock.url)
+        report = tmp_path / "sdk-imported"
+        client = await servers.start({"dataDir": str(data_dir)}, command=sdk_probe(report), env=NO_KEYS)
+        recorder = await Recorder(client).start()
+        try:
+            models = await within(client.list_models())
+            assert (models[0]["provider"], models[0]["id"]) == ("anthropic", MODEL)
+            assert {m["provider"] for m in models} == {"anthropic"}
+
+            session = await within(client.new_session(cwd=str(workspace)))
+            assert (await within(client.get_state(session))).model.provider == "anthropic"
+            run = await within(client.prompt(session, "What is in this folder?"))
+            settled = await recorder.settled(run.run_id)
+            assert settled["stopReason"] == "stop" and "errorMessage" not in settled
+
+            messages = (await within(client.get_messages(session))).messages
+            assert [m["role"] for m in messages] == ["user", "assistant", "toolResult", "assistant"]
+            first, result, answer = messages[1], messages[2], messages[3]
+            assert first["stopReason"] == "toolUse" and (first["provider"], first["model"]) == (
+                "anthropic",
+                MODEL,
+            )
+            assert first["content"] == [
+                {"type": "text", "text": "Let me look."},
+                {"type": "toolCall", "id": "toolu_01", "name": "ls", "arguments": {"path": "."}},
+            ]
+            assert result["toolCallId"] == "toolu_01" and not result["isError"]
+            assert "notes.txt" in result["content"][0]["text"]
+            assert answer["content"] == [{"type": "text", "text": "There is notes.txt."}]
+            assert answer["usage"]["cacheRead"] == 900 and answer["usage"]["cost"]["total"] > 0
+
+            updates = [
+                e["event"]["assistantMessageEvent"]
+                for e in recorder.events(session, run.run_id)
+                if e["event"]["type"] == "message_update"
+            ]
+            assert [u["delta"] for u in updates if u["type"] == "toolcall_delta"] == ['{"pa', 'th": "."}']
+
+            stats = await within(client.get_stats(session))
+            assert stats.tokens.cache_read == 900 and stats.cost > 0
+        finally:
+            await recorder.stop()
+            await within(client.close(), 15)
+
+    second = mock.requests[1].json()
+    tool_result = second["messages"][-1]["content"][0]
+    assert tool_result["type"] == "tool_result" and tool_result["tool_use_id"] == "toolu_01"
+    assert "notes.txt" in tool_result["content"] and tool_result["cache_control"] == {"type": "ephemeral"}
+    assert second["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert second["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert report.read_text() == "True", "a request was made: the SDK was imported then"
+
+
+async def test_the_server_does_not_import_the_sdk_before_a_request(
+    servers: Servers, data_dir: Path, tmp_path: Path
+) -> None:
+    point_anthropic_at(data_dir, "http://127.0.0.1:9")
+    report = tmp_path / "sdk-imported"
+    client = await servers.start({"dataDir": str(data_dir)}, command=sdk_probe(report), env=NO_KEYS)
+    models = await within(client.list_models())
+    assert models and all(m["provider"] == "anthropic" for m in models)
+    session = await within(client.new_session())
+    assert (await within(client.get_state(session))).model.provider == "anthropic"
+    await within(client.close(), 15)
+    assert report.read_text() == "False"
+
+
+async def test_with_nothing_configured_a_session_fails_with_what_would_fix_it(
+    servers: Servers, data_dir: Path
+) -> None:
+    client = await servers.start({"dataDir": str(data_dir)}, env=NO_KEYS)
+    with pytest.raises(AgentClientError) as caught:
+        await within(client.new_session())
+    error = caught.value
+    assert error.kind == "noModel"
+    for fix in ("ANTHROPIC_API_KEY", str(data_dir / "models.json"), "fauxScript", "AGENTLS_FAUX_SCRIPT"):
+        assert fix in str(error)
+    assert "Traceback" not in str(error)
+
+
+async def test_a_bad_models_file_is_reported_with_its_field(servers: Servers, data_dir: Path) -> None:
+    (data_dir / "models.json").write_text(json.dumps({"providers": {"anthropic": {"maxRetries": -1}}}))
+    client = await servers.start({"dataDir": str(data_dir)}, env=NO_KEYS)
+    with pytest.raises(AgentClientError) as caught:
+        await within(client.list_models())
+    assert "models.json" in str(caught.value) and "providers.anthropic.maxRetries" in str(caught.value)
