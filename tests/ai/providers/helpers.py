@@ -1,7 +1,9 @@
 """Providers pointed at a :class:`MockServer`, and the recorded shapes of their APIs' streams.
 
 Both providers are configured as ``models.json`` would configure them, with tiny retry
-delays and a 0.3 s idle timeout so that the fault tests stay fast. A :class:`Dialect`
+delays so that the fault tests stay fast. The idle timeout is 10 s (a loaded CI machine
+can take longer than a fraction of a second to connect); the stall tests set
+:data:`STALL_TIMEOUT_MS`. A :class:`Dialect`
 describes one API's stream (Anthropic's events, OpenAI's chunks) so that one fault
 test runs against both providers.
 """
@@ -20,7 +22,9 @@ from agentls.ai.providers.openai_compat import OpenAICompatProvider
 
 from tests.ai.providers.mock_http import Pause, Reply, anthropic_sse, openai_sse
 
-IDLE_TIMEOUT_MS = 300
+IDLE_TIMEOUT_MS = 10_000
+STALL_TIMEOUT_MS = 300
+"""The idle timeout of the tests that make the server stall."""
 
 READ_TOOL = Tool(
     name="read",

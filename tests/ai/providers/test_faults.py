@@ -2,7 +2,7 @@
 
 Every test runs against both providers (their real clients, a mock server on 127.0.0.1)
 and ends its stream within a few tenths of a second: retry delays are milliseconds and
-the idle timeout is 0.3 s. Anthropic's ``overloaded_error`` is in ``test_anthropic.py``.
+the stall tests use a 0.3 s idle timeout. Anthropic's ``overloaded_error`` is in ``test_anthropic.py``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,16 @@ import time
 import pytest
 from agentls.ai import AbortController, StreamOptions, TextContent, ToolCall
 
-from tests.ai.providers.helpers import DIALECTS, READ_TOOL, Dialect, collect, context, final, kinds
+from tests.ai.providers.helpers import (
+    DIALECTS,
+    READ_TOOL,
+    STALL_TIMEOUT_MS,
+    Dialect,
+    collect,
+    context,
+    final,
+    kinds,
+)
 from tests.ai.providers.mock_http import MockServer, Pause, Reply, json_reply
 
 pytestmark = pytest.mark.parametrize("dialect", DIALECTS, ids=lambda d: d.name)
@@ -146,7 +155,7 @@ async def test_a_malformed_sse_line_ends_the_message_with_an_error(dialect: Dial
 
 async def test_a_stall_after_content_ends_with_an_idle_timeout(dialect: Dialect) -> None:
     async with MockServer([Reply(body=dialect.text_head("Hel"), stall=True)]) as server:
-        provider = dialect.provider(server.url)
+        provider = dialect.provider(server.url, idleTimeoutMs=STALL_TIMEOUT_MS)
         started = time.monotonic()
         message = await final(provider.stream(provider.models[0], context(), None))
         waited = time.monotonic() - started
@@ -160,7 +169,7 @@ async def test_a_stall_before_content_is_retried(dialect: Dialect, caplog: pytes
     caplog.set_level(logging.WARNING)
     replies = [Reply(silent=True), Reply(body=[], stall=True), Reply(body=dialect.text_events("Finally"))]
     async with MockServer(replies) as server:
-        provider = dialect.provider(server.url)
+        provider = dialect.provider(server.url, idleTimeoutMs=STALL_TIMEOUT_MS)
         message = await final(provider.stream(provider.models[0], context(), None))
     assert message.stop_reason == "stop" and message.content == [TextContent(text="Finally")]
     assert len(server.requests) == 3
