@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import PROJECT_ROOT
 
 
@@ -64,9 +66,11 @@ def test_demo_with_a_broken_script_explains_and_exits_2(tmp_path: Path) -> None:
     assert "is not valid JSON" in run.stderr and "Traceback" not in run.stderr
 
 
-def test_no_command_serves_on_stdio_and_exits_at_end_of_input() -> None:
+@pytest.mark.parametrize("arguments", [[], ["serve", "--stdio"], ["--stdio"]])
+def test_serves_on_stdio_and_exits_at_end_of_input(arguments: list[str]) -> None:
+    """``--stdio``, which LSP launchers such as vscode-languageclient add, is accepted."""
     run = subprocess.run(
-        [sys.executable, "-m", "agentls"],
+        [sys.executable, "-m", "agentls", *arguments],
         cwd=PROJECT_ROOT,
         input="",
         capture_output=True,

@@ -153,8 +153,11 @@ async def _sessions(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentls", description="A coding agent for editors and scripts.")
     parser.add_argument("--version", action="version", version=f"agentls {__version__}")
+    stdio_help = "accepted for LSP launchers that add it (stdio is the only transport)"
+    parser.add_argument("--stdio", action="store_true", help=stdio_help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("serve", help="run the JSON-RPC server on stdio (the default command)")
+    serve = commands.add_parser("serve", help="run the JSON-RPC server on stdio (the default command)")
+    serve.add_argument("--stdio", action="store_true", help=stdio_help)
 
     def server_options(command: argparse.ArgumentParser) -> None:
         command.add_argument(

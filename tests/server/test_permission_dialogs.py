@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,34 @@ async def test_agent_request_permission_carries_the_call_and_its_options(
     assert [option["id"] for option in request["options"]] == ["allowOnce", "allowAlways", "reject"]
     assert (workspace / "once.txt").read_text() == "once\n"
     assert rules["rules"] == []  # allow once is not remembered
+
+
+async def test_an_abort_cancels_the_pending_question_at_the_client(
+    data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    script(faux_script, tool_call("b1", "bash", {"command": "echo never > never.txt"}))
+    asked, cancelled = asyncio.Event(), asyncio.Event()
+    capabilities = types.ClientCapabilities(experimental={"agent": {"requestPermission": True}})
+    async with editor_session(data_dir, faux_script, capabilities) as (client, _):
+
+        @client.feature("agent/requestPermission")
+        async def never_answer(params: Any) -> dict[str, Any]:
+            asked.set()
+            try:
+                await asyncio.Event().wait()  # a dialog the user leaves open
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+            return {"outcome": "allowOnce"}
+
+        created = await within(
+            client.protocol.send_request_async("agent/newSession", {"cwd": str(workspace)})
+        )
+        session = plain(created)["sessionId"]
+        settled = client.protocol.wait_for_notification_async("agent/settled")
+        await within(client.protocol.send_request_async("agent/prompt", {"sessionId": session, "text": "go"}))
+        await within(asked.wait())
+        await within(client.protocol.send_request_async("agent/abort", {"sessionId": session}))
+        assert plain(await within(settled))["stopReason"] == "aborted"
+        await within(cancelled.wait())  # the server sent $/cancelRequest for the question
+    assert not (workspace / "never.txt").exists()

@@ -8,9 +8,11 @@ params are ``-32602`` with a message naming the field; agent errors are
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import sys
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -125,19 +127,30 @@ class AgentServer(LanguageServer):
     async def ask_permission(self, request: RequestPermissionParams) -> str:
         """Ask the user: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``."""
         if self.client_agent.request_permission:
-            answer = await self.protocol.send_request_async(
-                "agent/requestPermission", request.model_dump(mode="json", by_alias=True, exclude_none=True)
-            )
+            params = request.model_dump(mode="json", by_alias=True, exclude_none=True)
+            answer = await self.request_cancellable("agent/requestPermission", params)
             return RequestPermissionResult.model_validate(answer or {"outcome": "reject"}).outcome
         labels = {option.label: option.id for option in request.options}
-        chosen = await self.window_show_message_request_async(
-            lsp.ShowMessageRequestParams(
-                type=lsp.MessageType.Warning,
-                message=f"agentls: {request.title}",
-                actions=[lsp.MessageActionItem(title=label) for label in labels],
-            )
+        question = lsp.ShowMessageRequestParams(
+            type=lsp.MessageType.Warning,
+            message=f"agentls: {request.title}",
+            actions=[lsp.MessageActionItem(title=label) for label in labels],
         )
-        return labels.get(chosen.title, "reject") if chosen is not None else "reject"
+        chosen = await self.request_cancellable(lsp.WINDOW_SHOW_MESSAGE_REQUEST, question)
+        title = getattr(chosen, "title", None) or (chosen.get("title") if isinstance(chosen, dict) else None)
+        return labels.get(title, "reject") if isinstance(title, str) else "reject"
+
+    async def request_cancellable(self, method: str, params: Any) -> Any:
+        """A request to the client that, when the waiting task is cancelled (an abort), is
+        cancelled at the client too with ``$/cancelRequest`` (pygls itself does not), so an
+        editor closes the question it shows."""
+        request_id = str(uuid.uuid4())
+        future = self.protocol.send_request(method, params, msg_id=request_id)
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=request_id))
+            raise
 
     def send_notification(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
