@@ -1,0 +1,315 @@
+// The end-to-end test in real VS Code: code-server + headless Chromium (playwright-core).
+//
+// It installs the .vsix into a fresh code-server profile, opens a workspace holding
+// notes.txt, and loads the workbench in Chromium, which starts the extension host.
+// The extension runs its self-test (AGENTLS_VSCODE_SELFTEST, src/selftest.ts) against
+// the real agentls server on the faux model and writes one JSON line per check. This
+// driver answers the permission dialog in the page, asserts the checks, then types a
+// prompt into the panel and checks that the streamed answer shows in the panel's DOM
+// and on screen (pixels), and saves screenshots.
+//
+// Environment: AGENTLS_SERVER (the agentls executable), CODE_SERVER, VSIX, CHROMIUM
+// (default /usr/bin/chromium), E2E_WORK (scratch folder), E2E_ARTIFACTS (screenshots,
+// logs), E2E_TIMEOUT_MS (default 180000).
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { distinctColours } from './png.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const env = (name, fallback) => {
+  const value = process.env[name] ?? fallback;
+  if (value === undefined) throw new Error(`set ${name}`);
+  return value;
+};
+const AGENTLS = env('AGENTLS_SERVER');
+const CODE_SERVER = env('CODE_SERVER');
+const VSIX = env('VSIX');
+const CHROMIUM = env('CHROMIUM', '/usr/bin/chromium');
+const WORK = env('E2E_WORK');
+const ARTIFACTS = env('E2E_ARTIFACTS', path.join(WORK, 'artifacts'));
+const TIMEOUT_MS = Number(env('E2E_TIMEOUT_MS', '180000'));
+const UI_PROMPT = 'Hello from the browser';
+const UI_ANSWER =
+  'Hello from the faux model, typed into the panel in the browser. This answer is long enough to be seen while it ' +
+  'streams: the panel shows each piece as it arrives, with a cursor at the end, until the message ends.';
+/** Checks the self-test must have reported (and passed). */
+const REQUIRED = [
+  'answer streamed in pieces',
+  'edit tool row done with its result',
+  'open editor shows the edit',
+  'undo restores the text',
+  'panel shows the streamed answer',
+  'steering delivered after the story, then answered',
+  'run settled as aborted',
+  'bash ran after "Allow once"',
+];
+
+const t0 = Date.now();
+const results = [];
+const log = (...parts) => console.log(`[e2e ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...parts);
+const check = (name, ok, detail) => {
+  results.push({ name, ok });
+  log(`${ok ? 'ok  ' : 'FAIL'} ${name}${!ok && detail !== undefined ? `: ${JSON.stringify(detail).slice(0, 800)}` : ''}`);
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function prepare() {
+  fs.rmSync(WORK, { recursive: true, force: true });
+  for (const dir of ['ws', 'ext', 'user/User', 'data']) fs.mkdirSync(path.join(WORK, dir), { recursive: true });
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  fs.copyFileSync(path.join(here, 'fixture', 'notes.txt'), path.join(WORK, 'ws', 'notes.txt'));
+  const script = path.join(WORK, 'faux-script.json');
+  fs.copyFileSync(path.join(here, 'fixture', 'faux-script.json'), script);
+  const settings = {
+    'agentls.serverCommand': AGENTLS,
+    'agentls.fauxScript': script,
+    'agentls.dataDir': path.join(WORK, 'data'),
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'chat.disableAIFeatures': true,
+    'security.workspace.trust.enabled': false,
+    'telemetry.telemetryLevel': 'off',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'update.mode': 'none',
+    'files.autoSave': 'off',
+    'editor.fontSize': 14,
+  };
+  fs.writeFileSync(path.join(WORK, 'user', 'User', 'settings.json'), JSON.stringify(settings, null, 2));
+  fs.writeFileSync(path.join(WORK, 'code-server.yaml'), 'auth: none\ncert: false\n');
+}
+
+function install() {
+  const run = spawnSync(
+    CODE_SERVER,
+    ['--config', path.join(WORK, 'code-server.yaml'), '--extensions-dir', path.join(WORK, 'ext'),
+      '--user-data-dir', path.join(WORK, 'user'), '--install-extension', VSIX, '--force'],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
+  if (run.status !== 0) throw new Error(`installing the vsix failed: ${run.stderr || run.stdout}`);
+  log('vsix installed');
+}
+
+async function startCodeServer(port, resultFile) {
+  const logFile = fs.openSync(path.join(ARTIFACTS, 'code-server.log'), 'w');
+  const child = spawn(
+    CODE_SERVER,
+    ['--config', path.join(WORK, 'code-server.yaml'), '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
+      '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
+      '--ignore-last-opened', '--extensions-dir', path.join(WORK, 'ext'), '--user-data-dir', path.join(WORK, 'user'),
+      path.join(WORK, 'ws')],
+    { detached: true, stdio: ['ignore', logFile, logFile], env: { ...process.env, AGENTLS_VSCODE_SELFTEST: resultFile } },
+  );
+  fs.writeFileSync(path.join(WORK, 'code-server.pid'), String(child.pid));
+  for (const end = Date.now() + 30_000; Date.now() < end; await sleep(200)) {
+    if (child.exitCode !== null) throw new Error(`code-server exited (${child.exitCode}); see code-server.log`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
+    } catch {
+      // not listening yet
+    }
+  }
+  throw new Error('code-server did not answer /healthz within 30 s');
+}
+
+function stop(child) {
+  if (!child || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM'); // the whole group: code-server, its extension host, agentls
+  } catch {
+    // already gone
+  }
+}
+
+function readResults(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+/** The webview frame of the agent panel (the one holding #transcript). */
+async function panelFrame(page) {
+  for (const frame of page.frames()) {
+    try {
+      if (await frame.$('#transcript')) return frame;
+    } catch {
+      // detached while looking
+    }
+  }
+  return undefined;
+}
+
+/** Click "Allow once" in the permission dialog when it is up. */
+async function answerPermission(page) {
+  const button = page.locator('.monaco-dialog-box .dialog-buttons a, .monaco-dialog-box .dialog-buttons button', {
+    hasText: 'Allow once',
+  });
+  if ((await button.count()) === 0) return false;
+  const statusBar = (await page.locator('.part.statusbar').innerText()).replace(/\u00a0/g, ' ');
+  check('status bar shows "Agent: waiting for permission"', statusBar.includes('Agent: waiting for permission'), statusBar);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'permission-dialog.png') });
+  await button.first().click();
+  return true;
+}
+
+async function selfTest(page, resultFile) {
+  let answered = false;
+  for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
+    const lines = readResults(resultFile);
+    if (lines.some((line) => line.done)) return { lines, answered };
+    if (!answered && lines.some((line) => line.waiting === 'permission')) {
+      answered = await answerPermission(page);
+      if (answered) log('answered the permission dialog: Allow once');
+    }
+  }
+  return { lines: readResults(resultFile), answered };
+}
+
+/** Make the secondary side bar (the agent panel) wider, for the screenshots. Best effort. */
+async function widenPanel(page, by) {
+  try {
+    const bar = await page.locator('.part.auxiliarybar').boundingBox();
+    if (!bar) return;
+    for (const sash of await page.locator('.monaco-sash.vertical').all()) {
+      const box = await sash.boundingBox();
+      if (!box || Math.abs(box.x + box.width / 2 - bar.x) > 6) continue;
+      const x = box.x + box.width / 2;
+      const y = box.y + box.height / 2;
+      await page.mouse.move(x, y);
+      await page.mouse.down();
+      await page.mouse.move(x - by, y, { steps: 8 });
+      await page.mouse.up();
+      return;
+    }
+  } catch (error) {
+    log(`could not widen the panel: ${error}`);
+  }
+}
+
+async function promptFromPanel(page) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const box = frame.locator('#prompt');
+  await box.click();
+  await box.fill(UI_PROMPT);
+  await box.press('Enter');
+  // The answer streams in: first seen while streaming (part of the text, a cursor), then whole.
+  const streaming = frame.locator('.row.text.streaming', { hasText: 'Hello from the' }).last();
+  await streaming.waitFor({ state: 'visible', timeout: 20_000 });
+  const partial = (await streaming.innerText()).trim();
+  const answer = frame.locator('.row.text:not(.streaming)', { hasText: 'until the message ends.' }).last();
+  await answer.waitFor({ timeout: 20_000 });
+  await frame.locator('#status[data-status="idle"]').waitFor({ timeout: 10_000 });
+  return { frame, answer, partial };
+}
+
+/** The command palette: "Agent: Show Sessions" lists the session by its first prompt. */
+async function showSessionsFromPalette(page) {
+  await page.locator('.editor-group-container').first().click();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill('>Agent: Show Sessions');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Agent: Show Sessions' }).first().waitFor({ timeout: 10_000 });
+  await page.keyboard.press('Enter');
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Please make notes.txt greet agentls.' });
+  await row.first().waitFor({ timeout: 10_000 });
+  const text = await row.first().innerText();
+  await page.keyboard.press('Escape');
+  return text;
+}
+
+async function main() {
+  prepare();
+  install();
+  const port = await freePort();
+  const resultFile = path.join(WORK, 'selftest.jsonl');
+  let codeServer;
+  let browser;
+  try {
+    codeServer = await startCodeServer(port, resultFile);
+    log(`code-server up on port ${port}`);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(path.join(WORK, 'ws'))}`);
+    await page.waitForSelector('.monaco-workbench', { timeout: 30_000 });
+    log('workbench loaded');
+
+    // 1. The extension's self-test.
+    const { lines, answered } = await selfTest(page, resultFile);
+    const done = lines.find((line) => line.done);
+    fs.writeFileSync(path.join(ARTIFACTS, 'selftest.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n'));
+    check('self-test finished', done !== undefined, lines.at(-1));
+    for (const line of lines.filter((l) => l.check)) check(`${line.step}: ${line.check}`, line.ok, line.detail);
+    for (const name of REQUIRED) {
+      check(`self-test reported "${name}"`, lines.some((l) => l.check === name && l.ok));
+    }
+    check('permission dialog answered in the page', answered);
+
+    // 2. A prompt typed into the panel in the browser; its answer streams into the DOM.
+    await widenPanel(page, 300);
+    const { frame, answer, partial } = await promptFromPanel(page);
+    check('prompt typed in the panel was answered', true);
+    check('answer seen while streaming, then whole', partial.length > 0 && partial.length < UI_ANSWER.length, partial);
+    const text = (await frame.locator('#transcript').innerText()).replace(/\u00a0/g, ' ');
+    for (const expected of ['Done: notes.txt now greets agentls.', 'Short version: the agent was steered.', UI_PROMPT, UI_ANSWER]) {
+      check(`panel DOM shows "${expected}"`, text.includes(expected));
+    }
+    const toolRows = await frame.locator('.row.tool[data-status="done"] .tool-name').allInnerTexts();
+    check('panel DOM shows the edit and bash rows as done', toolRows.includes('edit') && toolRows.includes('bash'), toolRows);
+
+    // 3. On screen: the streamed answer is visible in the page and drawn (not a blank box).
+    await answer.scrollIntoViewIfNeeded();
+    const box = await answer.boundingBox();
+    const viewport = page.viewportSize();
+    check(
+      'streamed answer visible in the viewport',
+      box !== null && box.width > 50 && box.height > 5 && box.x >= 0 && box.y >= 0 &&
+        box.x + box.width <= viewport.width && box.y + box.height <= viewport.height,
+      box,
+    );
+    const clip = await page.screenshot({ clip: box, path: path.join(ARTIFACTS, 'answer.png') });
+    const colours = distinctColours(clip);
+    check('streamed answer drawn on screen (text pixels)', colours >= 8, { colours });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'panel.png') });
+
+    // 4. A palette command in the real UI.
+    const listed = await showSessionsFromPalette(page).catch((error) => `${error}`);
+    check('"Agent: Show Sessions" from the command palette lists the session', /\d+ messages/.test(listed), listed);
+    log(`screenshots in ${ARTIFACTS}`);
+  } catch (error) {
+    check('no error', false, error instanceof Error ? error.stack : String(error));
+  } finally {
+    await browser?.close().catch(() => undefined);
+    stop(codeServer);
+  }
+  const failed = results.filter((r) => !r.ok).length;
+  console.log(`\ne2e: ${results.length - failed} passed, ${failed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  process.exit(failed === 0 ? 0 : 1);
+}
+
+await main();

@@ -1,0 +1,146 @@
+/** The palette commands (category "Agent") and the error reporting they share with the panel. */
+
+import * as vscode from 'vscode';
+import { AgentError } from './client';
+import { ServerNotFoundError } from './config';
+import { formatTokens } from './format';
+import { THINKING_LEVELS, type ThinkingLevel } from './protocol';
+import type { SessionController } from './session';
+
+export interface CommandContext {
+  controller: SessionController;
+  log: vscode.LogOutputChannel;
+  revealPanel(): Promise<void>;
+  restartServer(): Promise<void>;
+}
+
+/** Show a failure: the server's message, and a way to the setting when the server is missing. */
+export async function showError(error: unknown, log: vscode.LogOutputChannel): Promise<void> {
+  const message = error instanceof Error ? error.message : String(error);
+  log.error(message);
+  if (error instanceof ServerNotFoundError) {
+    const choice = await vscode.window.showErrorMessage(`agentls: ${message}`, 'Open Settings');
+    if (choice) await vscode.commands.executeCommand('workbench.action.openSettings', 'agentls.serverCommand');
+    return;
+  }
+  const kind = error instanceof AgentError ? error.kind : undefined;
+  if (kind === 'noModel') {
+    const choice = await vscode.window.showErrorMessage(`agentls: ${message}`, 'Open Settings');
+    if (choice) await vscode.commands.executeCommand('workbench.action.openSettings', 'agentls.');
+    return;
+  }
+  const showLog = kind === 'connection' ? ['Show Server Log'] : [];
+  const choice = await vscode.window.showErrorMessage(`agentls: ${message}`, ...showLog);
+  if (choice) log.show();
+}
+
+/** Run an action, showing its failure instead of throwing. */
+export async function runAction(action: () => Promise<unknown>, log: vscode.LogOutputChannel): Promise<void> {
+  try {
+    await action();
+  } catch (error) {
+    await showError(error, log);
+  }
+}
+
+async function askText(title: string, placeHolder: string): Promise<string | undefined> {
+  const text = await vscode.window.showInputBox({ title, placeHolder, ignoreFocusOut: true });
+  return text?.trim() ? text : undefined;
+}
+
+/** Agent: Prompt. While a run goes, offers steering or a follow-up instead. */
+async function promptCommand(ctx: CommandContext): Promise<void> {
+  const c = ctx.controller;
+  const text = await askText('Agent: Prompt', c.isRunning ? 'The agent is running: steer it or queue a follow-up' : 'Ask the agent');
+  if (text === undefined) return;
+  if (!c.isRunning) {
+    await c.prompt(text);
+    await ctx.revealPanel();
+    return;
+  }
+  const steer = { label: 'Steer', detail: 'Delivered after the current turn, before the next model call', mode: 'steer' as const };
+  const follow = { label: 'Follow Up', detail: 'Delivered when the agent would otherwise stop', mode: 'followUp' as const };
+  const pick = await vscode.window.showQuickPick([steer, follow], { title: 'The agent is running' });
+  if (pick) await c.submit(text, pick.mode);
+}
+
+async function selectModel(ctx: CommandContext): Promise<void> {
+  const c = ctx.controller;
+  await c.ensureSession();
+  await c.refreshModels();
+  const items = c.models.map((model) => {
+    const key = `${model.provider}/${model.id}`;
+    const window = model.contextWindow ? `${formatTokens(model.contextWindow)} context` : '';
+    return {
+      label: model.name || model.id,
+      description: key,
+      detail: [window, model.reasoning ? 'reasoning' : ''].filter(Boolean).join(' · '),
+      picked: key === c.model,
+      key,
+    };
+  });
+  const pick = await vscode.window.showQuickPick(items, {
+    title: 'Agent: Select Model',
+    placeHolder: c.model ?? 'The model of the session',
+  });
+  if (pick) await c.setModel(pick.key);
+}
+
+async function selectThinkingLevel(ctx: CommandContext): Promise<void> {
+  const c = ctx.controller;
+  const items = THINKING_LEVELS.map((level) => ({ label: level, description: level === c.thinkingLevel ? 'current' : '' }));
+  const pick = await vscode.window.showQuickPick(items, { title: 'Agent: Select Thinking Level' });
+  if (pick) await c.setThinkingLevel(pick.label as ThinkingLevel);
+}
+
+/** Agent: Show Sessions: the stored sessions of the workspace, newest first; pick one to load it. */
+export async function showSessions(ctx: CommandContext): Promise<void> {
+  const c = ctx.controller;
+  const sessions = await c.listSessions();
+  if (sessions.length === 0) {
+    void vscode.window.showInformationMessage('agentls: no stored sessions for this workspace yet.');
+    return;
+  }
+  const items = sessions.map((session) => ({
+    label: session.title || '(no prompt yet)',
+    description: `${session.messageCount} messages · ${new Date(session.updatedAt).toLocaleString()}`,
+    detail: `${session.sessionId}${session.sessionId === c.sessionId ? ' · current' : session.loaded ? ' · loaded' : ''}`,
+    sessionId: session.sessionId,
+  }));
+  const pick = await vscode.window.showQuickPick(items, { title: 'Agent: Show Sessions', matchOnDetail: true });
+  if (!pick) return;
+  await c.loadSession(pick.sessionId);
+  await ctx.revealPanel();
+}
+
+export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
+  const c = ctx.controller;
+  const commands: Record<string, () => Promise<unknown>> = {
+    'agentls.newSession': async () => {
+      await c.newSession();
+      await ctx.revealPanel();
+    },
+    'agentls.prompt': () => promptCommand(ctx),
+    'agentls.steer': async () => {
+      const text = await askText('Agent: Steer', 'Delivered after the current turn');
+      if (text !== undefined) await c.steer(text);
+    },
+    'agentls.followUp': async () => {
+      const text = await askText('Agent: Follow Up', 'Delivered when the agent would otherwise stop');
+      if (text !== undefined) await c.followUp(text);
+    },
+    'agentls.abort': async () => {
+      const result = await c.abort();
+      if (result && !result.aborted) void vscode.window.showInformationMessage('agentls: nothing was running.');
+    },
+    'agentls.continue': () => c.continue(),
+    'agentls.selectModel': () => selectModel(ctx),
+    'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
+    'agentls.showSessions': () => showSessions(ctx),
+    'agentls.restartServer': () => ctx.restartServer(),
+    'agentls.showLog': async () => ctx.log.show(),
+  };
+  return Object.entries(commands).map(([id, handler]) =>
+    vscode.commands.registerCommand(id, () => runAction(handler, ctx.log)),
+  );
+}

@@ -1,0 +1,107 @@
+/**
+ * The extension's settings and how they turn into the server command and its
+ * initialization options (pure: the file system and environment are passed in).
+ */
+
+import * as path from 'node:path';
+import { parseModelKey } from './format';
+
+export interface Settings {
+  serverCommand: string;
+  serverArgs: string[];
+  model: string;
+  fauxScript: string;
+  dataDir: string;
+  initializationOptions: Record<string, unknown>;
+}
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+  /** How it was found, for the log. */
+  source: 'setting' | 'venv' | 'path';
+}
+
+export interface Environment {
+  /** The workspace folders' paths. */
+  folders: readonly string[];
+  /** `PATH`. */
+  pathVariable: string;
+  platform: NodeJS.Platform;
+  isExecutable(file: string): boolean;
+}
+
+export class ServerNotFoundError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ServerNotFoundError';
+  }
+}
+
+function venvExecutables(dir: string, platform: NodeJS.Platform): string[] {
+  return platform === 'win32'
+    ? [path.join(dir, '.venv', 'Scripts', 'agentls.exe')]
+    : [path.join(dir, '.venv', 'bin', 'agentls')];
+}
+
+/** Each folder and its parents, nearest first (a folder opened inside the project finds its `.venv`). */
+function folderAndParents(folder: string): string[] {
+  const found: string[] = [];
+  let dir = path.resolve(folder);
+  for (;;) {
+    found.push(dir);
+    const parent = path.dirname(dir);
+    if (parent === dir) return found;
+    dir = parent;
+  }
+}
+
+/**
+ * The server to start: `agentls.serverCommand` if set; else `.venv/bin/agentls` in a
+ * workspace folder or one of its parents; else `agentls` on `PATH`.
+ */
+export function resolveServerCommand(settings: Settings, env: Environment): ServerCommand {
+  const args = settings.serverArgs.length > 0 ? settings.serverArgs : ['serve'];
+  const configured = settings.serverCommand.trim();
+  if (configured !== '') {
+    const isPath = configured.includes('/') || configured.includes('\\');
+    if (isPath && !env.isExecutable(configured)) {
+      throw new ServerNotFoundError(
+        `The agentls server command "${configured}" is not an executable file. ` +
+          'Change the setting "agentls.serverCommand" to the path of agentls (or clear it to find one automatically).',
+      );
+    }
+    return { command: configured, args, source: 'setting' };
+  }
+  for (const folder of env.folders) {
+    for (const dir of folderAndParents(folder)) {
+      for (const candidate of venvExecutables(dir, env.platform)) {
+        if (env.isExecutable(candidate)) return { command: candidate, args, source: 'venv' };
+      }
+    }
+  }
+  const name = env.platform === 'win32' ? 'agentls.exe' : 'agentls';
+  const separator = env.platform === 'win32' ? ';' : ':';
+  for (const dir of env.pathVariable.split(separator)) {
+    if (dir !== '' && env.isExecutable(path.join(dir, name))) {
+      return { command: path.join(dir, name), args, source: 'path' };
+    }
+  }
+  throw new ServerNotFoundError(
+    'The agentls server was not found: no .venv/bin/agentls in the workspace folders or their parents, ' +
+      'and no agentls on PATH. Install it (pip install -e . in the agentls repository) or set ' +
+      '"agentls.serverCommand" to its path.',
+  );
+}
+
+/** `initializationOptions` for the server: the free-form setting, then the specific ones over it. */
+export function initializationOptions(settings: Settings): Record<string, unknown> {
+  const options: Record<string, unknown> = { ...settings.initializationOptions };
+  if (settings.fauxScript.trim() !== '') options.fauxScript = settings.fauxScript.trim();
+  if (settings.dataDir.trim() !== '') options.dataDir = settings.dataDir.trim();
+  if (settings.model.trim() !== '') {
+    const model = parseModelKey(settings.model.trim());
+    if (model) options.model = model;
+  }
+  return options;
+}

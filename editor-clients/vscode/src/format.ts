@@ -1,0 +1,134 @@
+/** Pure text helpers: tool-call summaries, result text, truncation, figures. */
+
+import type { ContentBlock } from './protocol';
+
+/** Results longer than this are cut in the panel (the transcript on the server keeps all). */
+export const MAX_OUTPUT = 20_000;
+/** Partial output while a tool runs: only the latest part is shown. */
+export const MAX_PARTIAL = 4_000;
+const MAX_SUMMARY = 120;
+
+function oneLine(text: string, max = MAX_SUMMARY): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** A one-line summary of a tool call's arguments: the command, the path, the pattern. */
+export function summarizeArgs(toolName: string, args: unknown): string {
+  if (args === null || typeof args !== 'object') {
+    return args === undefined ? '' : oneLine(JSON.stringify(args));
+  }
+  const a = args as Record<string, unknown>;
+  const where = str(a.path);
+  switch (toolName) {
+    case 'bash':
+      return oneLine(str(a.command) ?? '');
+    case 'edit': {
+      const count = Array.isArray(a.edits) ? a.edits.length : 0;
+      return oneLine(`${where ?? ''}${count > 1 ? ` (${count} edits)` : ''}`);
+    }
+    case 'read': {
+      const offset = typeof a.offset === 'number' ? `:${a.offset}` : '';
+      return oneLine(`${where ?? ''}${offset}`);
+    }
+    case 'write':
+      return oneLine(where ?? '');
+    case 'ls':
+      return oneLine(where ?? '.');
+    case 'find':
+    case 'grep': {
+      const pattern = str(a.pattern) ?? '';
+      return oneLine(where ? `${pattern} in ${where}` : pattern);
+    }
+    default: {
+      const first = str(a.command) ?? str(a.path) ?? str(a.pattern);
+      return oneLine(first ?? JSON.stringify(args));
+    }
+  }
+}
+
+/**
+ * A summary from the arguments' JSON text while the model is still writing it:
+ * the value of `command`, `path` or `pattern` as far as it has arrived.
+ */
+export function summarizePartialArgs(json: string): string {
+  try {
+    return summarizeArgs('', JSON.parse(json));
+  } catch {
+    const match = /"(?:command|path|pattern)"\s*:\s*"((?:[^"\\]|\\.)*)/.exec(json);
+    if (!match?.[1]) return '';
+    let value = match[1];
+    try {
+      value = JSON.parse(`"${value.replace(/\\$/, '')}"`) as string;
+    } catch {
+      // a half-written escape: show it raw
+    }
+    return oneLine(value);
+  }
+}
+
+/** Pretty JSON of tool arguments for the expanded row. */
+export function prettyArgs(args: unknown): string {
+  if (args === undefined) return '';
+  try {
+    return JSON.stringify(args, null, 2);
+  } catch {
+    return String(args);
+  }
+}
+
+/** The text of content blocks (tool results, user messages); images as `[image]`. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const parts: string[] = [];
+  for (const block of content as ContentBlock[]) {
+    if (block?.type === 'text') parts.push(block.text);
+    else if (block?.type === 'image') parts.push('[image]');
+  }
+  return parts.join('\n');
+}
+
+export function countImages(content: unknown): number {
+  return Array.isArray(content) ? (content as ContentBlock[]).filter((b) => b?.type === 'image').length : 0;
+}
+
+/** The start of a long text, with a note of how much was left out. */
+export function truncateHead(text: string, max = MAX_OUTPUT): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}\n… (${text.length - max} more characters)`;
+}
+
+/** The end of a long text (the latest output of a running tool). */
+export function truncateTail(text: string, max = MAX_PARTIAL): string {
+  if (text.length <= max) return text;
+  return `… (${text.length - max} earlier characters)\n${text.slice(text.length - max)}`;
+}
+
+/** `1234` -> `1.2k`, `1234567` -> `1.2M`. */
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+/** Dollars: `$0.0042`, `$1.23`. */
+export function formatCost(dollars: number): string {
+  if (dollars === 0) return '$0';
+  return dollars < 0.01 ? `$${dollars.toFixed(4)}` : `$${dollars.toFixed(2)}`;
+}
+
+export function modelKey(model: { provider: string; id: string } | null | undefined): string | undefined {
+  return model ? `${model.provider}/${model.id}` : undefined;
+}
+
+/** `provider/id` -> `{provider, id}`; the id may itself contain slashes. */
+export function parseModelKey(key: string): { provider: string; id: string } | undefined {
+  const slash = key.indexOf('/');
+  if (slash <= 0 || slash === key.length - 1) return undefined;
+  return { provider: key.slice(0, slash), id: key.slice(slash + 1) };
+}

@@ -1,0 +1,186 @@
+/**
+ * The agent panel: a webview view that renders the session controller's state.
+ *
+ * The extension owns the state; the webview only draws it. On (re)load the webview
+ * asks for everything (`reset`); after that it gets the header when it changes and
+ * the transcript rows that changed, at most every `FLUSH_MS`.
+ */
+
+import * as crypto from 'node:crypto';
+import * as vscode from 'vscode';
+import type { SessionController } from './session';
+import type { FromWebview, ToWebview } from './view';
+
+export const VIEW_ID = 'agentls.panel';
+const FLUSH_MS = 40;
+
+export interface PanelActions {
+  /** Run a UI action, showing its failure. */
+  run(action: () => Promise<unknown>): Promise<void>;
+  showSessions(): Promise<void>;
+}
+
+export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+  private timer: NodeJS.Timeout | undefined;
+  private lastHeader = '';
+  private readonly renderedWaiters: ((text: string) => void)[] = [];
+  private readonly disposables: vscode.Disposable[] = [];
+  private viewDisposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly controller: SessionController,
+    private readonly actions: PanelActions,
+  ) {
+    this.disposables.push(controller.onChange(() => this.schedule()));
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    const out = vscode.Uri.joinPath(this.extensionUri, 'out');
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, out] };
+    view.webview.html = this.html(view.webview);
+    for (const disposable of this.viewDisposables) disposable.dispose();
+    this.viewDisposables = [
+      view.webview.onDidReceiveMessage((message: FromWebview) => this.receive(message)),
+      view.onDidDispose(() => {
+        if (this.view === view) {
+          this.view = undefined;
+          this.ready = false;
+        }
+      }),
+    ];
+  }
+
+  get visible(): boolean {
+    return this.view?.visible === true && this.ready;
+  }
+
+  /** Show the panel and put the cursor in the prompt box. */
+  async reveal(focusPrompt = true): Promise<void> {
+    await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+    if (focusPrompt) this.post({ type: 'focusPrompt' });
+  }
+
+  setPromptText(text: string): void {
+    this.post({ type: 'setPrompt', text });
+  }
+
+  /** The text the panel shows (for the self-test). */
+  async renderedText(timeoutMs = 5000): Promise<string> {
+    this.flush();
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the panel did not answer')), timeoutMs);
+      this.renderedWaiters.push((text) => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      this.post({ type: 'report' });
+    });
+  }
+
+  private receive(message: FromWebview): void {
+    const c = this.controller;
+    switch (message.type) {
+      case 'ready':
+        this.ready = true;
+        this.lastHeader = JSON.stringify(c.header());
+        c.transcript.takeChanges();
+        this.post({ type: 'reset', header: c.header(), rows: [...c.transcript.rows] });
+        // Before the server is up, the connection makes the session once it is.
+        if (c.connected && c.sessionId === undefined) {
+          c.ensureSession().catch((error: unknown) => c.failed(error instanceof Error ? error.message : String(error)));
+        }
+        break;
+      case 'submit':
+        void this.actions.run(() => c.submit(message.text, message.mode));
+        break;
+      case 'abort':
+        void this.actions.run(() => c.abort());
+        break;
+      case 'continue':
+        void this.actions.run(() => c.continue());
+        break;
+      case 'newSession':
+        void this.actions.run(() => c.newSession());
+        break;
+      case 'showSessions':
+        void this.actions.showSessions();
+        break;
+      case 'removeQueueItem':
+        void this.actions.run(async () => {
+          const text = await c.removeQueueItem(message.id);
+          if (text) this.setPromptText(text);
+        });
+        break;
+      case 'setModel':
+        void this.actions.run(() => c.setModel(message.model));
+        break;
+      case 'setThinkingLevel':
+        void this.actions.run(() => c.setThinkingLevel(message.level));
+        break;
+      case 'rendered':
+        for (const waiter of this.renderedWaiters.splice(0)) waiter(message.text);
+        break;
+    }
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  private flush(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    const rows = this.controller.transcript.takeChanges();
+    if (!this.ready) return; // the webview asks for everything when it is ready
+    const header = this.controller.header();
+    const headerJson = JSON.stringify(header);
+    if (headerJson !== this.lastHeader) {
+      this.lastHeader = headerJson;
+      this.post({ type: 'header', header });
+    }
+    if (rows.length > 0) this.post({ type: 'rows', rows });
+  }
+
+  private post(message: ToWebview): void {
+    if (this.view && this.ready) void this.view.webview.postMessage(message);
+  }
+
+  private html(webview: vscode.Webview): string {
+    const nonce = crypto.randomBytes(16).toString('base64');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'out', 'webview.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', 'panel.css'));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+      `font-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style.toString()}">
+<title>Agent</title>
+</head>
+<body>
+<div id="app"></div>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    for (const disposable of [...this.disposables, ...this.viewDisposables]) disposable.dispose();
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * The parts of the agentls wire protocol (../../protocol.md) the extension uses.
+ *
+ * Types only: no VS Code import, so the pure modules and the webview can share them.
+ */
+
+export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
+
+export type PermissionOutcome = 'allowOnce' | 'allowAlways' | 'reject';
+
+export interface ModelRef {
+  provider: string;
+  id: string;
+}
+
+export interface ModelInfo extends ModelRef {
+  name: string;
+  reasoning?: boolean;
+  contextWindow?: number;
+}
+
+// --- content blocks and messages -----------------------------------------------------------
+
+export interface TextContent {
+  type: 'text';
+  text: string;
+}
+export interface ThinkingContent {
+  type: 'thinking';
+  thinking: string;
+  redacted?: boolean;
+}
+export interface ImageContent {
+  type: 'image';
+  data: string;
+  mimeType: string;
+}
+export interface ToolCall {
+  type: 'toolCall';
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+export type ContentBlock = TextContent | ThinkingContent | ImageContent | ToolCall;
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost: { total: number };
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string | ContentBlock[];
+  timestamp?: number;
+}
+export interface AssistantMessage {
+  role: 'assistant';
+  content: ContentBlock[];
+  provider?: string;
+  model?: string;
+  usage?: Usage;
+  stopReason?: string;
+  errorMessage?: string;
+  timestamp?: number;
+}
+export interface ToolResultMessage {
+  role: 'toolResult';
+  toolCallId: string;
+  toolName: string;
+  content: ContentBlock[];
+  isError?: boolean;
+  timestamp?: number;
+}
+export interface CustomMessage {
+  role: string;
+  content?: unknown;
+  timestamp?: number;
+}
+export type Message = UserMessage | AssistantMessage | ToolResultMessage | CustomMessage;
+
+export interface ToolResult {
+  content?: ContentBlock[];
+  details?: unknown;
+}
+
+// --- events --------------------------------------------------------------------------------
+
+export type AssistantMessageEvent =
+  | { type: 'start' }
+  | { type: 'text_start' | 'thinking_start' | 'toolcall_start'; contentIndex: number }
+  | { type: 'text_delta' | 'thinking_delta' | 'toolcall_delta'; contentIndex: number; delta: string }
+  | { type: 'text_end' | 'thinking_end'; contentIndex: number; content: string }
+  | { type: 'toolcall_end'; contentIndex: number; toolCall: ToolCall }
+  | { type: 'done'; reason: string; message: AssistantMessage }
+  | { type: 'error'; reason: string; error: AssistantMessage };
+
+export type AgentEvent =
+  | { type: 'agent_start' | 'turn_start' }
+  | { type: 'agent_end'; messages: Message[] }
+  | { type: 'turn_end'; message: Message; toolResults: Message[] }
+  | { type: 'message_start' | 'message_end'; message: Message }
+  | { type: 'message_update'; assistantMessageEvent: AssistantMessageEvent }
+  | { type: 'tool_execution_start'; toolCallId: string; toolName: string; args: unknown }
+  | { type: 'tool_execution_update'; toolCallId: string; toolName: string; args: unknown; partialResult: ToolResult }
+  | { type: 'tool_execution_end'; toolCallId: string; toolName: string; result: ToolResult; isError: boolean };
+
+export interface EventNotification {
+  sessionId: string;
+  runId: string;
+  seq: number;
+  event: AgentEvent;
+}
+
+export interface QueueItem {
+  id: string;
+  kind: 'steering' | 'followUp';
+  text: string;
+  images?: unknown[];
+}
+
+export interface QueueLists {
+  steering: QueueItem[];
+  followUp: QueueItem[];
+}
+
+export interface QueueNotification extends QueueLists {
+  sessionId: string;
+}
+
+export interface SettledNotification {
+  sessionId: string;
+  runId: string;
+  stopReason: string;
+  errorMessage?: string;
+}
+
+// --- request results -----------------------------------------------------------------------
+
+export interface PromptResult {
+  runId?: string;
+  queued?: string;
+}
+
+export interface StateResult {
+  sessionId: string;
+  cwd: string;
+  model: ModelRef | null;
+  thinkingLevel: ThinkingLevel;
+  isRunning: boolean;
+  runId?: string;
+  messageCount: number;
+  errorMessage?: string;
+  queue: QueueLists;
+}
+
+export interface StatsResult {
+  tokens: { input: number; output: number; cacheRead: number; cacheWrite: number; total: number };
+  cost: number;
+  context: { tokens: number; contextWindow: number; percent: number | null };
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  cwd: string;
+  title?: string;
+  createdAt: number;
+  updatedAt: number;
+  messageCount: number;
+  model?: ModelRef;
+  loaded: boolean;
+}
+
+export interface AbortResult {
+  aborted: boolean;
+  runId?: string;
+  queue: QueueLists;
+}
+
+export interface RequestPermissionParams {
+  sessionId: string;
+  toolCallId: string;
+  toolName: string;
+  args?: unknown;
+  title: string;
+  options: { id: PermissionOutcome; label: string }[];
+}
+
+export interface SaveDocumentsParams {
+  uris: string[];
+}
+
+/** Error kinds in `data.kind` of a `-32000` error. */
+export type ErrorKind =
+  | 'busy'
+  | 'unknownSession'
+  | 'cannotContinue'
+  | 'noModel'
+  | 'unknownModel'
+  | 'unknownQueueItem'
+  | 'invalidParams'
+  | 'storage';

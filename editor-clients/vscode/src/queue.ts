@@ -1,0 +1,61 @@
+/**
+ * The session's queue of steering and follow-up items (pure: no VS Code).
+ *
+ * The server owns the queue and reports every change with `agent/queue`; results of
+ * `agent/clearQueue` and `agent/abort` carry it too. The panel shows it and lets the
+ * user remove an item, which disappears at once and comes back if the server refuses.
+ */
+
+import type { QueueItem, QueueLists } from './protocol';
+
+export interface QueueState {
+  readonly steering: readonly QueueItem[];
+  readonly followUp: readonly QueueItem[];
+}
+
+export const EMPTY_QUEUE: QueueState = { steering: [], followUp: [] };
+
+/** The state from the lists of a notification or result (unknown shapes read as empty). */
+export function queueFrom(lists: Partial<QueueLists> | undefined): QueueState {
+  const pick = (items: unknown, kind: QueueItem['kind']): QueueItem[] =>
+    Array.isArray(items)
+      ? items
+          .filter((item): item is QueueItem => typeof item?.id === 'string' && typeof item?.text === 'string')
+          .map((item) => ({ id: item.id, kind, text: item.text, ...(item.images ? { images: item.images } : {}) }))
+      : [];
+  return { steering: pick(lists?.steering, 'steering'), followUp: pick(lists?.followUp, 'followUp') };
+}
+
+/** Every item, steering first (it is delivered first), each list in order. */
+export function queueItems(state: QueueState): QueueItem[] {
+  return [...state.steering, ...state.followUp];
+}
+
+export function queueSize(state: QueueState): number {
+  return state.steering.length + state.followUp.length;
+}
+
+export function findItem(state: QueueState, id: string): QueueItem | undefined {
+  return queueItems(state).find((item) => item.id === id);
+}
+
+/** The state without one item (the optimistic view of a removal). */
+export function withoutItem(state: QueueState, id: string): QueueState {
+  return {
+    steering: state.steering.filter((item) => item.id !== id),
+    followUp: state.followUp.filter((item) => item.id !== id),
+  };
+}
+
+/** The items of `before` that are gone from `after`: delivered to the agent or removed. */
+export function departed(before: QueueState, after: QueueState): QueueItem[] {
+  const kept = new Set(queueItems(after).map((item) => item.id));
+  return queueItems(before).filter((item) => !kept.has(item.id));
+}
+
+/** The items removed by `agent/clearQueue`'s result, as text to put back in the prompt box. */
+export function removedText(removed: QueueState): string {
+  return queueItems(removed)
+    .map((item) => item.text)
+    .join('\n\n');
+}

@@ -1,0 +1,353 @@
+/**
+ * The transcript as panel rows, rebuilt from agent events (pure: no VS Code).
+ *
+ * `message_update` carries only the assistant message event's delta (protocol.md,
+ * "Assistant message events"): a `*_start` puts an empty block at `contentIndex`, a
+ * `text_delta` / `thinking_delta` appends to it, `toolcall_delta` text is partial JSON
+ * kept aside until `toolcall_end` gives the call, and `message_end` carries the final,
+ * authoritative message. Tool executions update the row of their call by `toolCallId`.
+ *
+ * Row ids are stable (`m3/0` for block 0 of the third message), so a consumer can
+ * take only the rows that changed since it last looked (`takeChanges`).
+ */
+
+import {
+  contentText,
+  countImages,
+  prettyArgs,
+  summarizeArgs,
+  summarizePartialArgs,
+  truncateHead,
+  truncateTail,
+} from './format';
+import type {
+  AgentEvent,
+  AssistantMessage,
+  AssistantMessageEvent,
+  ContentBlock,
+  Message,
+  ToolResult,
+  ToolResultMessage,
+} from './protocol';
+import type { Row, ToolStatus } from './view';
+
+type ToolRow = Extract<Row, { kind: 'tool' }>;
+
+export class Transcript {
+  private readonly list: Row[] = [];
+  private readonly byId = new Map<string, Row>();
+  private readonly toolRows = new Map<string, ToolRow>();
+  private readonly changed = new Set<string>();
+  private messageCount = 0;
+  private noticeCount = 0;
+  /** Key of the message between its `message_start` and `message_end`. */
+  private current: string | undefined;
+
+  get rows(): readonly Row[] {
+    return this.list;
+  }
+
+  clear(): void {
+    this.list.length = 0;
+    this.byId.clear();
+    this.toolRows.clear();
+    this.changed.clear();
+    this.current = undefined;
+  }
+
+  /** Rebuild from whole messages (a loaded session's `agent/getMessages`). */
+  loadMessages(messages: readonly Message[]): void {
+    this.clear();
+    for (const message of messages) {
+      this.startMessage(message);
+      this.endMessage(message);
+    }
+  }
+
+  applyEvent(event: AgentEvent): void {
+    switch (event.type) {
+      case 'message_start':
+        this.startMessage(event.message);
+        break;
+      case 'message_update':
+        this.applyDelta(event.assistantMessageEvent);
+        break;
+      case 'message_end':
+        this.endMessage(event.message);
+        break;
+      case 'tool_execution_start': {
+        const row = this.toolRow(event.toolCallId, event.toolName, event.args);
+        this.updateTool(row, { status: 'running', output: '' });
+        break;
+      }
+      case 'tool_execution_update': {
+        const row = this.toolRow(event.toolCallId, event.toolName, event.args);
+        this.updateTool(row, { status: 'running', output: truncateTail(resultText(event.partialResult)) });
+        break;
+      }
+      case 'tool_execution_end': {
+        const row = this.toolRow(event.toolCallId, event.toolName, undefined);
+        this.updateTool(row, {
+          status: event.isError ? 'error' : 'done',
+          output: truncateHead(resultText(event.result)),
+        });
+        break;
+      }
+      default:
+        break; // agent_start, turn_start, turn_end, agent_end: nothing to show
+    }
+  }
+
+  /** A permission question about a running call is open (`true`) or answered (`false`). */
+  setAwaitingPermission(toolCallId: string, open: boolean): void {
+    const row = this.toolRows.get(toolCallId);
+    if (!row) return;
+    if (open && (row.status === 'running' || row.status === 'pending')) this.updateTool(row, { status: 'permission' });
+    else if (!open && row.status === 'permission') this.updateTool(row, { status: 'running' });
+  }
+
+  /** A line of the extension's own (an abort, a failed request, a loaded session). */
+  addNotice(text: string, level: 'info' | 'warning' | 'error' = 'info'): void {
+    this.noticeCount += 1;
+    this.put({ kind: 'notice', id: `n${this.noticeCount}`, level, text });
+  }
+
+  /** The rows added or changed since the last call, in transcript order. */
+  takeChanges(): Row[] {
+    if (this.changed.size === 0) return [];
+    const rows = this.list.filter((row) => this.changed.has(row.id)).map((row) => ({ ...row }));
+    this.changed.clear();
+    return rows;
+  }
+
+  /** The rows as plain text (tests, the self-test's report). */
+  plainText(): string {
+    return this.list
+      .map((row) => {
+        switch (row.kind) {
+          case 'user':
+            return `> ${row.text}`;
+          case 'text':
+            return row.text;
+          case 'thinking':
+            return `(thinking) ${row.text}`;
+          case 'tool':
+            return `[${row.name} ${row.summary}: ${row.status}] ${row.output}`;
+          case 'notice':
+            return `! ${row.text}`;
+          case 'custom':
+            return `(${row.role}) ${row.text}`;
+        }
+      })
+      .join('\n');
+  }
+
+  // --- messages ----------------------------------------------------------------------------
+
+  private startMessage(message: Message): void {
+    this.messageCount += 1;
+    const key = `m${this.messageCount}`;
+    this.current = key;
+    if (message.role === 'assistant') {
+      this.applyBlocks(key, (message as AssistantMessage).content ?? [], false);
+    } else {
+      this.showMessage(key, message);
+    }
+  }
+
+  private endMessage(message: Message): void {
+    const key = this.current ?? `m${++this.messageCount}`;
+    this.current = undefined;
+    if (message.role !== 'assistant') {
+      this.showMessage(key, message);
+      return;
+    }
+    const assistant = message as AssistantMessage;
+    this.applyBlocks(key, assistant.content ?? [], true);
+    const stop = assistant.stopReason;
+    if (stop === 'error' || stop === 'aborted') {
+      for (const row of this.list) {
+        if (row.kind === 'tool' && row.id.startsWith(`${key}/`) && isUnstarted(row.status)) {
+          this.updateTool(row, { status: 'skipped' });
+        }
+      }
+      const text = stop === 'aborted' ? `Aborted${detail(assistant.errorMessage)}` : assistant.errorMessage ?? 'Error';
+      this.put({ kind: 'notice', id: `${key}/stop`, level: stop === 'aborted' ? 'warning' : 'error', text });
+    }
+  }
+
+  /** User, tool-result and custom messages (whole at start and again at end). */
+  private showMessage(key: string, message: Message): void {
+    if (message.role === 'user') {
+      const content = (message as { content: unknown }).content;
+      this.put({ kind: 'user', id: `${key}/user`, text: contentText(content), images: countImages(content) });
+    } else if (message.role === 'toolResult') {
+      const result = message as ToolResultMessage;
+      const row = this.toolRow(result.toolCallId, result.toolName, undefined);
+      this.updateTool(row, {
+        status: result.isError ? 'error' : 'done',
+        output: truncateHead(contentText(result.content)),
+      });
+    } else {
+      const content = (message as { content?: unknown }).content;
+      const text = typeof content === 'string' || Array.isArray(content) ? contentText(content) : '';
+      this.put({ kind: 'custom', id: `${key}/custom`, role: message.role, text: text || JSON.stringify(message) });
+    }
+  }
+
+  /** Put every block of an assistant message at its index; `final` ends streaming. */
+  private applyBlocks(key: string, content: readonly ContentBlock[], final: boolean): void {
+    content.forEach((block, index) => {
+      const id = `${key}/${index}`;
+      switch (block.type) {
+        case 'text':
+          if (block.text !== '' || this.byId.has(id)) {
+            this.put({ kind: 'text', id, text: block.text, streaming: !final });
+          }
+          break;
+        case 'thinking':
+          this.put({
+            kind: 'thinking',
+            id,
+            text: block.thinking,
+            streaming: !final,
+            redacted: block.redacted === true,
+          });
+          break;
+        case 'toolCall':
+          this.putToolCall(id, block.id, block.name, block.arguments);
+          break;
+        default:
+          break; // images are not shown in the transcript
+      }
+    });
+  }
+
+  // --- deltas ------------------------------------------------------------------------------
+
+  private applyDelta(event: AssistantMessageEvent): void {
+    const key = this.current;
+    if (key === undefined || !('contentIndex' in event)) return; // start, done, error: message_end follows
+    const id = `${key}/${event.contentIndex}`;
+    const row = this.byId.get(id);
+    switch (event.type) {
+      case 'text_start':
+        this.put({ kind: 'text', id, text: '', streaming: true });
+        break;
+      case 'thinking_start':
+        this.put({ kind: 'thinking', id, text: '', streaming: true, redacted: false });
+        break;
+      case 'toolcall_start':
+        this.put({ kind: 'tool', id, name: '', summary: '', args: '', status: 'streaming', output: '' });
+        break;
+      case 'text_delta':
+      case 'thinking_delta':
+        if (row && (row.kind === 'text' || row.kind === 'thinking')) {
+          this.put({ ...row, text: row.text + event.delta });
+        } else {
+          // a delta without its start (a lost notification): start the block with it
+          const kind = event.type === 'text_delta' ? 'text' : 'thinking';
+          this.put(
+            kind === 'text'
+              ? { kind, id, text: event.delta, streaming: true }
+              : { kind, id, text: event.delta, streaming: true, redacted: false },
+          );
+        }
+        break;
+      case 'toolcall_delta': {
+        const args = (row?.kind === 'tool' ? row.args : '') + event.delta;
+        const base: ToolRow =
+          row?.kind === 'tool' ? row : { kind: 'tool', id, name: '', summary: '', args: '', status: 'streaming', output: '' };
+        this.put({ ...base, args, summary: summarizePartialArgs(args) });
+        break;
+      }
+      case 'text_end':
+        this.put({ kind: 'text', id, text: event.content, streaming: false });
+        break;
+      case 'thinking_end':
+        this.put({
+          kind: 'thinking',
+          id,
+          text: event.content,
+          streaming: false,
+          redacted: row?.kind === 'thinking' && row.redacted,
+        });
+        break;
+      case 'toolcall_end':
+        this.putToolCall(id, event.toolCall.id, event.toolCall.name, event.toolCall.arguments);
+        break;
+    }
+  }
+
+  // --- tool rows ---------------------------------------------------------------------------
+
+  /** The call is complete (toolcall_end or a final message): name, arguments and id are known. */
+  private putToolCall(id: string, toolCallId: string, name: string, args: unknown): void {
+    const existing = this.toolRows.get(toolCallId) ?? this.byId.get(id);
+    const status: ToolStatus =
+      existing?.kind === 'tool' && existing.status !== 'streaming' ? existing.status : 'pending';
+    const output = existing?.kind === 'tool' ? existing.output : '';
+    const row: ToolRow = {
+      kind: 'tool',
+      id: existing?.id ?? id,
+      toolCallId,
+      name,
+      summary: summarizeArgs(name, args),
+      args: prettyArgs(args),
+      status,
+      output,
+    };
+    this.put(row);
+    this.toolRows.set(toolCallId, row);
+  }
+
+  /** The row of a tool call, made when the call was never seen (a loaded transcript's gap). */
+  private toolRow(toolCallId: string, name: string, args: unknown): ToolRow {
+    const found = this.toolRows.get(toolCallId);
+    if (found) return found;
+    const row: ToolRow = {
+      kind: 'tool',
+      id: `tool:${toolCallId}`,
+      toolCallId,
+      name,
+      summary: summarizeArgs(name, args),
+      args: prettyArgs(args),
+      status: 'pending',
+      output: '',
+    };
+    this.put(row);
+    this.toolRows.set(toolCallId, row);
+    return row;
+  }
+
+  private updateTool(row: ToolRow, change: Partial<Pick<ToolRow, 'status' | 'output'>>): void {
+    const current = (row.toolCallId && this.toolRows.get(row.toolCallId)) || row;
+    const next: ToolRow = { ...current, ...change };
+    this.put(next);
+    if (next.toolCallId) this.toolRows.set(next.toolCallId, next);
+  }
+
+  private put(row: Row): void {
+    const existing = this.byId.get(row.id);
+    if (existing) {
+      this.list[this.list.lastIndexOf(existing)] = row; // the changing row is nearly always the last
+    } else {
+      this.list.push(row);
+    }
+    this.byId.set(row.id, row);
+    if (row.kind === 'tool' && row.toolCallId) this.toolRows.set(row.toolCallId, row);
+    this.changed.add(row.id);
+  }
+}
+
+function isUnstarted(status: ToolStatus): boolean {
+  return status === 'streaming' || status === 'pending';
+}
+
+function resultText(result: ToolResult | undefined): string {
+  return contentText(result?.content);
+}
+
+function detail(message: string | undefined): string {
+  return message && !/\baborted\b/i.test(message) ? `: ${message}` : '';
+}

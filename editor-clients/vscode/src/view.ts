@@ -1,0 +1,88 @@
+/**
+ * What the agent panel shows, and the messages between the extension and the panel's webview.
+ *
+ * Types only, shared by the extension host (which owns the state) and the webview
+ * (which renders it). The transcript is a flat list of rows: one per user message, per
+ * assistant text or thinking block, per tool call, and per notice.
+ */
+
+import type { ModelInfo, QueueItem, ThinkingLevel } from './protocol';
+
+/**
+ * `streaming`: the model is still writing the call; `pending`: written, not started yet;
+ * `permission`: started, waiting for the user's answer to `agent/requestPermission`.
+ */
+export type ToolStatus = 'streaming' | 'pending' | 'running' | 'permission' | 'done' | 'error' | 'skipped';
+
+export type Row =
+  | { kind: 'user'; id: string; text: string; images: number }
+  | { kind: 'text'; id: string; text: string; streaming: boolean }
+  | { kind: 'thinking'; id: string; text: string; streaming: boolean; redacted: boolean }
+  | {
+      kind: 'tool';
+      id: string;
+      toolCallId?: string;
+      name: string;
+      /** One line: the command, the path, ... */
+      summary: string;
+      /** The arguments as pretty JSON (or the partial JSON while streaming). */
+      args: string;
+      status: ToolStatus;
+      /** Streamed partial output while running, the result once ended. */
+      output: string;
+    }
+  | { kind: 'notice'; id: string; level: 'info' | 'warning' | 'error'; text: string }
+  | { kind: 'custom'; id: string; role: string; text: string };
+
+export type RunStatus = 'idle' | 'running' | 'permission';
+
+/** The session's figures, as Pi's footer shows them. */
+export interface Stats {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cost: number;
+  /** Context use in percent of the model's window, when known. */
+  contextPercent: number | null;
+}
+
+/** Everything in the panel except the transcript rows. */
+export interface Header {
+  connected: boolean;
+  /** Set when the server could not be started or the session could not be created. */
+  error?: string;
+  sessionId?: string;
+  status: RunStatus;
+  models: ModelInfo[];
+  /** `provider/id` of the session's model. */
+  model?: string;
+  thinkingLevel: ThinkingLevel;
+  queue: QueueItem[];
+  stats: Stats;
+  canContinue: boolean;
+}
+
+/** Extension -> webview. */
+export type ToWebview =
+  | { type: 'reset'; header: Header; rows: Row[] }
+  | { type: 'header'; header: Header }
+  | { type: 'rows'; rows: Row[] }
+  | { type: 'focusPrompt' }
+  | { type: 'setPrompt'; text: string }
+  /** Answer with `rendered` (the self-test reads what the panel shows). */
+  | { type: 'report' };
+
+/** Webview -> extension. */
+export type FromWebview =
+  | { type: 'ready' }
+  | { type: 'submit'; text: string; mode: 'prompt' | 'steer' | 'followUp' }
+  | { type: 'abort' }
+  | { type: 'continue' }
+  | { type: 'newSession' }
+  | { type: 'showSessions' }
+  | { type: 'removeQueueItem'; id: string }
+  | { type: 'setModel'; model: string }
+  | { type: 'setThinkingLevel'; level: ThinkingLevel }
+  /** The text the panel shows, the answer to `report`. */
+  | { type: 'rendered'; text: string };

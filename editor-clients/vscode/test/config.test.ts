@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { type Environment, initializationOptions, resolveServerCommand, ServerNotFoundError, type Settings } from '../src/config';
+
+const settings = (over: Partial<Settings> = {}): Settings => ({
+  serverCommand: '',
+  serverArgs: ['serve'],
+  model: '',
+  fauxScript: '',
+  dataDir: '',
+  initializationOptions: {},
+  ...over,
+});
+
+const env = (executables: string[], over: Partial<Environment> = {}): Environment => ({
+  folders: ['/work/proj/sub'],
+  pathVariable: '/usr/local/bin:/usr/bin',
+  platform: 'linux',
+  isExecutable: (file) => executables.includes(file),
+  ...over,
+});
+
+describe('finding the server', () => {
+  it('uses the setting first', () => {
+    expect(resolveServerCommand(settings({ serverCommand: 'agentls-dev' }), env([]))).toEqual({
+      command: 'agentls-dev',
+      args: ['serve'],
+      source: 'setting',
+    });
+  });
+
+  it('names the setting when the configured path is not executable', () => {
+    expect(() => resolveServerCommand(settings({ serverCommand: '/nope/agentls' }), env([]))).toThrow(
+      /agentls\.serverCommand/,
+    );
+  });
+
+  it('finds .venv/bin/agentls in a workspace folder or its parents', () => {
+    const found = resolveServerCommand(settings(), env(['/work/proj/.venv/bin/agentls', '/usr/bin/agentls']));
+    expect(found).toEqual({ command: '/work/proj/.venv/bin/agentls', args: ['serve'], source: 'venv' });
+  });
+
+  it('falls back to agentls on PATH', () => {
+    expect(resolveServerCommand(settings({ serverArgs: [] }), env(['/usr/bin/agentls']))).toEqual({
+      command: '/usr/bin/agentls',
+      args: ['serve'],
+      source: 'path',
+    });
+  });
+
+  it('says what to do when there is none', () => {
+    const find = () => resolveServerCommand(settings(), env([]));
+    expect(find).toThrow(ServerNotFoundError);
+    expect(find).toThrow(/set "agentls\.serverCommand"/);
+  });
+});
+
+describe('initialization options', () => {
+  it('puts the specific settings over the free-form ones', () => {
+    const options = initializationOptions(
+      settings({
+        fauxScript: ' /tmp/s.json ',
+        dataDir: '/tmp/data',
+        model: 'faux/faux-1',
+        initializationOptions: { fauxScript: 'old.json', thinkingLevel: 'low' },
+      }),
+    );
+    expect(options).toEqual({
+      fauxScript: '/tmp/s.json',
+      dataDir: '/tmp/data',
+      model: { provider: 'faux', id: 'faux-1' },
+      thinkingLevel: 'low',
+    });
+  });
+
+  it('leaves empty settings out', () => {
+    expect(initializationOptions(settings())).toEqual({});
+  });
+});

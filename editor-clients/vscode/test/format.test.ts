@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import {
+  contentText,
+  formatCost,
+  formatTokens,
+  parseModelKey,
+  summarizeArgs,
+  summarizePartialArgs,
+  truncateHead,
+  truncateTail,
+} from '../src/format';
+
+describe('tool call summaries', () => {
+  it.each([
+    ['bash', { command: 'pytest -q\n  --lf' }, 'pytest -q --lf'],
+    ['read', { path: 'src/a.py', offset: 10 }, 'src/a.py:10'],
+    ['edit', { path: 'a.txt', edits: [{}, {}] }, 'a.txt (2 edits)'],
+    ['edit', { path: 'a.txt', edits: [{}] }, 'a.txt'],
+    ['write', { path: 'b.txt', content: 'x' }, 'b.txt'],
+    ['ls', {}, '.'],
+    ['grep', { pattern: 'TODO', path: 'src' }, 'TODO in src'],
+    ['find', { pattern: '*.ts' }, '*.ts'],
+    ['custom', { query: 'x' }, '{"query":"x"}'],
+  ])('%s %j -> %s', (tool, args, summary) => {
+    expect(summarizeArgs(tool, args)).toBe(summary);
+  });
+
+  it('cuts long summaries', () => {
+    const summary = summarizeArgs('bash', { command: 'x'.repeat(500) });
+    expect(summary.length).toBe(120);
+    expect(summary.endsWith('…')).toBe(true);
+  });
+
+  it('reads what has arrived of streaming arguments', () => {
+    expect(summarizePartialArgs('')).toBe('');
+    expect(summarizePartialArgs('{"pa')).toBe('');
+    expect(summarizePartialArgs('{"path":"src/ma')).toBe('src/ma');
+    expect(summarizePartialArgs('{"command":"echo \\"hi')).toBe('echo "hi');
+    expect(summarizePartialArgs('{"command":"a\\')).toBe('a');
+    expect(summarizePartialArgs('{"path":"x.txt"}')).toBe('x.txt');
+  });
+});
+
+describe('text helpers', () => {
+  it('joins text blocks and marks images', () => {
+    expect(contentText('plain')).toBe('plain');
+    expect(
+      contentText([
+        { type: 'text', text: 'a' },
+        { type: 'image', data: '', mimeType: 'image/png' },
+        { type: 'text', text: 'b' },
+      ]),
+    ).toBe('a\n[image]\nb');
+    expect(contentText(undefined)).toBe('');
+  });
+
+  it('truncates the head or the tail', () => {
+    expect(truncateHead('abcdef', 3)).toBe('abc\n… (3 more characters)');
+    expect(truncateTail('abcdef', 3)).toBe('… (3 earlier characters)\ndef');
+    expect(truncateHead('abc', 3)).toBe('abc');
+  });
+
+  it('formats figures', () => {
+    expect(formatTokens(999)).toBe('999');
+    expect(formatTokens(1234)).toBe('1.2k');
+    expect(formatTokens(123_456)).toBe('123k');
+    expect(formatTokens(2_500_000)).toBe('2.5M');
+    expect(formatCost(0)).toBe('$0');
+    expect(formatCost(0.0042)).toBe('$0.0042');
+    expect(formatCost(1.234)).toBe('$1.23');
+  });
+
+  it('parses provider/id model keys', () => {
+    expect(parseModelKey('faux/faux-1')).toEqual({ provider: 'faux', id: 'faux-1' });
+    expect(parseModelKey('openrouter/meta/llama')).toEqual({ provider: 'openrouter', id: 'meta/llama' });
+    expect(parseModelKey('nope')).toBeUndefined();
+    expect(parseModelKey('x/')).toBeUndefined();
+  });
+});

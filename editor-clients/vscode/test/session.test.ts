@@ -1,0 +1,165 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { EventNotification, QueueNotification, SettledNotification } from '../src/protocol';
+import { type AgentRpc, SessionController } from '../src/session';
+
+const recording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'edit-run.json'), 'utf8')) as {
+  notifications: { method: string; params: unknown }[];
+};
+
+const STATE = {
+  sessionId: 's1',
+  cwd: '/w',
+  model: { provider: 'faux', id: 'faux-1' },
+  thinkingLevel: 'off',
+  isRunning: false,
+  messageCount: 0,
+  queue: { steering: [], followUp: [] },
+};
+
+/** A fake server: canned answers per method, every request recorded. */
+class FakeServer implements AgentRpc {
+  readonly calls: { method: string; params: object }[] = [];
+  answers: Record<string, (params: Record<string, unknown>) => unknown> = {
+    'agent/newSession': () => ({ sessionId: 's1' }),
+    'agent/getState': () => STATE,
+    'agent/listModels': () => ({ models: [{ provider: 'faux', id: 'faux-1', name: 'faux-1' }] }),
+    'agent/getStats': () => ({
+      tokens: { input: 10, output: 5, cacheRead: 2, cacheWrite: 0, total: 17 },
+      cost: 0.5,
+      context: { tokens: 17, contextWindow: 100, percent: 17 },
+    }),
+    'agent/prompt': () => ({ runId: 'run-1' }),
+    'agent/steer': () => ({ itemId: 'q1' }),
+    'agent/clearQueue': (p) => ({ steering: [{ id: p.itemId, kind: 'steering', text: 'back' }], followUp: [] }),
+    'agent/abort': () => ({ aborted: true, runId: 'run-1', queue: { steering: [], followUp: [] } }),
+  };
+
+  async request<R>(method: string, params: object): Promise<R> {
+    this.calls.push({ method, params });
+    const answer = this.answers[method];
+    if (!answer) throw new Error(`unexpected ${method}`);
+    return answer(params as Record<string, unknown>) as R;
+  }
+}
+
+async function started(): Promise<{ server: FakeServer; c: SessionController }> {
+  const server = new FakeServer();
+  const c = new SessionController(server, () => '/w');
+  await c.connectionChanged(true);
+  await c.ensureSession();
+  return { server, c };
+}
+
+function play(c: SessionController): void {
+  for (const { method, params } of recording.notifications) {
+    if (method === 'agent/event') c.handleEvent(params as EventNotification);
+    else if (method === 'agent/queue') c.handleQueue(params as QueueNotification);
+    else if (method === 'agent/settled') c.handleSettled(params as SettledNotification);
+  }
+}
+
+describe('SessionController', () => {
+  it('creates one session in the workspace folder, however many ask at once', async () => {
+    const server = new FakeServer();
+    const c = new SessionController(server, () => '/w');
+    const [a, b] = await Promise.all([c.ensureSession(), c.ensureSession()]);
+    expect([a, b]).toEqual(['s1', 's1']);
+    expect(server.calls.filter((call) => call.method === 'agent/newSession')).toEqual([
+      { method: 'agent/newSession', params: { cwd: '/w' } },
+    ]);
+    expect(c.header()).toMatchObject({ model: 'faux/faux-1', thinkingLevel: 'off', sessionId: 's1' });
+  });
+
+  it('is running from the prompt until its run settles', async () => {
+    const { c } = await started();
+    await c.prompt('hi');
+    expect(c.status).toBe('running');
+    expect(c.header().canContinue).toBe(false);
+    play(c);
+    expect(c.status).toBe('idle');
+    expect(c.settled).toMatchObject([{ runId: 'run-1', stopReason: 'stop' }]);
+    expect(c.transcript.rows.map((row) => row.kind)).toEqual(['user', 'thinking', 'text', 'tool', 'text']);
+    expect(c.header().canContinue).toBe(false); // the assistant answered: nothing to continue
+    c.handleQueue({ sessionId: 's1', steering: [], followUp: [{ id: 'q1', kind: 'followUp', text: 'more' }] });
+    expect(c.header().canContinue).toBe(true);
+  });
+
+  it('does not go back to running when the prompt answer comes after the settle', async () => {
+    const { c } = await started();
+    play(c);
+    await c.prompt('hi'); // the fake answers run-1, already settled
+    expect(c.status).toBe('idle');
+  });
+
+  it('ignores notifications of other sessions', async () => {
+    const { c } = await started();
+    c.handleEvent({ sessionId: 'other', runId: 'r', seq: 1, event: { type: 'agent_start' } });
+    c.handleQueue({ sessionId: 'other', steering: [{ id: 'x', kind: 'steering', text: 't' }], followUp: [] });
+    expect(c.status).toBe('idle');
+    expect(c.header().queue).toEqual([]);
+  });
+
+  it('sends the prompt box text as prompt, steer or follow-up', async () => {
+    const { server, c } = await started();
+    await c.submit('one', 'prompt');
+    await c.submit('two', 'steer');
+    await c.submit('   ', 'steer');
+    const sent = server.calls.filter((call) => ['agent/prompt', 'agent/steer'].includes(call.method));
+    expect(sent).toEqual([
+      { method: 'agent/prompt', params: { sessionId: 's1', text: 'one', whenBusy: 'followUp' } },
+      { method: 'agent/steer', params: { sessionId: 's1', text: 'two' } },
+    ]);
+  });
+
+  it('removes a queued item at once and returns its text', async () => {
+    const { c } = await started();
+    c.handleQueue({ sessionId: 's1', steering: [{ id: 'q1', kind: 'steering', text: 'back' }], followUp: [] });
+    expect(c.header().queue).toHaveLength(1);
+    const removal = c.removeQueueItem('q1');
+    expect(c.header().queue).toHaveLength(0);
+    expect(await removal).toBe('back');
+  });
+
+  it('puts a queued item back when the server refuses the removal', async () => {
+    const { server, c } = await started();
+    server.answers['agent/clearQueue'] = () => {
+      throw new Error('unknownQueueItem');
+    };
+    c.handleQueue({ sessionId: 's1', steering: [{ id: 'q1', kind: 'steering', text: 'x' }], followUp: [] });
+    await expect(c.removeQueueItem('q1')).rejects.toThrow('unknownQueueItem');
+    expect(c.header().queue).toHaveLength(1);
+  });
+
+  it('shows waiting for permission while a question is open', async () => {
+    const { c } = await started();
+    await c.prompt('hi');
+    c.handleEvent({
+      sessionId: 's1',
+      runId: 'run-1',
+      seq: 1,
+      event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'ls' } },
+    });
+    c.permissionPending('s1', 'c1', true);
+    expect(c.status).toBe('permission');
+    expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'permission' });
+    c.permissionPending('s1', 'c1', false);
+    expect(c.status).toBe('running');
+    expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'running' });
+  });
+
+  it('adds up the figures from agent/getStats', async () => {
+    const { c } = await started();
+    await c.refreshStats();
+    expect(c.header().stats).toEqual({ input: 10, output: 5, cacheRead: 2, cacheWrite: 0, cost: 0.5, contextPercent: 17 });
+  });
+
+  it('is idle after an abort', async () => {
+    const { c } = await started();
+    await c.prompt('hi');
+    const result = await c.abort();
+    expect(result?.aborted).toBe(true);
+    expect(c.status).toBe('idle');
+  });
+});

@@ -1,0 +1,258 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { AgentEvent, AssistantMessage, EventNotification, Message } from '../src/protocol';
+import { Transcript } from '../src/transcript';
+import type { Row } from '../src/view';
+
+interface Recording {
+  notifications: { method: string; params: unknown }[];
+  messages: Message[];
+}
+
+/** Notifications and messages recorded from the real server (see the fixture's _comment). */
+const recording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'edit-run.json'), 'utf8')) as Recording;
+const recordedEvents = recording.notifications
+  .filter((n) => n.method === 'agent/event')
+  .map((n) => (n.params as EventNotification).event);
+
+function kinds(rows: readonly Row[]): string[] {
+  return rows.map((row) => row.kind);
+}
+
+const assistant = (content: AssistantMessage['content'], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
+  role: 'assistant',
+  content,
+  stopReason: 'stop',
+  ...extra,
+});
+
+describe('Transcript from the recorded run', () => {
+  it('rebuilds the messages from the deltas alone', () => {
+    const t = new Transcript();
+    // Only deltas: leave out every message_end, so nothing final is seen.
+    for (const event of recordedEvents) if (event.type !== 'message_end') t.applyEvent(event);
+    expect(kinds(t.rows)).toEqual(['user', 'thinking', 'text', 'tool', 'text']);
+    const [user, thinking, text, tool, answer] = t.rows;
+    expect(user).toMatchObject({ text: 'Make notes.txt greet agentls.' });
+    expect(thinking).toMatchObject({ text: 'One edit will do.', streaming: false });
+    expect(text).toMatchObject({ text: 'I will edit **notes.txt**.', streaming: false });
+    expect(tool).toMatchObject({ name: 'edit', toolCallId: 'call-1', summary: 'notes.txt', status: 'done' });
+    expect(tool?.kind === 'tool' && tool.output).toContain('Edited notes.txt');
+    expect(answer).toMatchObject({ text: 'Done: notes.txt now greets agentls.' });
+  });
+
+  it('gives the same rows from the events as from the stored messages', () => {
+    const live = new Transcript();
+    for (const event of recordedEvents) live.applyEvent(event);
+    const loaded = new Transcript();
+    loaded.loadMessages(recording.messages);
+    const strip = (rows: readonly Row[]) => rows.map((row) => ({ ...row, id: '' }));
+    expect(strip(loaded.rows)).toEqual(strip(live.rows));
+    expect(live.plainText()).toBe(loaded.plainText());
+  });
+
+  it('streams text in pieces: each delta appends to the block at its contentIndex', () => {
+    const t = new Transcript();
+    const seen: string[] = [];
+    for (const event of recordedEvents) {
+      t.applyEvent(event);
+      const last = t.rows.at(-1);
+      if (last?.kind === 'text' && last.streaming) seen.push(last.text);
+    }
+    const answer = 'Done: notes.txt now greets agentls.';
+    const pieces = seen.filter((text) => answer.startsWith(text));
+    expect(pieces.length).toBeGreaterThan(3);
+    expect(pieces).toEqual([...pieces].sort((a, b) => a.length - b.length));
+  });
+
+  it('shows the tool call while its arguments stream, then its summary', () => {
+    const t = new Transcript();
+    let sawPartial = false;
+    for (const event of recordedEvents) {
+      t.applyEvent(event);
+      const tool = t.rows.find((row) => row.kind === 'tool');
+      if (tool?.kind === 'tool' && tool.status === 'streaming' && tool.args !== '') {
+        sawPartial = true;
+        expect(tool.name).toBe('');
+      }
+    }
+    expect(sawPartial).toBe(true);
+    const tool = t.rows.find((row) => row.kind === 'tool');
+    expect(tool?.kind === 'tool' && JSON.parse(tool.args)).toEqual({
+      path: 'notes.txt',
+      edits: [{ oldText: 'hello world', newText: 'hello agentls' }],
+    });
+  });
+});
+
+describe('Transcript deltas', () => {
+  const start: AgentEvent = { type: 'message_start', message: assistant([], { stopReason: 'pending' }) };
+  const update = (assistantMessageEvent: Extract<AgentEvent, { type: 'message_update' }>['assistantMessageEvent']): AgentEvent => ({
+    type: 'message_update',
+    assistantMessageEvent,
+  });
+
+  it('keeps blocks apart by contentIndex, interleaved', () => {
+    const t = new Transcript();
+    t.applyEvent(start);
+    t.applyEvent(update({ type: 'thinking_start', contentIndex: 0 }));
+    t.applyEvent(update({ type: 'thinking_delta', contentIndex: 0, delta: 'hm' }));
+    t.applyEvent(update({ type: 'text_start', contentIndex: 1 }));
+    t.applyEvent(update({ type: 'thinking_delta', contentIndex: 0, delta: 'm' }));
+    t.applyEvent(update({ type: 'text_delta', contentIndex: 1, delta: 'Hel' }));
+    t.applyEvent(update({ type: 'text_delta', contentIndex: 1, delta: 'lo' }));
+    expect(t.rows).toMatchObject([
+      { kind: 'thinking', text: 'hmm', streaming: true },
+      { kind: 'text', text: 'Hello', streaming: true },
+    ]);
+  });
+
+  it('takes the final message as authoritative', () => {
+    const t = new Transcript();
+    t.applyEvent(start);
+    t.applyEvent(update({ type: 'text_start', contentIndex: 0 }));
+    t.applyEvent(update({ type: 'text_delta', contentIndex: 0, delta: 'Hel' }));
+    t.applyEvent({ type: 'message_end', message: assistant([{ type: 'text', text: 'Hello!' }]) });
+    expect(t.rows).toEqual([{ kind: 'text', id: 'm1/0', text: 'Hello!', streaming: false }]);
+  });
+
+  it('starts a block for a delta whose start was lost', () => {
+    const t = new Transcript();
+    t.applyEvent(start);
+    t.applyEvent(update({ type: 'text_delta', contentIndex: 0, delta: 'late' }));
+    expect(t.rows).toMatchObject([{ kind: 'text', text: 'late', streaming: true }]);
+  });
+
+  it('marks an aborted message and its unstarted tool calls', () => {
+    const t = new Transcript();
+    t.applyEvent(start);
+    t.applyEvent(update({ type: 'text_start', contentIndex: 0 }));
+    t.applyEvent(update({ type: 'text_delta', contentIndex: 0, delta: 'Part' }));
+    t.applyEvent(update({ type: 'toolcall_start', contentIndex: 1 }));
+    t.applyEvent(update({ type: 'toolcall_delta', contentIndex: 1, delta: '{"command":"ls -' }));
+    expect(t.rows[1]).toMatchObject({ kind: 'tool', status: 'streaming', summary: 'ls -' });
+    t.applyEvent({
+      type: 'message_end',
+      message: assistant([{ type: 'text', text: 'Part' }, { type: 'toolCall', id: 'c9', name: 'bash', arguments: {} }], {
+        stopReason: 'aborted',
+        errorMessage: 'Operation aborted',
+      }),
+    });
+    expect(t.rows).toMatchObject([
+      { kind: 'text', text: 'Part', streaming: false },
+      { kind: 'tool', name: 'bash', status: 'skipped' },
+      { kind: 'notice', level: 'warning', text: 'Aborted' },
+    ]);
+  });
+
+  it('shows an error message as a notice', () => {
+    const t = new Transcript();
+    t.applyEvent(start);
+    t.applyEvent({
+      type: 'message_end',
+      message: assistant([{ type: 'text', text: '' }], { stopReason: 'error', errorMessage: 'overloaded' }),
+    });
+    expect(t.rows).toEqual([{ kind: 'notice', id: 'm1/stop', level: 'error', text: 'overloaded' }]);
+  });
+});
+
+describe('Transcript tool executions', () => {
+  function withCall(): Transcript {
+    const t = new Transcript();
+    t.applyEvent({ type: 'message_start', message: assistant([], { stopReason: 'pending' }) });
+    t.applyEvent({
+      type: 'message_end',
+      message: assistant([{ type: 'toolCall', id: 'c1', name: 'bash', arguments: { command: 'make test' } }], {
+        stopReason: 'toolUse',
+      }),
+    });
+    return t;
+  }
+
+  it('goes pending, running with partial output, done with the result', () => {
+    const t = withCall();
+    expect(t.rows[0]).toMatchObject({ kind: 'tool', name: 'bash', summary: 'make test', status: 'pending' });
+    t.applyEvent({ type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'make test' } });
+    expect(t.rows[0]).toMatchObject({ status: 'running', output: '' });
+    t.applyEvent({
+      type: 'tool_execution_update',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      args: {},
+      partialResult: { content: [{ type: 'text', text: 'compiling' }] },
+    });
+    expect(t.rows[0]).toMatchObject({ status: 'running', output: 'compiling' });
+    t.applyEvent({
+      type: 'tool_execution_end',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      result: { content: [{ type: 'text', text: 'exit 2' }] },
+      isError: true,
+    });
+    expect(t.rows[0]).toMatchObject({ status: 'error', output: 'exit 2' });
+    expect(t.rows).toHaveLength(1);
+  });
+
+  it('keeps only the latest part of long partial output', () => {
+    const t = withCall();
+    const long = `${'x'.repeat(10_000)}END`;
+    t.applyEvent({
+      type: 'tool_execution_update',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      args: {},
+      partialResult: { content: [{ type: 'text', text: long }] },
+    });
+    const row = t.rows[0];
+    expect(row?.kind === 'tool' && row.output.endsWith('END')).toBe(true);
+    expect(row?.kind === 'tool' && row.output.length).toBeLessThan(4_100);
+  });
+
+  it('makes a row for an execution whose call it never saw', () => {
+    const t = new Transcript();
+    t.applyEvent({ type: 'tool_execution_start', toolCallId: 'zz', toolName: 'read', args: { path: 'a.txt' } });
+    expect(t.rows).toMatchObject([{ kind: 'tool', id: 'tool:zz', name: 'read', summary: 'a.txt', status: 'running' }]);
+  });
+});
+
+describe('Transcript changes', () => {
+  it('hands out only the rows that changed, in order, once', () => {
+    const t = new Transcript();
+    for (const event of recordedEvents.slice(0, 6)) t.applyEvent(event);
+    const first = t.takeChanges();
+    expect(first.map((row) => row.id)).toEqual(t.rows.map((row) => row.id));
+    expect(t.takeChanges()).toEqual([]);
+    t.addNotice('hi');
+    expect(t.takeChanges()).toMatchObject([{ kind: 'notice', text: 'hi' }]);
+  });
+
+  it('hands out copies that later changes do not touch', () => {
+    const t = new Transcript();
+    t.applyEvent({ type: 'message_start', message: assistant([], { stopReason: 'pending' }) });
+    t.applyEvent({ type: 'message_update', assistantMessageEvent: { type: 'text_start', contentIndex: 0 } });
+    t.applyEvent({ type: 'message_update', assistantMessageEvent: { type: 'text_delta', contentIndex: 0, delta: 'a' } });
+    const [row] = t.takeChanges();
+    t.applyEvent({ type: 'message_update', assistantMessageEvent: { type: 'text_delta', contentIndex: 0, delta: 'b' } });
+    expect(row).toMatchObject({ text: 'a' });
+    expect(t.takeChanges()).toMatchObject([{ text: 'ab' }]);
+  });
+
+  it('shows user messages with images and custom messages', () => {
+    const t = new Transcript();
+    t.loadMessages([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', data: 'AA==', mimeType: 'image/png' },
+        ],
+      },
+      { role: 'bookmark', content: 'here' },
+    ]);
+    expect(t.rows).toMatchObject([
+      { kind: 'user', text: 'look\n[image]', images: 1 },
+      { kind: 'custom', role: 'bookmark', text: 'here' },
+    ]);
+  });
+});

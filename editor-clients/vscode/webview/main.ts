@@ -1,0 +1,179 @@
+/**
+ * The agent panel's webview: draws the header, transcript rows, queue and prompt box
+ * it is sent, and posts the user's actions back. It holds no agent state of its own.
+ */
+
+import { THINKING_LEVELS } from '../src/protocol';
+import type { FromWebview, Header, Row, ToWebview } from '../src/view';
+import { el, renderRow, statsText } from './render';
+
+interface VsCodeApi {
+  postMessage(message: FromWebview): void;
+  getState(): { prompt?: string } | undefined;
+  setState(state: { prompt?: string }): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const post = (message: FromWebview): void => vscode.postMessage(message);
+
+// --- layout --------------------------------------------------------------------------------
+
+const modelSelect = el('select', { id: 'model', title: 'Model' });
+const thinkingSelect = el('select', { id: 'thinking', title: 'Thinking level' });
+for (const level of THINKING_LEVELS) thinkingSelect.append(el('option', { value: level }, `thinking: ${level}`));
+const stats = el('span', { id: 'stats', class: 'stats' });
+const status = el('span', { id: 'status', class: 'status' });
+const banner = el('div', { id: 'banner', class: 'banner', hidden: '' });
+const transcript = el('main', { id: 'transcript', 'aria-live': 'polite' });
+const empty = el('div', { class: 'empty' }, 'Ask the agent something. It can read and edit the files of this workspace.');
+const queueList = el('ul', { class: 'queue-items' });
+const queue = el('section', { id: 'queue', class: 'queue', hidden: '' }, el('h3', {}, 'Queued'), queueList);
+const prompt = el('textarea', { id: 'prompt', rows: '3', 'aria-label': 'Prompt' });
+const send = el('button', { id: 'send', class: 'primary' }, 'Send');
+const followUp = el('button', { id: 'followUp', class: 'secondary' }, 'Follow up');
+const abort = el('button', { id: 'abort', class: 'secondary' }, 'Abort');
+const cont = el('button', { id: 'continue', class: 'secondary' }, 'Continue');
+const hint = el('span', { class: 'hint' });
+
+document.getElementById('app')?.append(
+  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status),
+  banner,
+  transcript,
+  queue,
+  el('footer', { class: 'composer' }, prompt, el('div', { class: 'actions' }, send, followUp, cont, abort, hint)),
+);
+transcript.append(empty);
+
+// --- state ---------------------------------------------------------------------------------
+
+let header: Header | undefined;
+const rowElements = new Map<string, HTMLElement>();
+
+function running(): boolean {
+  return header !== undefined && header.status !== 'idle';
+}
+
+function applyHeader(next: Header): void {
+  header = next;
+  // models
+  const models = next.models.map((m) => ({ key: `${m.provider}/${m.id}`, name: m.name || m.id }));
+  if (next.model && !models.some((m) => m.key === next.model)) models.unshift({ key: next.model, name: next.model });
+  modelSelect.replaceChildren(...models.map((m) => el('option', { value: m.key, title: m.key }, m.name)));
+  modelSelect.value = next.model ?? '';
+  modelSelect.disabled = models.length === 0;
+  thinkingSelect.value = next.thinkingLevel;
+  stats.textContent = statsText(next.stats);
+  status.textContent =
+    next.status === 'permission' ? 'waiting for permission' : next.status === 'running' ? 'running' : 'idle';
+  status.dataset.status = next.status;
+  // banner
+  const problem = next.error ?? (next.connected ? undefined : 'Starting the agentls server…');
+  banner.hidden = problem === undefined;
+  banner.textContent = problem ?? '';
+  banner.classList.toggle('error', next.error !== undefined);
+  // queue
+  queue.hidden = next.queue.length === 0;
+  queueList.replaceChildren(
+    ...next.queue.map((item) => {
+      const remove = el('button', { class: 'icon', title: 'Remove from the queue (puts the text back here)' }, '×');
+      remove.addEventListener('click', () => post({ type: 'removeQueueItem', id: item.id }));
+      return el(
+        'li',
+        { 'data-kind': item.kind },
+        el('span', { class: 'kind' }, item.kind === 'steering' ? 'steer' : 'follow-up'),
+        el('span', { class: 'text' }, item.text),
+        remove,
+      );
+    }),
+  );
+  // composer
+  const busy = running();
+  send.textContent = busy ? 'Steer' : 'Send';
+  send.title = busy ? 'Deliver after the current turn (Enter)' : 'Send the prompt (Enter)';
+  followUp.hidden = !busy;
+  followUp.title = 'Deliver when the agent would otherwise stop (Alt+Enter)';
+  abort.hidden = !busy;
+  cont.hidden = busy || !next.canContinue;
+  cont.title = 'Let the agent continue from where it stopped';
+  prompt.placeholder = busy ? 'Steer the agent, or queue a follow-up…' : 'Ask the agent…';
+  hint.textContent = busy ? 'Enter steers · Alt+Enter follows up' : 'Enter sends · Shift+Enter new line';
+}
+
+function applyRows(rows: readonly Row[], reset: boolean): void {
+  const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 60;
+  if (reset) {
+    rowElements.clear();
+    transcript.replaceChildren();
+  }
+  for (const row of rows) {
+    const existing = rowElements.get(row.id);
+    const element = renderRow(row, existing);
+    if (!existing) {
+      transcript.append(element);
+      rowElements.set(row.id, element);
+    } else if (element !== existing) {
+      existing.replaceWith(element);
+      rowElements.set(row.id, element);
+    }
+  }
+  if (rowElements.size === 0) transcript.append(empty);
+  else empty.remove();
+  if (nearBottom || reset) transcript.scrollTop = transcript.scrollHeight;
+}
+
+// --- input ---------------------------------------------------------------------------------
+
+function submit(mode: 'auto' | 'followUp'): void {
+  const text = prompt.value;
+  if (text.trim() === '') return;
+  const busy = running();
+  post({ type: 'submit', text, mode: busy ? (mode === 'followUp' ? 'followUp' : 'steer') : 'prompt' });
+  prompt.value = '';
+  vscode.setState({ prompt: '' });
+}
+
+prompt.value = vscode.getState()?.prompt ?? '';
+prompt.addEventListener('input', () => vscode.setState({ prompt: prompt.value }));
+prompt.addEventListener('keydown', (event) => {
+  if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+  event.preventDefault();
+  submit(event.altKey ? 'followUp' : 'auto');
+});
+send.addEventListener('click', () => submit('auto'));
+followUp.addEventListener('click', () => submit('followUp'));
+abort.addEventListener('click', () => post({ type: 'abort' }));
+cont.addEventListener('click', () => post({ type: 'continue' }));
+modelSelect.addEventListener('change', () => post({ type: 'setModel', model: modelSelect.value }));
+thinkingSelect.addEventListener('change', () =>
+  post({ type: 'setThinkingLevel', level: thinkingSelect.value as Header['thinkingLevel'] }),
+);
+
+window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'reset':
+      applyHeader(message.header);
+      applyRows(message.rows, true);
+      break;
+    case 'header':
+      applyHeader(message.header);
+      break;
+    case 'rows':
+      applyRows(message.rows, false);
+      break;
+    case 'focusPrompt':
+      prompt.focus();
+      break;
+    case 'setPrompt':
+      prompt.value = prompt.value ? `${prompt.value}\n\n${message.text}` : message.text;
+      vscode.setState({ prompt: prompt.value });
+      prompt.focus();
+      break;
+    case 'report':
+      post({ type: 'rendered', text: document.body.innerText });
+      break;
+  }
+});
+
+post({ type: 'ready' });

@@ -1,0 +1,137 @@
+/** DOM for the panel's rows. Markdown goes through markdown-it with raw HTML off. */
+
+import MarkdownIt from 'markdown-it';
+import { formatCost, formatTokens } from '../src/format';
+import type { Row, Stats, ToolStatus } from '../src/view';
+
+const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+
+type Child = Node | string;
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Record<string, string> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, value);
+  element.append(...children);
+  return element;
+}
+
+export function statsText(stats: Stats): string {
+  const parts = [`↑${formatTokens(stats.input)}`, `↓${formatTokens(stats.output)}`];
+  if (stats.cacheRead > 0) parts.push(`R${formatTokens(stats.cacheRead)}`);
+  if (stats.cacheWrite > 0) parts.push(`W${formatTokens(stats.cacheWrite)}`);
+  parts.push(formatCost(stats.cost));
+  if (stats.contextPercent !== null) parts.push(`ctx ${stats.contextPercent.toFixed(0)}%`);
+  return parts.join(' · ');
+}
+
+const STATUS_LABEL: Record<ToolStatus, string> = {
+  streaming: 'writing…',
+  pending: 'pending',
+  running: 'running',
+  permission: 'waiting for permission',
+  done: 'done',
+  error: 'error',
+  skipped: 'not run',
+};
+
+/** Set text only when it changed (keeps selection and avoids layout work while streaming). */
+function setText(element: HTMLElement, text: string): void {
+  if (element.textContent !== text) element.textContent = text;
+}
+
+function part(element: HTMLElement, selector: string): HTMLElement {
+  const found = element.querySelector<HTMLElement>(selector);
+  if (!found) throw new Error(`row without ${selector}`);
+  return found;
+}
+
+/**
+ * The element of a row: `existing` updated in place when it is of the same kind (so an
+ * opened `<details>` stays open while its content streams), else a new one.
+ */
+export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
+  const element = existing?.dataset.kind === row.kind ? existing : create(row);
+  element.dataset.id = row.id;
+  switch (row.kind) {
+    case 'user':
+      setText(part(element, '.bubble'), row.images > 0 ? `${row.text}\n[${row.images} image(s)]` : row.text);
+      break;
+    case 'text': {
+      const body = part(element, '.markdown');
+      if (body.dataset.source !== row.text) {
+        body.dataset.source = row.text;
+        body.innerHTML = markdown.render(row.text); // raw HTML is escaped (html: false)
+      }
+      element.classList.toggle('streaming', row.streaming);
+      element.hidden = row.text === '';
+      break;
+    }
+    case 'thinking':
+      setText(part(element, 'summary'), row.streaming ? 'Thinking…' : row.redacted ? 'Thinking (redacted)' : 'Thinking');
+      setText(part(element, '.thinking-body'), row.text);
+      break;
+    case 'tool': {
+      element.dataset.status = row.status;
+      setText(part(element, '.tool-name'), row.name || 'tool');
+      setText(part(element, '.tool-summary'), row.summary);
+      setText(part(element, '.tool-status'), STATUS_LABEL[row.status]);
+      const args = part(element, '.tool-args');
+      args.hidden = row.args === '';
+      setText(part(args, 'pre'), row.args);
+      const output = part(element, '.tool-output');
+      output.hidden = row.output === '';
+      setText(output, row.output);
+      if (row.status === 'running') output.scrollTop = output.scrollHeight;
+      break;
+    }
+    case 'notice':
+      element.dataset.level = row.level;
+      setText(element, row.text);
+      break;
+    case 'custom':
+      setText(part(element, '.custom-role'), row.role);
+      setText(part(element, '.custom-body'), row.text);
+      break;
+  }
+  return element;
+}
+
+function create(row: Row): HTMLElement {
+  const kind = { 'data-kind': row.kind };
+  switch (row.kind) {
+    case 'user':
+      return el('div', { ...kind, class: 'row user' }, el('div', { class: 'bubble' }));
+    case 'text':
+      return el('div', { ...kind, class: 'row text' }, el('div', { class: 'markdown' }));
+    case 'thinking':
+      return el('details', { ...kind, class: 'row thinking' }, el('summary', {}), el('div', { class: 'thinking-body' }));
+    case 'tool':
+      return el(
+        'div',
+        { ...kind, class: 'row tool' },
+        el(
+          'div',
+          { class: 'tool-head' },
+          el('span', { class: 'tool-dot', 'aria-hidden': 'true' }),
+          el('span', { class: 'tool-name' }),
+          el('span', { class: 'tool-summary' }),
+          el('span', { class: 'tool-status' }),
+        ),
+        el('details', { class: 'tool-args' }, el('summary', {}, 'arguments'), el('pre', {})),
+        el('pre', { class: 'tool-output' }),
+      );
+    case 'notice':
+      return el('div', { ...kind, class: 'row notice' });
+    case 'custom':
+      return el(
+        'div',
+        { ...kind, class: 'row custom' },
+        el('span', { class: 'custom-role' }),
+        el('div', { class: 'custom-body' }),
+      );
+  }
+}
