@@ -193,11 +193,11 @@ def test_the_output_limit_leaves_room_for_the_context() -> None:
 
 
 def test_reported_usage_replaces_the_estimate_of_what_it_covers() -> None:
+    question = user_message("q" * 4000)
     answered = assistant(TextContent(text="a"), stop="stop")
     answered.usage = Usage(input=3000, output=500, total_tokens=3500)
-    context = Context(
-        system_prompt="s" * 4000, messages=[user_message("q" * 4000), answered, user_message("n" * 40)]
-    )
+    answered.timestamp = question.timestamp + 1  # fixed: a millisecond tick must not reorder them
+    context = Context(system_prompt="s" * 4000, messages=[question, answered, user_message("n" * 40)])
     assert estimate_context_tokens(context) == 3500 + 10
 
 
