@@ -3,8 +3,11 @@
 // It installs the .vsix into a fresh code-server profile, opens a workspace holding
 // notes.txt, and loads the workbench in Chromium, which starts the extension host.
 // The extension runs its self-test (AGENTLS_VSCODE_SELFTEST, src/selftest.ts) against
-// the real agentls server on the faux model and writes one JSON line per check. This
-// driver answers the permission dialog in the page, asserts the checks, then types a
+// the real agentls server on the faux model and writes one JSON line per check. When the
+// self-test needs a person (it writes `{"waiting": ...}`), this driver acts in the page:
+// it answers permission dialogs (Allow once, Reject, Allow always), clicks the panel's
+// Continue button, and uses the model and thinking-level pickers of the panel and
+// "Agent: Select Model" in the command palette. It asserts the checks, then types a
 // prompt into the panel and checks that the streamed answer shows in the panel's DOM
 // and on screen (pixels), and saves screenshots.
 //
@@ -47,7 +50,32 @@ const REQUIRED = [
   'steering delivered after the story, then answered',
   'run settled as aborted',
   'bash ran after "Allow once"',
+  'bash row ends as an error with the rejection',
+  'the rejected command did not run',
+  'bash ran after "Allow always"',
+  'agent/listPermissionRules lists the bash rule',
+  'second bash call ran without a permission question',
+  'agent/revokePermissionRule revoked the rule',
+  'created through the editor (CreateFile in a workspace edit)',
+  'disk holds the new file',
+  'Continue started a run that settled with stop',
+  'follow-up delivered after the error, then answered',
+  'panel model picker: agent/getState shows the model',
+  'Agent: Select Model: agent/getState shows the faux model',
+  'panel thinking picker: agent/getState shows the level',
 ];
+/** The permission answers the self-test asks the driver for, in order. */
+const ANSWERS = ['Allow once', 'Reject', 'Allow always'];
+/** A second provider in the data folder's models.json, so that the model pickers have a choice (never called). */
+const MODELS_JSON = {
+  providers: {
+    'e2e-local': {
+      api: 'openai-completions',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      models: [{ id: 'stand-in', name: 'Stand-in (never called)' }],
+    },
+  },
+};
 
 const t0 = Date.now();
 const results = [];
@@ -93,6 +121,7 @@ function prepare() {
   };
   fs.writeFileSync(path.join(WORK, 'user', 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   fs.writeFileSync(path.join(WORK, 'code-server.yaml'), 'auth: none\ncert: false\n');
+  fs.writeFileSync(path.join(WORK, 'data', 'models.json'), JSON.stringify(MODELS_JSON, null, 2));
 }
 
 function install() {
@@ -139,11 +168,16 @@ function stop(child) {
 
 function readResults(file) {
   if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
+  const lines = [];
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    if (!line) continue;
+    try {
+      lines.push(JSON.parse(line));
+    } catch {
+      break; // the line being written: read it on the next poll
+    }
+  }
+  return lines;
 }
 
 /** The webview frame of the agent panel (the one holding #transcript). */
@@ -158,30 +192,106 @@ async function panelFrame(page) {
   return undefined;
 }
 
-/** Click "Allow once" in the permission dialog when it is up. */
-async function answerPermission(page) {
-  const button = page.locator('.monaco-dialog-box .dialog-buttons a, .monaco-dialog-box .dialog-buttons button', {
-    hasText: 'Allow once',
-  });
-  if ((await button.count()) === 0) return false;
+const DIALOG_BUTTONS = '.monaco-dialog-box .dialog-buttons a, .monaco-dialog-box .dialog-buttons button';
+
+/** Click `answer` in the permission dialog once it is up; checks the status bar says so meanwhile. */
+async function answerPermission(page, answer) {
+  const button = page.locator(DIALOG_BUTTONS, { hasText: answer }).first();
+  await button.waitFor({ state: 'visible', timeout: 15_000 });
   const statusBar = (await page.locator('.part.statusbar').innerText()).replace(/\u00a0/g, ' ');
-  check('status bar shows "Agent: waiting for permission"', statusBar.includes('Agent: waiting for permission'), statusBar);
-  await page.screenshot({ path: path.join(ARTIFACTS, 'permission-dialog.png') });
-  await button.first().click();
-  return true;
+  const waiting = statusBar.includes('Agent: waiting for permission');
+  check(`status bar shows "Agent: waiting for permission" (${answer})`, waiting, statusBar);
+  // permission-dialog.png: the first one (Allow once), as before; then permission-reject.png, ...
+  const name = answer === 'Allow once' ? 'permission-dialog' : `permission-${answer.toLowerCase().replace(' ', '-')}`;
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+  await button.click();
+  await button.waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** The panel's Continue button: shown after the failed run (a follow-up is queued); click it. */
+async function clickContinue(page) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const button = frame.locator('#continue');
+  await button.waitFor({ state: 'visible', timeout: 15_000 });
+  check('panel shows Continue after the failed run', true);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'continue.png') });
+  await button.click();
+}
+
+/** Pick `value` in the panel's `<select>` (`#model` or `#thinking`). */
+async function pickInPanel(page, selector, value) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const select = frame.locator(selector);
+  await select.locator(`option[value="${value}"]`).waitFor({ state: 'attached', timeout: 10_000 });
+  await select.selectOption(value);
+}
+
+/** Run a command from the command palette. */
+async function runFromPalette(page, title) {
+  await page.locator('.editor-group-container').first().click();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 10_000 });
+  await input.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: 10_000 });
+  await page.keyboard.press('Enter');
+}
+
+/** "Agent: Select Model" lists the session's models (the faux one among them); pick `value`. */
+async function selectModelFromPalette(page, value) {
+  await runFromPalette(page, 'Agent: Select Model');
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: value }).first();
+  await row.waitFor({ timeout: 10_000 });
+  const listed = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  const lists = (key) => listed.some((text) => text.includes(key));
+  const both = lists('faux/faux-1') && lists('e2e-local/stand-in');
+  check('"Agent: Select Model" lists the faux model (and the stand-in)', both, listed);
+  await row.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** Do what a `{"waiting": ...}` line of the self-test asks for. */
+async function act(page, request, acted) {
+  if (request.waiting === 'permission') {
+    await answerPermission(page, request.answer);
+    acted.permissions.push(request.answer);
+  } else if (request.waiting === 'continue') {
+    await clickContinue(page);
+    acted.continued = true;
+  } else if (request.waiting === 'pick' && request.picker === 'panel-model') {
+    await pickInPanel(page, '#model', request.value);
+  } else if (request.waiting === 'pick' && request.picker === 'panel-thinking') {
+    await pickInPanel(page, '#thinking', request.value);
+  } else if (request.waiting === 'pick' && request.picker === 'palette-model') {
+    await selectModelFromPalette(page, request.value);
+  } else {
+    throw new Error(`unknown request ${JSON.stringify(request)}`);
+  }
+  acted.picks += request.waiting === 'pick' ? 1 : 0;
+  log(`did ${JSON.stringify(request)}`);
 }
 
 async function selfTest(page, resultFile) {
-  let answered = false;
+  const acted = { permissions: [], continued: false, picks: 0 };
+  let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
     const lines = readResults(resultFile);
-    if (lines.some((line) => line.done)) return { lines, answered };
-    if (!answered && lines.some((line) => line.waiting === 'permission')) {
-      answered = await answerPermission(page);
-      if (answered) log('answered the permission dialog: Allow once');
+    const requests = lines.filter((line) => line.waiting);
+    while (handled < requests.length) {
+      const request = requests[handled++];
+      try {
+        await act(page, request, acted);
+      } catch (error) {
+        // the self-test times out waiting and reports it; keep going for its other steps
+        check(`driver did ${JSON.stringify(request)}`, false, error instanceof Error ? error.message : String(error));
+        await page.keyboard.press('Escape').catch(() => undefined);
+      }
     }
+    if (lines.some((line) => line.done)) return { lines, acted };
   }
-  return { lines: readResults(resultFile), answered };
+  return { lines: readResults(resultFile), acted };
 }
 
 /** Make the secondary side bar (the agent panel) wider, for the screenshots. Best effort. */
@@ -224,13 +334,7 @@ async function promptFromPanel(page) {
 
 /** The command palette: "Agent: Show Sessions" lists the session by its first prompt. */
 async function showSessionsFromPalette(page) {
-  await page.locator('.editor-group-container').first().click();
-  await page.keyboard.press('F1');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ timeout: 10_000 });
-  await input.fill('>Agent: Show Sessions');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Agent: Show Sessions' }).first().waitFor({ timeout: 10_000 });
-  await page.keyboard.press('Enter');
+  await runFromPalette(page, 'Agent: Show Sessions');
   const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Please make notes.txt greet agentls.' });
   await row.first().waitFor({ timeout: 10_000 });
   const text = await row.first().innerText();
@@ -260,7 +364,7 @@ async function main() {
     log('workbench loaded');
 
     // 1. The extension's self-test.
-    const { lines, answered } = await selfTest(page, resultFile);
+    const { lines, acted } = await selfTest(page, resultFile);
     const done = lines.find((line) => line.done);
     fs.writeFileSync(path.join(ARTIFACTS, 'selftest.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n'));
     check('self-test finished', done !== undefined, lines.at(-1));
@@ -268,7 +372,11 @@ async function main() {
     for (const name of REQUIRED) {
       check(`self-test reported "${name}"`, lines.some((l) => l.check === name && l.ok));
     }
-    check('permission dialog answered in the page', answered);
+    check('permission dialogs answered in the page: Allow once, Reject, Allow always',
+      JSON.stringify(acted.permissions) === JSON.stringify(ANSWERS), acted.permissions);
+    check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);
+    check('Continue clicked in the panel', acted.continued);
+    check('the three pickers used in the page', acted.picks === 3, acted.picks);
 
     // 2. A prompt typed into the panel in the browser; its answer streams into the DOM.
     await widenPanel(page, 300);
@@ -280,7 +388,13 @@ async function main() {
       check(`panel DOM shows "${expected}"`, text.includes(expected));
     }
     const toolRows = await frame.locator('.row.tool[data-status="done"] .tool-name').allInnerTexts();
-    check('panel DOM shows the edit and bash rows as done', toolRows.includes('edit') && toolRows.includes('bash'), toolRows);
+    check('panel DOM shows the edit, bash and write rows as done',
+      ['edit', 'bash', 'write'].every((name) => toolRows.includes(name)), toolRows);
+    const failedRows = await frame.locator('.row.tool[data-status="error"]').allInnerTexts();
+    check('panel DOM shows the rejected bash row as an error',
+      failedRows.some((row) => row.includes('bash') && row.includes('The user rejected the bash call.')), failedRows);
+    const thinking = await frame.locator('#thinking').inputValue();
+    check('panel thinking picker shows the level picked', thinking === 'high', thinking);
 
     // 3. On screen: the streamed answer is visible in the page and drawn (not a blank box).
     await answer.scrollIntoViewIfNeeded();

@@ -3,17 +3,24 @@
  * `AGENTLS_VSCODE_SELFTEST=<result file>` is set (see e2e/run.mjs).
  *
  * It drives a faux-model session through the same code paths as the panel and the
- * commands (e2e/fixture/faux-script.json scripts the model): a prompt whose answer
- * streams and edits an open file (then undone in the editor), a steer during a slow
- * answer, an abort, and a `bash` call whose permission question the driver answers in
- * the real dialog. Each check is one JSON line in the result file; the last line is
- * `{"done": true, "passed", "failed", ...}`.
+ * commands (e2e/fixture/faux-script.json scripts the model, one response per model call
+ * in the order of the steps below): a prompt whose answer streams and edits an open file
+ * (then undone in the editor), a steer during a slow answer, an abort, `bash` calls whose
+ * permission questions the driver answers in the real dialog (Allow once, Reject, Allow
+ * always, then a call that must not ask), a `write` that creates a new file through the
+ * editor, a run that ends in an error followed by the panel's Continue button, and the
+ * model and thinking-level pickers. Each check is one JSON line in the result file.
+ *
+ * Where a person has to act in the real UI, the self-test writes `{"waiting": ...}` (what
+ * to do, e.g. `{"waiting": "permission", "answer": "Reject"}`) and waits for the effect;
+ * the driver does it in the browser. The last line is `{"done": true, "passed", "failed", ...}`.
  */
 
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentExtension } from './extension';
-import type { SettledNotification } from './protocol';
+import type { SettledNotification, StateResult } from './protocol';
 import type { Row } from './view';
 
 export const SELFTEST_ENV = 'AGENTLS_VSCODE_SELFTEST';
@@ -27,6 +34,35 @@ const STORY_START = 'Once upon a time';
 const STEERED_ANSWER = 'Short version: the agent was steered.';
 const ABORTED_START = 'This answer will be cut short';
 const BASH_OUTPUT = 'agentls-permission-ok';
+const REJECTED_FILE = 'rejected.txt';
+const REJECTION = 'The user rejected the bash call.';
+const REJECTED_ANSWER = 'The check was rejected, so rejected.txt was not written.';
+const ALWAYS = [
+  { file: 'always-1.txt', output: 'agentls-always-1', toolCallId: 'call-bash-always-1' },
+  { file: 'always-2.txt', output: 'agentls-always-2', toolCallId: 'call-bash-always-2' },
+] as const;
+const SECOND_ANSWER = 'The second check ran without asking.';
+const CREATED_FILE = 'created.txt';
+const CREATED_TEXT = 'Created by agentls through the editor.\n';
+const FAILING_START = 'This answer fails part way';
+const MODEL_ERROR = 'faux: the scripted model error of the e2e test';
+const FOLLOW_UP = 'Go on after the error.';
+const CONTINUED_ANSWER = 'Continued after the error: the follow-up was answered.';
+/** The session's own model, and the stand-in of e2e's models.json (never called). */
+const FAUX_MODEL = 'faux/faux-1';
+const OTHER_MODEL = 'e2e-local/stand-in';
+const THINKING = 'high';
+
+/** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
+type Waiting =
+  | { waiting: 'permission'; answer: 'Allow once' | 'Allow always' | 'Reject' }
+  | { waiting: 'continue' }
+  | { waiting: 'pick'; picker: 'panel-model' | 'palette-model' | 'panel-thinking'; value: string };
+
+interface PermissionRule {
+  workspace: string;
+  toolName: string;
+}
 
 class Recorder {
   passed = 0;
@@ -41,6 +77,11 @@ class Recorder {
     if (ok) this.passed += 1;
     else this.failed += 1;
     this.write({ step, check: name, ok, ...(detail !== undefined ? { detail } : {}) });
+  }
+
+  /** Ask the driver to act in the browser (see `Waiting`). */
+  ask(waiting: Waiting): void {
+    this.write(waiting);
   }
 }
 
@@ -205,25 +246,233 @@ async function abort(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(step, 'transcript says aborted', notice !== undefined);
 }
 
-async function permission(api: AgentExtension, rec: Recorder): Promise<void> {
-  const step = 'permission';
+function toolRow(api: AgentExtension, toolCallId: string): Extract<Row, { kind: 'tool' }> | undefined {
+  return rows(api).find(
+    (row): row is Extract<Row, { kind: 'tool' }> => row.kind === 'tool' && row.toolCallId === toolCallId,
+  );
+}
+
+/** Prompt for a `bash` call, wait for its permission question, have the driver answer it; the run's end. */
+async function promptAndAnswer(
+  api: AgentExtension,
+  rec: Recorder,
+  step: string,
+  text: string,
+  toolCallId: string,
+  answer: 'Allow once' | 'Allow always' | 'Reject',
+): Promise<SettledNotification> {
   const c = api.controller;
-  const result = await c.prompt('Run the check.');
+  const result = await c.prompt(text);
   await waitFor(api, () => c.status === 'permission', 15_000, 'the permission question');
   rec.check(step, 'status is waiting for permission', true);
-  const asking = rows(api).find((row) => row.kind === 'tool' && row.name === 'bash');
-  rec.check(step, 'bash row waits for permission', asking?.kind === 'tool' && asking.status === 'permission', asking);
-  // The driver answers the modal dialog ("Allow once") in the browser.
-  rec.write({ waiting: 'permission' });
+  const asking = toolRow(api, toolCallId);
+  rec.check(step, 'bash row waits for permission', asking?.status === 'permission', asking);
+  // The driver answers the modal dialog in the browser.
+  rec.ask({ waiting: 'permission', answer });
   const settled = await settledRun(api, result.runId, 60_000);
   rec.check(step, 'run settled with stop', settled.stopReason === 'stop', settled);
-  const tool = rows(api).find((row) => row.kind === 'tool' && row.name === 'bash');
+  rec.check(step, 'status back to idle', c.status === 'idle');
+  return settled;
+}
+
+async function permission(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'permission';
+  await promptAndAnswer(api, rec, step, 'Run the check.', 'call-bash', 'Allow once');
+  const tool = toolRow(api, 'call-bash');
+  rec.check(step, 'bash ran after "Allow once"', tool?.status === 'done' && tool.output.includes(BASH_OUTPUT), tool);
+}
+
+async function reject(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'reject';
+  await promptAndAnswer(api, rec, step, 'Run the check that writes rejected.txt.', 'call-bash-reject', 'Reject');
+  const tool = toolRow(api, 'call-bash-reject');
   rec.check(
     step,
-    'bash ran after "Allow once"',
-    tool?.kind === 'tool' && tool.status === 'done' && tool.output.includes(BASH_OUTPUT),
+    'bash row ends as an error with the rejection',
+    tool?.status === 'error' && tool.output.includes(REJECTION),
     tool,
   );
+  rec.check(step, 'the rejected command did not run', !fs.existsSync(path.join(folder, REJECTED_FILE)));
+  rec.check(step, 'the model answered the rejection', textRows(api).some((row) => row.text === REJECTED_ANSWER));
+  const shown = await api.panel.renderedText();
+  rec.check(step, 'panel shows the rejection', shown.includes(REJECTION), shown.slice(-400));
+}
+
+async function permissionRules(api: AgentExtension, folder: string): Promise<PermissionRule[]> {
+  const { rules } = await api.connection.request<{ rules: PermissionRule[] }>('agent/listPermissionRules', {
+    cwd: folder,
+  });
+  return rules;
+}
+
+async function allowAlways(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'allow-always';
+  const c = api.controller;
+  const [first, second] = ALWAYS;
+  await promptAndAnswer(api, rec, step, 'Run the first check.', first.toolCallId, 'Allow always');
+  const ran = toolRow(api, first.toolCallId);
+  rec.check(step, 'bash ran after "Allow always"', ran?.status === 'done' && ran.output.includes(first.output), ran);
+  rec.check(step, `${first.file} written`, fs.existsSync(path.join(folder, first.file)));
+  const rules = await permissionRules(api, folder);
+  const rule = rules.find((r) => r.toolName === 'bash');
+  rec.check(step, 'agent/listPermissionRules lists the bash rule', rule !== undefined, rules);
+
+  // A later prompt: its bash call runs without a question (the status never says so).
+  const statuses = new Set<string>([c.status]);
+  const watch = c.onChange(() => statuses.add(c.status));
+  const result = await c.prompt('Run the second check.');
+  const settledOrAsked = (): boolean =>
+    c.status === 'permission' || c.settled.some((s) => s.runId === result.runId);
+  try {
+    await waitFor(api, settledOrAsked, 30_000, 'the second bash run');
+  } finally {
+    watch.dispose();
+  }
+  const asked = statuses.has('permission');
+  rec.check(step, 'second bash call ran without a permission question', !asked, [...statuses]);
+  if (asked) await c.abort(); // do not leave the run hanging on an unexpected question
+  const settled = c.settled.find((s) => s.runId === result.runId);
+  rec.check(step, 'second run settled with stop', settled?.stopReason === 'stop', settled);
+  const tool = toolRow(api, second.toolCallId);
+  rec.check(step, 'second bash row done', tool?.status === 'done' && tool.output.includes(second.output), tool);
+  const written = path.join(folder, second.file);
+  rec.check(
+    step,
+    `${second.file} written by the second call`,
+    fs.existsSync(written) && fs.readFileSync(written, 'utf8') === `${second.output}\n`,
+  );
+  rec.check(step, 'second answer in the transcript', textRows(api).some((row) => row.text === SECOND_ANSWER));
+
+  // Revoke the rule, so that "Allow always" never outlives this test.
+  if (rule) {
+    const { revoked } = await api.connection.request<{ revoked: boolean }>('agent/revokePermissionRule', rule);
+    rec.check(step, 'agent/revokePermissionRule revoked the rule', revoked === true);
+  }
+  const left = await permissionRules(api, folder);
+  rec.check(step, 'no rule left after revoking', left.length === 0, left);
+}
+
+async function writeNewFile(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'write-new-file';
+  const c = api.controller;
+  const target = path.join(folder, CREATED_FILE);
+  rec.check(step, `${CREATED_FILE} does not exist yet`, !fs.existsSync(target));
+  // A file created by a workspace edit (CreateFile) fires onDidCreateFiles; one written to disk
+  // does not. The editor loads the new document, inserts the text, and saves it: VS Code itself
+  // when no editor shows it (`files.refactoring.autoSave`, then the document is closed again),
+  // else agent/saveDocuments.
+  const created: string[] = [];
+  let editorText: string | undefined;
+  let saved = false;
+  const mine = (document: vscode.TextDocument): boolean =>
+    document.uri.scheme === 'file' && document.uri.fsPath === target;
+  const watches = [
+    vscode.workspace.onDidCreateFiles((event) => created.push(...event.files.map((uri) => uri.fsPath))),
+    vscode.workspace.onDidChangeTextDocument((event) => {
+      if (mine(event.document)) editorText = event.document.getText();
+    }),
+    vscode.workspace.onDidSaveTextDocument((document) => {
+      if (mine(document)) saved = true;
+    }),
+  ];
+  let settled: SettledNotification;
+  try {
+    const result = await c.prompt('Write created.txt.');
+    settled = await settledRun(api, result.runId);
+  } finally {
+    for (const watch of watches) watch.dispose();
+  }
+  rec.check(step, 'run settled with stop', settled.stopReason === 'stop', settled);
+  const tool = toolRow(api, 'call-write');
+  rec.check(step, 'write row done (new file)', tool?.status === 'done' && tool.output.includes('(new file)'), tool);
+  rec.check(step, 'created through the editor (CreateFile in a workspace edit)', created.includes(target), created);
+  rec.check(step, 'the editor document got the content', editorText === CREATED_TEXT, editorText);
+  const open = vscode.workspace.textDocuments.find(mine);
+  rec.check(step, 'the editor saved the new document', saved && (open === undefined || !open.isDirty), {
+    saved,
+    dirty: open?.isDirty,
+  });
+  rec.check(
+    step,
+    'disk holds the new file',
+    fs.existsSync(target) && fs.readFileSync(target, 'utf8') === CREATED_TEXT,
+  );
+}
+
+async function continueAfterError(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'continue';
+  const c = api.controller;
+  const result = await c.prompt('Answer, then fail.');
+  // A follow-up queued while the run goes: a run that ends in an error leaves it queued.
+  await streamingText(api, FAILING_START, 20);
+  const itemId = await c.followUp(FOLLOW_UP);
+  const failed = await settledRun(api, result.runId);
+  rec.check(
+    step,
+    'run settled with error',
+    failed.stopReason === 'error' && (failed.errorMessage ?? '').includes(MODEL_ERROR),
+    failed,
+  );
+  const notice = rows(api).find(
+    (row) => row.kind === 'notice' && row.level === 'error' && row.text.includes(MODEL_ERROR),
+  );
+  rec.check(step, 'transcript shows the error', notice !== undefined);
+  const queued = c.queue.followUp.some((item) => item.id === itemId);
+  rec.check(step, 'follow-up still queued after the error', queued, c.queue);
+  rec.check(step, 'Continue offered', c.header().canContinue);
+  // The driver clicks Continue in the panel: a new run delivers the follow-up and completes.
+  const known = new Set(c.settled.map((s) => s.runId));
+  rec.ask({ waiting: 'continue' });
+  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
+  await waitFor(api, () => next() !== undefined, 30_000, 'the run started by Continue to settle');
+  const settled = next() as SettledNotification;
+  rec.check(step, 'Continue started a run that settled with stop', settled.stopReason === 'stop', settled);
+  const list = rows(api);
+  const error = list.findIndex((row) => row === notice);
+  const followUp = list.findIndex((row, i) => i > error && row.kind === 'user' && row.text === FOLLOW_UP);
+  const answer = list.findIndex((row, i) => i > followUp && row.kind === 'text' && row.text === CONTINUED_ANSWER);
+  rec.check(
+    step,
+    'follow-up delivered after the error, then answered',
+    error >= 0 && followUp > error && answer > followUp,
+    { error, followUp, answer },
+  );
+  rec.check(step, 'queue empty, nothing more to continue', c.queue.followUp.length === 0 && !c.header().canContinue);
+}
+
+async function state(api: AgentExtension): Promise<StateResult> {
+  return api.connection.request<StateResult>('agent/getState', { sessionId: api.controller.sessionId });
+}
+
+const modelOf = (s: StateResult): string => (s.model ? `${s.model.provider}/${s.model.id}` : '');
+
+async function pickers(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'pickers';
+  const c = api.controller;
+  const before = await state(api);
+  rec.check(
+    step,
+    'session starts on the faux model, thinking off',
+    modelOf(before) === FAUX_MODEL && before.thinkingLevel === 'off',
+    { model: before.model, thinkingLevel: before.thinkingLevel },
+  );
+  rec.check(step, 'the session offers the faux model and the stand-in', [FAUX_MODEL, OTHER_MODEL].every((key) =>
+    c.models.some((m) => `${m.provider}/${m.id}` === key),
+  ));
+
+  rec.ask({ waiting: 'pick', picker: 'panel-model', value: OTHER_MODEL });
+  await waitFor(api, () => c.model === OTHER_MODEL, 30_000, 'the model picked in the panel');
+  rec.check(step, 'panel model picker: agent/getState shows the model', modelOf(await state(api)) === OTHER_MODEL);
+
+  rec.ask({ waiting: 'pick', picker: 'palette-model', value: FAUX_MODEL });
+  await waitFor(api, () => c.model === FAUX_MODEL, 30_000, 'the model picked with Agent: Select Model');
+  rec.check(step, 'Agent: Select Model: agent/getState shows the faux model', modelOf(await state(api)) === FAUX_MODEL);
+
+  rec.ask({ waiting: 'pick', picker: 'panel-thinking', value: THINKING });
+  await waitFor(api, () => c.thinkingLevel === THINKING, 30_000, 'the thinking level picked in the panel');
+  const after = await state(api);
+  const level = after.thinkingLevel;
+  rec.check(step, 'panel thinking picker: agent/getState shows the level', level === THINKING, level);
 }
 
 async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
@@ -235,8 +484,19 @@ async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(step, 'session listed', mine !== undefined && mine.messageCount > 0, mine);
   await c.loadSession(c.sessionId as string);
   const loaded = c.transcript.plainText();
-  for (const text of [FIRST_ANSWER, 'Make it short.', STEERED_ANSWER, BASH_OUTPUT]) {
+  const texts = [FIRST_ANSWER, 'Make it short.', STEERED_ANSWER, BASH_OUTPUT, REJECTION, SECOND_ANSWER, CONTINUED_ANSWER];
+  for (const text of texts) {
     rec.check(step, `loaded transcript has "${text}"`, loaded.includes(text) && live.includes(text));
+  }
+  const rejected = toolRow(api, 'call-bash-reject');
+  rec.check(step, 'loaded rejected bash row is an error', rejected?.status === 'error', rejected);
+  rec.check(step, 'loaded session keeps the thinking level', c.thinkingLevel === THINKING, c.thinkingLevel);
+}
+
+/** Leave no "allow always" rule behind, even when a step failed half way. */
+async function revokeRules(api: AgentExtension, folder: string): Promise<void> {
+  for (const rule of await permissionRules(api, folder)) {
+    await api.connection.request('agent/revokePermissionRule', rule);
   }
 }
 
@@ -244,12 +504,14 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
   const rec = new Recorder(resultFile);
   const started = Date.now();
   rec.write({ event: 'activated', vscode: vscode.version });
+  let folder: string | undefined;
   try {
     await api.started;
     rec.write({ event: 'server started', command: api.connection.command });
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder) throw new Error('no workspace folder open');
-    const document = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(folder.uri, NOTES));
+    const workspace = vscode.workspace.workspaceFolders?.[0];
+    if (!workspace) throw new Error('no workspace folder open');
+    folder = workspace.uri.fsPath;
+    const document = await vscode.workspace.openTextDocument(vscode.Uri.joinPath(workspace.uri, NOTES));
     await vscode.window.showTextDocument(document, { preview: false });
     rec.check('setup', 'notes.txt open with its text', document.getText() === BEFORE, document.getText());
     await api.panel.reveal(false);
@@ -261,10 +523,16 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await steer(api, rec);
     await abort(api, rec);
     await permission(api, rec);
+    await reject(api, rec, folder);
+    await allowAlways(api, rec, folder);
+    await writeNewFile(api, rec, folder);
+    await continueAfterError(api, rec);
+    await pickers(api, rec);
     await reload(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));
   }
+  if (folder !== undefined) await revokeRules(api, folder).catch(() => undefined);
   await api.panel.reveal(false).catch(() => undefined);
   rec.write({
     done: true,
