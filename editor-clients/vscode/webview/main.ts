@@ -49,6 +49,8 @@ transcript.append(empty);
 
 let header: Header | undefined;
 const rowElements = new Map<string, HTMLElement>();
+/** The model options last rendered: rebuilt only when they change, so an open dropdown stays open. */
+let modelOptionsKey = '';
 
 function running(): boolean {
   return header !== undefined && header.status !== 'idle';
@@ -59,10 +61,14 @@ function applyHeader(next: Header): void {
   // models
   const models = next.models.map((m) => ({ key: `${m.provider}/${m.id}`, name: m.name || m.id }));
   if (next.model && !models.some((m) => m.key === next.model)) models.unshift({ key: next.model, name: next.model });
-  modelSelect.replaceChildren(...models.map((m) => el('option', { value: m.key, title: m.key }, m.name)));
-  modelSelect.value = next.model ?? '';
+  const optionsKey = JSON.stringify(models);
+  if (optionsKey !== modelOptionsKey) {
+    modelOptionsKey = optionsKey;
+    modelSelect.replaceChildren(...models.map((m) => el('option', { value: m.key, title: m.key }, m.name)));
+  }
+  if (modelSelect.value !== (next.model ?? '')) modelSelect.value = next.model ?? '';
   modelSelect.disabled = models.length === 0;
-  thinkingSelect.value = next.thinkingLevel;
+  if (thinkingSelect.value !== next.thinkingLevel) thinkingSelect.value = next.thinkingLevel;
   stats.textContent = statsText(next.stats);
   status.textContent =
     next.status === 'permission' ? 'waiting for permission' : next.status === 'running' ? 'running' : 'idle';
