@@ -25,6 +25,7 @@ import {
   initializationOptions,
   resolveServerCommand,
   type ServerCommand,
+  serverEnvironment,
   type Settings,
 } from './config';
 import type {
@@ -77,6 +78,7 @@ export function readSettings(): Settings {
     fauxScript: config.get<string>('fauxScript', ''),
     dataDir: config.get<string>('dataDir', ''),
     initializationOptions: config.get<Record<string, unknown>>('initializationOptions', {}),
+    serverEnv: config.get<Record<string, unknown>>('serverEnv', {}),
   };
 }
 
@@ -141,7 +143,7 @@ export class AgentConnection implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command: command.command,
       args: command.args,
-      ...(cwd ? { options: { cwd } } : {}),
+      options: { env: serverEnvironment(settings, process.env), ...(cwd ? { cwd } : {}) },
     };
     const clientOptions: LanguageClientOptions = {
       // Every file document, so the tools read what the user sees, unsaved changes included.

@@ -13,6 +13,8 @@ export interface Settings {
   fauxScript: string;
   dataDir: string;
   initializationOptions: Record<string, unknown>;
+  /** Extra environment variables of the server process (API keys, provider URLs). */
+  serverEnv: Record<string, unknown>;
 }
 
 export interface ServerCommand {
@@ -104,4 +106,19 @@ export function initializationOptions(settings: Settings): Record<string, unknow
     if (model) options.model = model;
   }
   return options;
+}
+
+/**
+ * The server process's environment: VS Code's, with `agentls.serverEnv` over it (so a
+ * key such as `ANTHROPIC_API_KEY` reaches the server when VS Code was not started from a
+ * shell that has it). Values that are not strings are left out.
+ */
+export function serverEnvironment(
+  settings: Settings,
+  base: Record<string, string | undefined>,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(base)) if (value !== undefined) env[name] = value;
+  for (const [name, value] of Object.entries(settings.serverEnv)) if (typeof value === 'string') env[name] = value;
+  return env;
 }

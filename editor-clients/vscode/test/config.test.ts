@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { type Environment, initializationOptions, resolveServerCommand, ServerNotFoundError, type Settings } from '../src/config';
+import {
+  type Environment,
+  initializationOptions,
+  resolveServerCommand,
+  ServerNotFoundError,
+  serverEnvironment,
+  type Settings,
+} from '../src/config';
 
 const settings = (over: Partial<Settings> = {}): Settings => ({
   serverCommand: '',
@@ -8,6 +15,7 @@ const settings = (over: Partial<Settings> = {}): Settings => ({
   fauxScript: '',
   dataDir: '',
   initializationOptions: {},
+  serverEnv: {},
   ...over,
 });
 
@@ -74,5 +82,15 @@ describe('initialization options', () => {
 
   it('leaves empty settings out', () => {
     expect(initializationOptions(settings())).toEqual({});
+  });
+});
+
+describe('server environment', () => {
+  it('puts agentls.serverEnv over the inherited variables and drops what is not a string', () => {
+    const env = serverEnvironment(
+      settings({ serverEnv: { ANTHROPIC_API_KEY: 'sk-test', PATH: '/opt/bin', BAD: 3 } }),
+      { PATH: '/usr/bin', HOME: '/home/me', UNSET: undefined },
+    );
+    expect(env).toEqual({ PATH: '/opt/bin', HOME: '/home/me', ANTHROPIC_API_KEY: 'sk-test' });
   });
 });
