@@ -277,3 +277,54 @@ def test_run_shows_the_servers_warnings_on_stderr(stored: Stored, tmp_path: Path
     assert run.returncode == 0, run.stderr
     warnings = [line for line in run.stderr.splitlines() if line.startswith("agentls: ")]
     assert any(stored.session_id in line for line in warnings), run.stderr
+
+
+def bash_script(path: Path, command: str) -> Path:
+    call = {"type": "toolCall", "id": "b1", "name": "bash", "arguments": {"command": command}}
+    return write_faux_script(path, [{"content": [call], "stopReason": "toolUse"}, {"content": "Ran it."}])
+
+
+def test_run_allow_lets_a_tool_run_without_a_question(tmp_path: Path) -> None:
+    script = bash_script(tmp_path / "faux.json", "echo made > made.txt")
+    common = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
+    refused = agentls("run", "go", *common)  # no terminal: nobody to ask, so bash is rejected
+    assert refused.returncode == 0, refused.stderr
+    assert "rejected" in refused.stdout and not (tmp_path / "made.txt").exists()
+    allowed = agentls("run", "go", "--allow", "bash", *common)
+    assert allowed.returncode == 0, allowed.stderr
+    assert (tmp_path / "made.txt").read_text() == "made\n"
+
+
+def test_run_on_a_terminal_asks_before_running_bash(tmp_path: Path) -> None:
+    import pty
+    import select
+
+    script = bash_script(tmp_path / "faux.json", "echo asked > asked.txt")
+    options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentls", "run", "go", *options],
+        cwd=PROJECT_ROOT,
+        env=environment(),
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+    )
+    os.close(terminal)
+    seen = b""
+    try:
+        while b"[r]eject?" not in seen:  # the question, on the terminal
+            ready, _, _ = select.select([controller], [], [], TIMEOUT)
+            assert ready, f"no question within {TIMEOUT} s; terminal showed: {seen!r}"
+            seen += os.read(controller, 4096)
+        assert b"Run the command: echo asked > asked.txt" in seen
+        os.write(controller, b"o\n")
+        stdout, _ = process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(controller)
+    assert process.returncode == 0
+    assert "Ran it." in stdout
+    assert (tmp_path / "asked.txt").read_text() == "asked\n"

@@ -67,7 +67,25 @@ def _client_options(args: argparse.Namespace) -> dict[str, Any]:
         options["fauxScript"] = str(Path(args.faux_script).resolve())
     if args.data_dir:
         options["dataDir"] = str(Path(args.data_dir).resolve())
+    if getattr(args, "allow", None):
+        options["permissions"] = {tool: "allow" for tool in args.allow}
     return options
+
+
+ANSWERS = {"o": "allowOnce", "once": "allowOnce", "a": "allowAlways", "always": "allowAlways"}
+
+
+async def _ask_on_terminal(request: Any) -> str:
+    """A permission question on the terminal: ``o``nce, ``a``lways, anything else rejects."""
+    print(f"\nagentls: {request.title}", file=sys.stderr)
+    print("allow [o]nce, [a]lways (in this folder), or [r]eject? ", end="", file=sys.stderr, flush=True)
+    line = await asyncio.to_thread(sys.stdin.readline)
+    return ANSWERS.get(line.strip().lower(), "reject")
+
+
+def _interactive(args: argparse.Namespace) -> bool:
+    """Whether ``run`` can ask its user: a terminal on stdin and stderr, and no JSON output."""
+    return not args.json and sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _show_server_warnings(log: logging.Logger) -> None:
@@ -93,7 +111,8 @@ async def _run(args: argparse.Namespace) -> int:
         model = (provider, model_id)
     printer = EventPrinter(Console(highlight=False), verbose=False)
     try:
-        async with AgentClient(initialization_options=_client_options(args)) as client:
+        ask = _ask_on_terminal if _interactive(args) else None
+        async with AgentClient(initialization_options=_client_options(args), on_permission=ask) as client:
             if args.session:
                 await client.load_session(args.session)
                 session_id = args.session
@@ -175,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--demo",
         action="store_true",
         help="answer with the bundled faux script, which reads README.md of --cwd",
+    )
+    run.add_argument(
+        "--allow",
+        action="append",
+        metavar="TOOL",
+        help="run TOOL without asking (repeatable), e.g. --allow bash; on a terminal the others ask",
     )
     server_options(run)
 
