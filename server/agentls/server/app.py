@@ -136,9 +136,10 @@ class AgentServer(LanguageServer):
             message=f"agentls: {request.title}",
             actions=[lsp.MessageActionItem(title=label) for label in labels],
         )
-        chosen = await self.request_cancellable(lsp.WINDOW_SHOW_MESSAGE_REQUEST, question)
-        title = getattr(chosen, "title", None) or (chosen.get("title") if isinstance(chosen, dict) else None)
-        return labels.get(title, "reject") if isinstance(title, str) else "reject"
+        chosen: lsp.MessageActionItem | None = await self.request_cancellable(
+            lsp.WINDOW_SHOW_MESSAGE_REQUEST, question
+        )
+        return labels.get(chosen.title, "reject") if chosen is not None else "reject"
 
     async def request_cancellable(self, method: str, params: Any) -> Any:
         """A request to the client that, when the waiting task is cancelled (an abort), is

@@ -180,9 +180,6 @@ class EditorWorkspace(DiskWorkspace):
             return document
         return OpenDocument(document.uri, document.path, applied.text, None)
 
-    async def read_bytes(self, path: str | Path) -> bytes:
-        return (await self.read_document(path)).data
-
     async def read_document(self, path: str | Path) -> Document:
         resolved = self.resolve(path)
         document = self._open(resolved)

@@ -168,7 +168,7 @@ class DiskWorkspace:
         return resolved
 
     async def read_bytes(self, path: str | Path) -> bytes:
-        return await asyncio.to_thread(self.resolve(path).read_bytes)
+        return (await self.read_document(path)).data
 
     async def stat(self, path: str | Path) -> FileStat:
         result = await asyncio.to_thread(os.stat, self.resolve(path))
