@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -168,15 +169,35 @@ async def _sessions(args: argparse.Namespace) -> int:
 
 # --- parser ----------------------------------------------------------------------------------
 
+MAX_MESSAGE_BYTES_ENV = "AGENTLS_MAX_MESSAGE_BYTES"
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {text!r}")
+    return int(text)
+
+
+def _env_positive_int(parser: argparse.ArgumentParser, name: str) -> int | None:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError as error:
+        parser.error(f"${name}: {error}")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentls", description="A coding agent for editors and scripts.")
     parser.add_argument("--version", action="version", version=f"agentls {__version__}")
     stdio_help = "accepted for LSP launchers that add it (stdio is the only transport)"
-    parser.add_argument("--stdio", action="store_true", help=stdio_help)
+    size_help = "refuse messages with a larger body (default: $AGENTLS_MAX_MESSAGE_BYTES, or 64 MiB)"
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser("serve", help="run the JSON-RPC server on stdio (the default command)")
-    serve.add_argument("--stdio", action="store_true", help=stdio_help)
+    for command in (parser, serve):
+        command.add_argument("--stdio", action="store_true", help=stdio_help)
+        command.add_argument("--max-message-bytes", type=_positive_int, metavar="N", help=size_help)
 
     def server_options(command: argparse.ArgumentParser) -> None:
         command.add_argument(
@@ -233,7 +254,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in (None, "serve"):
         from agentls.server import serve
 
-        return serve()
+        limit = args.max_message_bytes or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
+        return serve(limit)
     if args.command == "demo":
         from agentls.demo import DEMO_PROMPT
 

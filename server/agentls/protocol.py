@@ -77,6 +77,8 @@ class InitializationOptions(ProtocolModel):
     """Permission mode per tool name, over the defaults (read-only tools allow, ``bash`` ask)."""
     allow_outside_workspace: bool | None = None
     """Let the tools use paths outside a session's folder (default: refused)."""
+    apply_edit_timeout_ms: int = Field(60_000, gt=0)
+    """How long a tool waits for the answer to ``workspace/applyEdit`` or ``agent/saveDocuments``."""
 
 
 class ClientAgentCapabilities(ProtocolModel):

@@ -817,9 +817,12 @@ async def test_end_of_input_ends_the_server_while_it_runs(
     error = await agent_error(client.get_state(session))
     assert error.kind == "connection"
 
+    # the message being streamed was saved as aborted, with the text so far
     other = await servers.start(server_options(data_dir, faux_script))
     await within(other.load_session(session))
-    assert transcript((await within(other.get_messages(session))).messages) == [("user", "Write a lot")]
+    messages = (await within(other.get_messages(session))).messages
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["stopReason"] == "aborted" and LONG_TEXT.startswith(messages[1]["content"][0]["text"])
 
 
 async def test_shutdown_aborts_running_work_and_exits(

@@ -13,6 +13,7 @@ from typing import Protocol, TypeAlias
 
 from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.events import ErrorEvent
+from agentls.ai.secrets import redact
 from agentls.ai.types import AssistantMessage, Context, Model, StreamOptions
 
 StreamFn: TypeAlias = Callable[
@@ -37,14 +38,18 @@ REQUEST_ABORTED = "Request was aborted"
 
 
 def error_message(model: Model, text: str) -> AssistantMessage:
-    """The final message of a request that failed before any content: ``stop_reason`` ``"error"``."""
+    """The final message of a request that failed before any content: ``stop_reason`` ``"error"``.
+
+    Credentials are redacted from ``text``, as from the failures of a request under way
+    (:meth:`~agentls.ai.providers.streaming.ResponseBuilder.fail`).
+    """
     return AssistantMessage(
         content=[],
         api=model.api,
         provider=model.provider,
         model=model.id,
         stop_reason="error",
-        error_message=text,
+        error_message=redact(text),
     )
 
 

@@ -19,11 +19,13 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 
 from agentls import __version__
 from agentls.ai import to_wire
+from agentls.ai.secrets import RedactingFilter
 from agentls.protocol import (
     AGENT_ERROR,
     INVALID_PARAMS,
@@ -58,14 +60,19 @@ from agentls.protocol import (
     json_converter,
 )
 from agentls.server.editor import LspEditor
+from agentls.server.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameParser, read_frames
 from agentls.server.logs import ClientLogHandler
 from agentls.server.progress import ToolProgress
+from agentls.server.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
 from agentls.session import SessionError, SessionManager
-from agentls.session.providers import resolve_model
+from agentls.session.providers import model_listing, resolve_model
 
 logger = logging.getLogger(__name__)
 
 M = TypeVar("M", bound=BaseModel)
+
+CLOSE_SECONDS = 10
+"""How long the runs of a closing server may take to abort and save."""
 
 SERVER_FEATURES = [
     "sessions",
@@ -79,7 +86,7 @@ SERVER_FEATURES = [
 ]
 
 
-class AgentProtocol(LanguageServerProtocol):
+class AgentProtocol(StrictProtocol):
     """Adds ``capabilities.experimental.agent`` to the ``initialize`` result."""
 
     @lsp_method(lsp.INITIALIZE)
@@ -115,6 +122,7 @@ class AgentServer(LanguageServer):
         self._manager: SessionManager | None = None
         self.tool_progress = ToolProgress(self)
         self.editor = LspEditor(self)
+        self._reading: asyncio.Task[None] | None = None
 
     @property
     def manager(self) -> SessionManager:
@@ -125,32 +133,53 @@ class AgentServer(LanguageServer):
         return self._manager
 
     async def ask_permission(self, request: RequestPermissionParams) -> str:
-        """Ask the user: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``."""
+        """Ask the user: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``.
+
+        Anything but a valid choice (no answer, a malformed one, the client cancelling the
+        question) is a rejection.
+        """
         if self.client_agent.request_permission:
             params = request.model_dump(mode="json", by_alias=True, exclude_none=True)
-            answer = await self.request_cancellable("agent/requestPermission", params)
-            return RequestPermissionResult.model_validate(answer or {"outcome": "reject"}).outcome
+            answer = await self._ask("agent/requestPermission", params)
+            if answer is None:
+                return "reject"
+            try:
+                return RequestPermissionResult.model_validate(answer).outcome
+            except ValidationError:
+                logger.warning(
+                    "agent/requestPermission: the answer %.200r is not an outcome; rejected", answer
+                )
+                return "reject"
         labels = {option.label: option.id for option in request.options}
         question = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning,
             message=f"agentls: {request.title}",
             actions=[lsp.MessageActionItem(title=label) for label in labels],
         )
-        chosen: lsp.MessageActionItem | None = await self.request_cancellable(
-            lsp.WINDOW_SHOW_MESSAGE_REQUEST, question
-        )
-        return labels.get(chosen.title, "reject") if chosen is not None else "reject"
+        chosen = await self._ask(lsp.WINDOW_SHOW_MESSAGE_REQUEST, question)
+        title = chosen.get("title") if isinstance(chosen, dict) else None
+        return labels.get(title, "reject") if isinstance(title, str) else "reject"
 
-    async def request_cancellable(self, method: str, params: Any) -> Any:
-        """A request to the client that, when the waiting task is cancelled (an abort), is
-        cancelled at the client too with ``$/cancelRequest`` (pygls itself does not), so an
-        editor closes the question it shows."""
-        request_id = str(uuid.uuid4())
-        future = self.protocol.send_request(method, params, msg_id=request_id)
+    async def _ask(self, method: str, params: Any) -> Any:
         try:
-            return await asyncio.wrap_future(future)
-        except asyncio.CancelledError:
-            self.protocol.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=request_id))
+            return await self.request_client(method, params)
+        except CancelledByClient:
+            return None
+
+    async def request_client(self, method: str, params: Any, seconds: float | None = None) -> Any:
+        """A request to the client; its answer as plain JSON (the caller validates it).
+
+        When the waiting task is cancelled (an abort) or ``seconds`` pass, the request
+        is cancelled at the client too with ``$/cancelRequest`` (pygls itself does not),
+        so an editor closes the question it shows. Raises :class:`CancelledByClient`
+        when the client cancels it, :class:`JsonRpcException` for an error answer.
+        """
+        request_id = str(uuid.uuid4())
+        future = asyncio.wrap_future(self.protocol.send_request(method, params, msg_id=request_id))
+        try:
+            return await asyncio.wait_for(future, seconds)
+        except (asyncio.CancelledError, TimeoutError):
+            self.protocol.cancel_request(request_id)
             raise
 
     def send_notification(self, method: str, params: dict[str, Any]) -> None:
@@ -161,6 +190,48 @@ class AgentServer(LanguageServer):
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log; request errors already went back to the client as error responses."""
         logger.error("%s: %s", type(error).__name__, error)
+
+    # --- the connection ------------------------------------------------------------------
+
+    def serve_stdio(self, max_message_bytes: int) -> int:
+        """Serve on stdin and stdout until ``exit`` or the end of input; the exit code."""
+        self.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve(sys.stdin.buffer.fileno(), FrameParser(max_message_bytes)))
+        except SystemExit as exit_request:  # pygls's ``exit`` handler: 0 after shutdown, else 1
+            return exit_request.code if isinstance(exit_request.code, int) else 0
+        finally:
+            self.shutdown()
+        return 0
+
+    async def _serve(self, fd: int, parser: FrameParser) -> None:
+        self._reading = asyncio.create_task(self._read(fd, parser))
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reading
+        await self.close_sessions()
+
+    async def _read(self, fd: int, parser: FrameParser) -> None:
+        async for item in read_frames(fd, parser):
+            if isinstance(item, Frame):
+                self.protocol.handle_body(item.body)
+            else:
+                self.protocol.reply_error(
+                    None, INVALID_REQUEST if item.too_large else PARSE_ERROR, item.message
+                )
+            await asyncio.sleep(0)  # let the handlers just started run before the next message
+
+    def connection_lost(self) -> None:
+        """The client stopped reading: end as at the end of input."""
+        if self._reading is not None:
+            self._reading.cancel()
+
+    async def close_sessions(self) -> None:
+        """Abort the runs (their partial messages are saved as aborted) and close the sessions."""
+        if self._manager is not None:
+            try:
+                await asyncio.wait_for(self._manager.close(), CLOSE_SECONDS)
+            except TimeoutError:
+                logger.warning("sessions did not close within %d s", CLOSE_SECONDS)
 
 
 def invalid_params(method: str, error: ValidationError, within: tuple[str, ...] = ()) -> JsonRpcException:
@@ -249,8 +320,11 @@ def create_server() -> AgentServer:
 
     @server.feature(lsp.SHUTDOWN)
     async def shutdown(ls: AgentServer, *args: Any) -> None:
-        if ls._manager is not None:
-            await ls._manager.close()
+        await ls.close_sessions()
+
+    @server.feature(lsp.EXIT)
+    async def exit_(ls: AgentServer, *args: Any) -> None:
+        await ls.close_sessions()  # nothing to do after shutdown; a client that skipped it loses nothing
 
     @request("agent/newSession", NewSessionParams)
     async def new_session(ls: AgentServer, p: NewSessionParams) -> NewSessionResult:
@@ -319,7 +393,7 @@ def create_server() -> AgentServer:
         models = (
             ls.manager.get(p.session_id).models.get_models() if p.session_id else ls.manager.list_models()
         )
-        return ModelsResult(models=[to_wire(m) for m in models])
+        return ModelsResult(models=model_listing(models))
 
     @request("agent/setThinkingLevel", SetThinkingLevelParams)
     async def set_thinking_level(ls: AgentServer, p: SetThinkingLevelParams) -> Any:
@@ -348,11 +422,14 @@ def create_server() -> AgentServer:
     return server
 
 
-def serve() -> int:
-    """Run the server on stdio until ``exit`` or the end of input (running work is cancelled then)."""
+def serve(max_message_bytes: int | None = None) -> int:
+    """Run the server on stdio until ``exit`` or the end of input (running work is aborted then)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentls: %(levelname)s %(message)s")
+    logging.getLogger().handlers[0].addFilter(
+        RedactingFilter()
+    )  # on the handler: it sees every logger's records
     server = create_server()
     logging.getLogger("agentls").addHandler(ClientLogHandler(server))
     with contextlib.suppress(KeyboardInterrupt):
-        server.start_io()
+        return server.serve_stdio(max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES)
     return 0

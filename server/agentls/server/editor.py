@@ -9,6 +9,7 @@ for the ``didChange`` that follows an edit it applied.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections import defaultdict
 from pathlib import Path
@@ -16,9 +17,11 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
 from agentls.protocol import SaveDocumentsParams, SaveDocumentsResult
+from agentls.server.rpc import CancelledByClient
 from agentls.tools.editor import EditOutcome, EditSupport, OpenDocument, PositionEncoding, document_key
 
 if TYPE_CHECKING:
@@ -72,17 +75,33 @@ class LspEditor:
         )
 
     async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome:
-        result = await self.server.workspace_apply_edit_async(
-            lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
-        )
-        if result is None:
-            return EditOutcome(applied=False, failure_reason="the client answered nothing")
-        return EditOutcome(applied=bool(result.applied), failure_reason=result.failure_reason)
+        """``workspace/applyEdit``; applied only when the client answers ``applied: true``.
+
+        Any other answer (``null``, ``"maybe"``, an error, a cancellation) is a refusal,
+        and a client that does not answer within the configured time refuses too.
+        """
+        params = lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
+        seconds = self.server.options.apply_edit_timeout_ms / 1000
+        try:
+            answer = await self.server.request_client(lsp.WORKSPACE_APPLY_EDIT, params, seconds)
+        except TimeoutError:
+            return _refused(f"the editor did not answer workspace/applyEdit within {seconds:g} s")
+        except CancelledByClient:
+            return _refused("the editor cancelled the edit")
+        except JsonRpcException as error:
+            return _refused(f"the editor answered workspace/applyEdit with an error: {error.message}")
+        if isinstance(answer, dict) and answer.get("applied") is True:
+            return EditOutcome(applied=True)
+        reason = answer.get("failureReason") if isinstance(answer, dict) else None
+        if isinstance(reason, str) and reason:
+            return _refused(reason)
+        return _refused(f"the editor's answer {json.dumps(answer)[:200]} does not say applied: true")
 
     async def save_documents(self, uris: list[str]) -> set[str]:
         params = SaveDocumentsParams(uris=uris).model_dump(mode="json", by_alias=True)
         try:
-            answer = await self.server.protocol.send_request_async("agent/saveDocuments", params)
+            seconds = self.server.options.apply_edit_timeout_ms / 1000
+            answer = await self.server.request_client("agent/saveDocuments", params, seconds)
             return set(SaveDocumentsResult.model_validate(answer or {"saved": []}).saved)
         except Exception as error:  # the server writes the disk itself then
             logger.warning("agent/saveDocuments failed (%s); writing the files from the server", error)
@@ -116,6 +135,10 @@ class LspEditor:
         for newer_than, waiter in self._version_waiters.get(uri, []):
             if not waiter.done() and self._changed(uri, newer_than):
                 waiter.set_result(True)
+
+
+def _refused(reason: str) -> EditOutcome:
+    return EditOutcome(applied=False, failure_reason=reason)
 
 
 def _open_document(path: str, document: TextDocument) -> OpenDocument:

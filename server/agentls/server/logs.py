@@ -7,6 +7,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from agentls.ai.secrets import RedactingFilter
+
 _LEVELS = {
     logging.ERROR: lsp.MessageType.Error,
     logging.WARNING: lsp.MessageType.Warning,
@@ -15,15 +17,19 @@ _LEVELS = {
 
 
 class ClientLogHandler(logging.Handler):
-    """Forwards log records of level WARNING and above to the client as ``window/logMessage``."""
+    """Forwards log records of level WARNING and above to the client as ``window/logMessage``,
+    with credentials redacted."""
 
     def __init__(self, server: Any) -> None:
         super().__init__(level=logging.WARNING)
+        self.addFilter(RedactingFilter())
         self.server = server
         self._emitting = False
 
     def emit(self, record: logging.LogRecord) -> None:
         if self._emitting or getattr(self.server.protocol, "writer", None) is None:
+            return
+        if getattr(record, "toClient", True) is False:  # the client has the answer already (rpc.SERVER_ONLY)
             return
         self._emitting = True  # a failure to send must not log (and send) again
         try:

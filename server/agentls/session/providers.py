@@ -18,9 +18,10 @@ restart. Provider modules are imported when a session is built, and the
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentls.ai import Model, Models, Provider
 from agentls.ai.providers.catalog import (
@@ -32,6 +33,7 @@ from agentls.ai.providers.catalog import (
     resolve_providers,
 )
 from agentls.ai.providers.faux import FauxProvider, FauxScript, FauxScriptError
+from agentls.ai.secrets import redact
 from agentls.session.errors import SessionError
 
 FAUX_SCRIPT_ENV = "AGENTLS_FAUX_SCRIPT"
@@ -91,6 +93,15 @@ def catalog(settings: ProviderSettings) -> list[Model]:
         if spec.usable:
             models.extend(spec.models)
     return models
+
+
+def model_listing(models: Iterable[Model]) -> list[dict[str, Any]]:
+    """Models as clients see them (``agent/listModels``): the wire form without their ``headers``,
+    which may carry credentials, and with any credential in the base URL redacted."""
+    return [
+        {**model.model_dump(by_alias=True, exclude={"headers"}), "baseUrl": redact(model.base_url)}
+        for model in models
+    ]
 
 
 def session_models(settings: ProviderSettings) -> Models:

@@ -48,6 +48,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
+from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
     Context,
@@ -495,12 +496,10 @@ class AnthropicProvider:
         self, model: Model, context: Context, options: StreamOptions | None = None
     ) -> AssistantMessageEventStream:
         """Stream one response (a ``StreamFn``): failures end the stream, it never raises."""
-        headers = {
-            **self.spec.headers,
-            **(model.headers or {}),
-            **((options.headers if options else None) or {}),
-        }
-        api_key = (options.api_key if options else None) or self.spec.api_key
+        try:
+            api_key, headers = self.spec.credentials(model, options)
+        except CredentialError as error:
+            return error_stream(model, str(error))
         if not api_key and not _has_auth_header(headers):
             return error_stream(model, f"No API key for provider '{model.provider}': {self.spec.key_hint}")
         compat = self.compat(model)

@@ -34,7 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from agentls.ai.providers.retry import RetryPolicy, Timeouts
-from agentls.ai.types import Model, ModelCost
+from agentls.ai.secrets import CredentialError, clean_credential
+from agentls.ai.types import Model, ModelCost, StreamOptions
 
 ANTHROPIC_MESSAGES = "anthropic-messages"
 OPENAI_COMPLETIONS = "openai-completions"
@@ -215,6 +216,9 @@ class ProviderSpec:
     models: list[Model] = field(default_factory=list)
     model_configs: dict[str, ModelConfig] = field(default_factory=dict)
     builtin: bool = False
+    credential_error: str | None = None
+    """Why the key or a header value cannot be sent (naming its field or variable, not its value);
+    every request then fails with this message."""
 
     def compat_for(self, model: Model) -> Compat:
         """The provider's compat settings with the model's over them."""
@@ -228,11 +232,27 @@ class ProviderSpec:
 
     @property
     def usable(self) -> bool:
-        """Listed for sessions: defined by the user, or built in with an API key."""
-        return not self.builtin or self.api_key is not None
+        """Listed for sessions: defined by the user, or built in with an API key (one that is wrong too,
+        so that a request reports what is wrong with it)."""
+        return not self.builtin or self.api_key is not None or self.credential_error is not None
+
+    def credentials(self, model: Model, options: StreamOptions | None) -> tuple[str | None, dict[str, str]]:
+        """The API key and extra headers of one request: the options' over the model's over the provider's.
+
+        Raises :class:`CredentialError` when this provider's configuration has a bad value, or the
+        options have one (they are cleaned as the configuration's are).
+        """
+        if self.credential_error is not None:
+            raise CredentialError(self.credential_error)
+        given_key = options.api_key if options else None
+        api_key = clean_credential(given_key, "The API key of the request options") if given_key else None
+        headers = {**self.headers, **(model.headers or {})}
+        for name, value in ((options.headers if options else None) or {}).items():
+            headers[name] = clean_credential(value, f'Header "{name}" of the request options')
+        return api_key or self.api_key, headers
 
 
-def _model(provider_id: str, api: Api, base_url: str, config: ModelConfig) -> Model:
+def _model(provider_id: str, api: Api, base_url: str, config: ModelConfig, headers: dict[str, str]) -> Model:
     model = Model(
         id=config.id,
         name=config.name or config.id,
@@ -245,15 +265,56 @@ def _model(provider_id: str, api: Api, base_url: str, config: ModelConfig) -> Mo
         context_window=config.context_window,
         max_tokens=config.max_tokens,
     )
-    if config.headers:
-        model.headers = dict(config.headers)
+    if headers:
+        model.headers = headers
     return model
+
+
+class _Credentials:
+    """A provider's key and header values, cleaned (:func:`clean_credential`), with every problem found."""
+
+    def __init__(self, provider_id: str, config_file: str) -> None:
+        self.provider_id = provider_id
+        self.config_file = config_file
+        self.problems: list[str] = []
+
+    def _in_file(self, field: str) -> str:
+        return f"{self.config_file} (providers.{self.provider_id}.{field})"
+
+    def clean(self, value: str, source: str) -> str | None:
+        try:
+            return clean_credential(value, source)
+        except CredentialError as error:
+            self.problems.append(str(error))
+            return None
+
+    def api_key(self, entry: ProviderConfig, env: Mapping[str, str]) -> str | None:
+        """``apiKey``, else the variable ``apiKeyEnv`` names; blank counts as not given."""
+        if entry.api_key and entry.api_key.strip():
+            return self.clean(entry.api_key, f"The API key in {self._in_file('apiKey')}")
+        value = env.get(entry.api_key_env) if entry.api_key_env else None
+        if value and value.strip():
+            return self.clean(value, f"The API key in the environment variable {entry.api_key_env}")
+        return None
+
+    def headers(self, headers: dict[str, str] | None, field: str) -> dict[str, str]:
+        cleaned: dict[str, str] = {}
+        for name, value in (headers or {}).items():
+            clean = self.clean(value, f'Header "{name}" in {self._in_file(field)}')
+            if clean is not None:
+                cleaned[name] = clean
+        return cleaned
 
 
 def resolve_provider(
     provider_id: str, entry: ProviderConfig, env: Mapping[str, str], *, builtin: bool, config_file: str
 ) -> ProviderSpec:
-    """The settings of one provider, with the environment read; raises :class:`CatalogError`."""
+    """The settings of one provider, with the environment read; raises :class:`CatalogError`.
+
+    The key and the header values lose their surrounding whitespace (a pasted key often ends
+    with a newline); one that still cannot be sent sets ``credential_error`` rather than
+    raising, so that only this provider's requests fail, saying which field is wrong.
+    """
     where = f"{config_file}: providers.{provider_id}"
     if entry.api is None:
         raise CatalogError(
@@ -262,7 +323,10 @@ def resolve_provider(
     base_url = (env.get(entry.base_url_env) if entry.base_url_env else None) or entry.base_url
     if base_url is None:
         raise CatalogError(f"{where}.baseUrl is missing: the URL of the server's API")
-    api_key = entry.api_key or (env.get(entry.api_key_env) if entry.api_key_env else None) or None
+    credentials = _Credentials(provider_id, config_file)
+    api_key = credentials.api_key(entry, env)
+    headers = credentials.headers(entry.headers, "headers")
+    model_headers = [credentials.headers(m.headers, f'models["{m.id}"].headers') for m in entry.models]
     hints = [f"set {entry.api_key_env}"] if entry.api_key_env else []
     hints.append(f'add "apiKey" to providers.{provider_id} in {config_file}')
     retry_defaults = RetryPolicy()
@@ -275,7 +339,7 @@ def resolve_provider(
         base_url=base_url,
         api_key=api_key,
         key_hint=" or ".join(hints),
-        headers=dict(entry.headers or {}),
+        headers=headers,
         compat=entry.compat or Compat(),
         retry=RetryPolicy(
             max_retries=_given(entry.max_retries, retry_defaults.max_retries),
@@ -286,9 +350,13 @@ def resolve_provider(
             connect_ms=_given(entry.connect_timeout_ms, timeout_defaults.connect_ms),
             idle_ms=_given(entry.idle_timeout_ms, timeout_defaults.idle_ms),
         ),
-        models=[_model(provider_id, entry.api, base_url, m) for m in entry.models],
+        models=[
+            _model(provider_id, entry.api, base_url, m, own)
+            for m, own in zip(entry.models, model_headers, strict=True)
+        ],
         model_configs={m.id: m for m in entry.models},
         builtin=builtin,
+        credential_error="; ".join(credentials.problems) or None,
     )
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 from agentls.ai.event_stream import AssistantMessageEventStream
+from agentls.ai.models import error_stream
 from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context, clamp_thinking_level
 from agentls.ai.providers.catalog import ProviderSpec
 from agentls.ai.providers.json_parse import parse_json_with_repair
@@ -47,6 +48,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
+from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
     Context,
@@ -535,13 +537,14 @@ class OpenAICompatProvider:
         """Stream one response (a ``StreamFn``): failures end the stream, it never raises."""
         base_url = model.base_url or self.spec.base_url
         compat = self.compat(model)
+        try:
+            api_key, extra_headers = self.spec.credentials(model, options)
+        except CredentialError as error:
+            return error_stream(model, str(error))
         headers = {"Content-Type": "application/json"}
-        api_key = (options.api_key if options else None) or self.spec.api_key
         if api_key:  # local servers need none
             headers["Authorization"] = f"Bearer {api_key}"
-        headers.update(
-            {**self.spec.headers, **(model.headers or {}), **((options.headers if options else None) or {})}
-        )
+        headers.update(extra_headers)
         policy, timeouts = request_settings(self.spec.retry, self.spec.timeouts, options)
         request = _Request(
             model, context, options, compat, self.spec.thinking_level_map(model), base_url, headers, timeouts

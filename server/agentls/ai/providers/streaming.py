@@ -44,6 +44,7 @@ from agentls.ai.events import (
 from agentls.ai.models import REQUEST_ABORTED
 from agentls.ai.providers.json_parse import parse_streaming_json
 from agentls.ai.providers.retry import Aborted, Failure, RetryPolicy, with_retries
+from agentls.ai.secrets import redact
 from agentls.ai.types import (
     AssistantMessage,
     Model,
@@ -174,10 +175,14 @@ class ResponseBuilder:
         self.stream.end(output)
 
     def fail(self, message: str, *, aborted: bool = False) -> None:
-        """End with an error (or an abort), keeping the content streamed so far."""
+        """End with an error (or an abort), keeping the content streamed so far.
+
+        Every failure of a request ends here, its text from the HTTP library or the server:
+        credentials are redacted from it (:func:`~agentls.ai.secrets.redact`).
+        """
         self._arguments_json.clear()
         self.output.stop_reason = "aborted" if aborted else "error"
-        self.output.error_message = message
+        self.output.error_message = redact(message)
         self.stream.push(ErrorEvent(reason=self.output.stop_reason, error=self.output))  # type: ignore[arg-type]
         self.stream.end(self.output)
 
