@@ -64,7 +64,7 @@ class RawServer:
         self._stderr_reader = asyncio.get_running_loop().create_task(self._read_stderr())
 
     @classmethod
-    async def start(cls, *args: str, env: dict[str, str] | None = None) -> RawServer:
+    async def start(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> RawServer:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -75,6 +75,7 @@ class RawServer:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             env=env,
+            cwd=cwd,
         )
         return cls(process)
 
@@ -119,6 +120,18 @@ class RawServer:
                 await self._changed.wait()
 
         return await asyncio.wait_for(wait(), seconds)
+
+    async def until(self, condition: Callable[[], bool], seconds: float = WAIT) -> None:
+        """Wait until ``condition()`` holds, checking it as messages arrive."""
+
+        async def wait() -> None:
+            while not condition():
+                if self._reader.done():
+                    raise AssertionError(f"the server's output ended; last messages: {self.messages[-5:]}")
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(wait(), seconds)
 
     async def response(self, msg_id: Any, seconds: float = WAIT) -> Message:
         return await self.wait_for(lambda m: m.get("id") == msg_id and "method" not in m, seconds)

@@ -81,8 +81,10 @@ class FrameParser:
                     continue
                 break
             line = bytes(self._buffer[:line_end]).rstrip(b"\r")
-            del self._buffer[: line_end + 1]
             error = self._header_line(line)
+            # A refused line is dropped by resynchronising, which starts inside it: damage
+            # that ran into the next frame's header leaves that header usable.
+            del self._buffer[: 1 if self._skipping else line_end + 1]
             if error is not None:
                 out.append(error)
         return out
@@ -96,7 +98,7 @@ class FrameParser:
         if len(line) > MAX_HEADER_LINE:
             return self._skip(f"a header line longer than {MAX_HEADER_LINE} bytes")
         match = _HEADER.match(line)
-        if match is None:
+        if match is None or _NEXT_HEADER.search(line, 1):
             return self._skip(f"not a header line: {_preview(line)}")
         if match.group(1).lower() != b"content-length":
             return None  # Content-Type and other headers carry nothing we need

@@ -1,0 +1,83 @@
+"""The frame parser on its own: frames, refusals and resynchronisation, however the bytes are split."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from agentls.server.framing import MAX_HEADER_LINE, Frame, FrameParser, FramingError
+
+
+def frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def parse(data: bytes, *, chunk: int | None = None, max_body: int = 1000) -> list[Frame | FramingError]:
+    """Feed ``data`` whole, or in pieces of ``chunk`` bytes."""
+    parser = FrameParser(max_body)
+    if chunk is None:
+        return parser.feed(data)
+    out: list[Frame | FramingError] = []
+    for start in range(0, len(data), chunk):
+        out += parser.feed(data[start : start + chunk])
+    return out
+
+
+def bodies(items: list[Frame | FramingError]) -> list[bytes]:
+    return [item.body for item in items if isinstance(item, Frame)]
+
+
+def errors(items: list[Frame | FramingError]) -> list[str]:
+    return [item.message for item in items if isinstance(item, FramingError)]
+
+
+DAMAGED = [
+    (b"Content-Length: 99999999999999999999\r\n\r\n{}", "99999999999999999999 bytes exceeds"),
+    (b"Content-Length: 123456789012345678901234\r\n\r\n{}", "a 24-digit number of bytes"),
+    (b"Content-Length: 1000000000000\r\n\r\n{}", "1000000000000 bytes exceeds the limit of 1000"),
+    (b"Content-Length: 5000\r\n\r\n" + b'{"a":"' + b"x" * 4990 + b'"}', "5000 bytes exceeds"),
+    (b"Content-Length: 12x\r\n\r\n{}", "not a number"),
+    (b"garbage\r\n\r\n{}", "not a header line"),
+    (b"Content-Type: x\r\n\r\n{}", "without Content-Length"),
+    (b"x" * (MAX_HEADER_LINE + 10), "longer than"),
+    # a length that runs into the next frame's header: that frame is lost, the one after it is read
+    (b'Content-Length: 40\r\n\r\n{"short":1}' + frame(b"x" * 60), "not a header line"),
+]
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 7, 4096])
+@pytest.mark.parametrize(("damage", "reason"), DAMAGED)
+def test_damage_is_reported_once_and_the_next_frame_is_read(
+    damage: bytes, reason: str, chunk: int | None
+) -> None:
+    items = parse(frame(b"[1]") + damage + frame(b'{"next":true}'), chunk=chunk)
+    assert bodies(items)[0] == b"[1]" and bodies(items)[-1] == b'{"next":true}'
+    assert any(reason in message for message in errors(items)), errors(items)
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 3, 64])
+def test_frames_with_other_headers_and_bare_line_feeds(chunk: int | None) -> None:
+    data = (
+        b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\ncontent-length: 2\r\n\r\n{}"
+        + b"Content-Length: 4\n\n[12]"
+        + frame(b"\r\n" * 3)
+    )
+    assert parse(data, chunk=chunk) == [Frame(b"{}"), Frame(b"[12]"), Frame(b"\r\n" * 3)]
+
+
+def test_random_damage_never_loses_the_frame_after_the_next_header() -> None:
+    rng = random.Random(7)
+    for _ in range(300):
+        junk = bytes(rng.randrange(256) for _ in range(rng.randint(0, 3000))).replace(b"ontent-", b"")
+        data = junk + frame(b'{"after":1}')
+        items = parse(data, chunk=rng.choice([None, 1, 13, 512]))
+        assert bodies(items)[-1:] == [b'{"after":1}']
+
+
+def test_memory_stays_bounded_while_skipping() -> None:
+    parser = FrameParser(100)
+    parser.feed(b"Content-Length: 1000000000\r\n\r\n")
+    for _ in range(1000):
+        assert parser.feed(b"x" * 10_000) == []
+    assert len(parser._buffer) < 100
+    assert parser.feed(frame(b"{}")) == [Frame(b"{}")]
