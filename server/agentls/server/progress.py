@@ -88,8 +88,10 @@ class ToolProgress:
                 return False
             if create:
                 try:
-                    await self.server.work_done_progress.create_async(token)
-                except Exception as error:  # the client refused the token: no progress for this tool
+                    params = lsp.WorkDoneProgressCreateParams(token=token)
+                    seconds = self.server.options.apply_edit_timeout_ms / 1000
+                    await self.server.request_client(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, params, seconds)
+                except Exception as error:  # refused or unanswered: no progress for this tool
                     logger.info("client refused progress token %s: %s", token, error)
                     return False
             send()
