@@ -20,6 +20,10 @@ from tests.server.conftest import WAIT
 Message = dict[str, Any]
 
 
+def _not_json(name: str) -> Any:
+    raise AssertionError(f"the server wrote {name}, which is not JSON")
+
+
 def frame(message: Any = None, *, body: bytes | None = None) -> bytes:
     """One LSP frame: ``message`` as JSON, or ``body`` as given."""
     data = body if body is not None else json.dumps(message).encode()
@@ -90,7 +94,7 @@ class RawServer:
                     if name.lower() == "content-length":
                         length = int(value)
                 assert length is not None, "a frame without Content-Length"
-                self.messages.append(json.loads(await stdout.readexactly(length)))
+                self.messages.append(json.loads(await stdout.readexactly(length), parse_constant=_not_json))
                 self._changed.set()
         self._changed.set()
 

@@ -327,3 +327,16 @@ async def test_an_unanswered_apply_edit_times_out_with_a_tool_error(
         await alive(server)
     finally:
         await server.close()
+
+
+async def test_non_finite_numbers_go_on_the_wire_as_null(
+    data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    call = tool_call("n", "read", {"path": "x.txt", "offset": float("nan"), "limit": float("inf")})
+    server, session_id, run_id = await run_with_an_editor(data_dir, faux_script, workspace, call)
+    try:
+        await server.settled(run_id)  # the reader refuses NaN: every message was read as strict JSON
+        [start] = [e for e in server.events(session_id) if e["type"] == "tool_execution_start"]
+        assert start["args"] == {"path": "x.txt", "offset": None, "limit": None}
+    finally:
+        await server.close()

@@ -381,6 +381,283 @@ def test_newer_format_version_asks_for_an_upgrade(store: SessionStore) -> None:
         store.load("s1")
 
 
+# --- hostile damage: every value read from a file is checked ---------------------------
+
+DEEP = "[" * 10_000 + "]" * 10_000
+"""Nested deeper than Python's JSON parser can recurse."""
+
+
+def raw_json(value: dict[str, Any], **raw: str) -> str:
+    """``value`` as JSON with the given fields' values spliced in as raw text (``NaN``, ``1e999``...)."""
+    text = json.dumps({**value, **{key: f"@{key}@" for key in raw}})
+    for key, literal in raw.items():
+        text = text.replace(f'"@{key}@"', literal)
+    return text
+
+
+HEADER: dict[str, Any] = {
+    "type": "session",
+    "version": 1,
+    "id": "s1",
+    "cwd": "/x",
+    "createdAt": 1_000,
+    "systemPrompt": "",
+    "model": None,
+    "thinkingLevel": "off",
+}
+
+DAMAGED_HEADERS: dict[str, tuple[bytes, str]] = {
+    # name: (file content, what the error says is wrong)
+    "deep nesting": (DEEP.encode() + b"\n", "nests too deeply"),
+    "deep field": (raw_json(HEADER, systemPrompt=DEEP).encode() + b"\n", "nests too deeply"),
+    "1e999": (raw_json(HEADER, createdAt="1e999").encode() + b"\n", "out of range"),
+    "-1e999": (raw_json(HEADER, createdAt="-1e999").encode() + b"\n", "out of range"),
+    "NaN": (raw_json(HEADER, createdAt="NaN").encode() + b"\n", "NaN is not a JSON value"),
+    "Infinity": (raw_json(HEADER, createdAt="Infinity").encode() + b"\n", "Infinity is not"),
+    "-Infinity": (raw_json(HEADER, createdAt="-Infinity").encode() + b"\n", "-Infinity is not"),
+    "NaN elsewhere": (raw_json(HEADER, thinkingLevel="NaN").encode() + b"\n", "NaN is not"),
+    "huge int": (json.dumps({**HEADER, "createdAt": 10**30}).encode() + b"\n", "createdAt"),
+    "5000 digits": (raw_json(HEADER, createdAt="9" * 5000).encode() + b"\n", "not JSON that can be read"),
+    "negative time": (json.dumps({**HEADER, "createdAt": -1}).encode() + b"\n", "createdAt"),
+    "string time": (json.dumps({**HEADER, "createdAt": "1000"}).encode() + b"\n", "createdAt"),
+    "bool time": (json.dumps({**HEADER, "createdAt": True}).encode() + b"\n", "createdAt"),
+    "no time": (json.dumps({**HEADER, "createdAt": None}).encode() + b"\n", "createdAt"),
+    "int id": (json.dumps({**HEADER, "id": 3}).encode() + b"\n", "id"),
+    "relative cwd": (json.dumps({**HEADER, "cwd": "some/where"}).encode() + b"\n", "cwd"),
+    "NUL in cwd": (json.dumps({**HEADER, "cwd": "/x\u0000y"}).encode() + b"\n", "cwd"),
+    "list cwd": (json.dumps({**HEADER, "cwd": ["/x"]}).encode() + b"\n", "cwd"),
+    "model": (json.dumps({**HEADER, "model": {"provider": 1, "id": "x"}}).encode() + b"\n", "model"),
+    "permissions": (json.dumps({**HEADER, "permissions": {"read": 1}}).encode() + b"\n", "permissions"),
+    "prompt": (json.dumps({**HEADER, "systemPrompt": {"text": "x"}}).encode() + b"\n", "systemPrompt"),
+    "array": (b"[1, 2]\n", 'not a {"type":"session"} header'),
+    "string": (b'"session"\n', 'not a {"type":"session"} header'),
+    "number": (b"42\n", 'not a {"type":"session"} header'),
+    "null": (b"null\n", 'not a {"type":"session"} header'),
+    "empty file": (b"", "no header"),
+    "blank lines": (b"\n  \n", "no header"),
+    "not UTF-8": (b'{"type":"session","id":"\xff\xfe"}\n', "not UTF-8"),
+}
+
+
+@pytest.mark.parametrize("name", DAMAGED_HEADERS)
+async def test_damaged_header_is_a_store_error_and_list_skips_it(
+    store: SessionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str
+) -> None:
+    await write_session(store, "good", tmp_path, ["hello"])
+    content, reason = DAMAGED_HEADERS[name]
+    path = session_file(store, "s1")
+    path.write_bytes(content)
+
+    for call in (store.load, store.open_writer):
+        with pytest.raises(SessionStoreError) as info:
+            call("s1")
+        assert not isinstance(info.value, SessionNotFound)
+        assert f"{path} is not a readable session file (line 1: " in str(info.value)
+        assert reason in str(info.value)
+        assert len(str(info.value)) < 600  # a huge damaged value is not copied into the message
+    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+        assert [s.session_id for s in store.list()] == ["good"]
+    [record] = [r for r in caplog.records if str(path) in r.getMessage()]
+    assert record.levelno == logging.WARNING and "line 1" in record.getMessage()
+    assert path.read_bytes() == content  # nothing was written to the damaged file
+
+
+def test_header_line_of_a_huge_size(store: SessionStore) -> None:
+    path = session_file(store, "s1")
+    path.parent.mkdir(parents=True)
+    with path.open("wb") as file:
+        file.write(raw_json(HEADER, systemPrompt='"' + "x" * store_module.MAX_LINE_BYTES + '"').encode())
+        file.write(b"\n")
+    with pytest.raises(SessionStoreError, match=r"line 1: it is \d+ bytes long, more than the 67108864"):
+        store.load("s1")
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo"])
+async def test_something_else_where_a_session_file_should_be(
+    store: SessionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture, kind: str
+) -> None:
+    await write_session(store, "good", tmp_path, ["hello"])
+    path = session_file(store, "s1")
+    if kind == "folder":
+        path.mkdir()
+    else:
+        os.mkfifo(path)  # opening it for reading the usual way would block the server for good
+    expected = "a folder" if kind == "folder" else "not a regular file"
+
+    for call in (store.load, store.open_writer):
+        with pytest.raises(SessionStoreError, match=f"is {expected}, not a session file") as info:
+            call("s1")
+        assert not isinstance(info.value, SessionNotFound) and str(path) in str(info.value)
+    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+        assert [s.session_id for s in store.list()] == ["good"]
+    assert any(str(path) in r.getMessage() for r in caplog.records)
+    if kind == "folder":
+        with pytest.raises(SessionStoreError, match="Cannot delete"):
+            store.delete("s1")
+
+
+ENTRY: dict[str, Any] = {"type": "message", "id": "e1", "parentId": None, "timestamp": 5_000}
+MESSAGE = {"role": "user", "content": "hi", "timestamp": 5_000}
+
+DAMAGED_ENTRIES: list[tuple[bytes, str]] = [
+    # (line, what the warning says is wrong)
+    (DEEP.encode(), "nests too deeply"),
+    (raw_json(ENTRY, message='{"role":"user","content":' + DEEP + "}").encode(), "nests too deeply"),
+    (raw_json({**ENTRY, "message": MESSAGE}, timestamp="1e999").encode(), "out of range"),
+    (raw_json({**ENTRY, "message": MESSAGE}, timestamp="-1e999").encode(), "out of range"),
+    (raw_json({**ENTRY, "message": MESSAGE}, timestamp="NaN").encode(), "NaN is not a JSON value"),
+    (raw_json({**ENTRY, "message": MESSAGE}, timestamp="Infinity").encode(), "Infinity is not"),
+    (raw_json({**ENTRY, "message": MESSAGE}, timestamp="-Infinity").encode(), "-Infinity is not"),
+    (raw_json({**ENTRY, "message": MESSAGE}, timestamp="9" * 5000).encode(), "not JSON that can be read"),
+    (json.dumps({**ENTRY, "message": MESSAGE, "timestamp": 10**30}).encode(), "timestamp"),
+    (json.dumps({**ENTRY, "message": MESSAGE, "timestamp": -5}).encode(), "timestamp"),
+    (json.dumps({**ENTRY, "message": MESSAGE, "timestamp": "5000"}).encode(), "timestamp"),
+    (json.dumps({**ENTRY, "message": MESSAGE, "timestamp": True}).encode(), "timestamp"),
+    (json.dumps({**ENTRY, "message": MESSAGE, "timestamp": None}).encode(), "timestamp"),
+    (json.dumps({**ENTRY, "message": MESSAGE, "id": 7}).encode(), "without a string id"),
+    (json.dumps({**ENTRY, "message": MESSAGE, "id": ""}).encode(), "without a string id"),
+    (json.dumps({**ENTRY, "type": {"x": 1}}).encode(), "unknown entry type"),
+    (json.dumps({**ENTRY, "type": "x" * 10_000}).encode(), "unknown entry type"),
+    (raw_json(ENTRY, message='{"role":"user","content":"hi","usage":{"input":NaN}}').encode(), "NaN is not"),
+    (json.dumps({**ENTRY, "message": {"role": "user", "content": 5}}).encode(), "does not parse"),
+    (b'{"type":"message","id":"\xff\xfe","timestamp":1}', "not UTF-8"),
+    (json.dumps({**ENTRY, "type": "model_change", "provider": ["x"], "modelId": "y"}).encode(), "provider"),
+    (b"[]", "not a JSON object"),
+]
+
+
+async def test_damaged_entry_lines_are_skipped_with_a_warning(
+    store: SessionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await write_session(store, "s1", tmp_path, ["one"])
+    path = session_file(store, "s1")
+    with path.open("ab") as file:
+        for line, _ in DAMAGED_ENTRIES:
+            file.write(line + b"\n")
+    writer = store.open_writer("s1")
+    await writer.append_message(user_message("two"))
+    writer.close()
+
+    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+        loaded = store.load("s1")
+    assert [m.content[0].text for m in loaded.messages] == ["one", "two"]
+    assert loaded.updated_at < 10**13  # no damaged timestamp counted
+    assert len(loaded.warnings) == len(DAMAGED_ENTRIES)
+    logged = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    for number, ((_, reason), warning) in enumerate(zip(DAMAGED_ENTRIES, loaded.warnings, strict=True), 3):
+        assert warning.startswith(f"{path} line {number}: skipped (") and reason in warning, warning
+        assert len(warning) < 600
+        assert any(warning in message for message in logged)
+    assert [s.message_count for s in store.list()] == [2]
+
+
+async def test_entry_lines_of_a_huge_size_are_skipped(store: SessionStore, tmp_path: Path) -> None:
+    await write_session(store, "s1", tmp_path, ["one"])
+    path = session_file(store, "s1")
+    huge = b'{"type":"message","text":"' + b"x" * store_module.MAX_LINE_BYTES + b'"}'
+    with path.open("ab") as file:
+        file.write(huge + b"\n")
+    writer = store.open_writer("s1")
+    await writer.append_message(user_message("two"))
+    writer.close()
+    with path.open("ab") as file:
+        file.write(huge)  # a huge last line that does not end either
+
+    loaded = store.load("s1")
+    assert [m.content[0].text for m in loaded.messages] == ["one", "two"]
+    first, last = loaded.warnings
+    assert first == (
+        f"{path} line 3: skipped (it is {len(huge)} bytes long, more than the 67108864 a line may hold)"
+    )
+    assert last.startswith(f"{path} line 5: skipped (truncated")
+    writer = store.open_writer("s1")  # fences the huge partial line off, as any partial line
+    await writer.append_message(user_message("three"))
+    writer.close()
+    assert [m.content[0].text for m in store.load("s1").messages] == ["one", "two", "three"]
+
+
+async def test_a_symlink_loop_as_a_stored_cwd_does_not_break_listing(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    await write_session(store, "good", tmp_path, ["hello"])
+    path = session_file(store, "s1")
+    path.write_text(json.dumps({**HEADER, "cwd": str(loop)}) + "\n", encoding="utf-8")
+    assert {s.session_id for s in store.list()} == {"good", "s1"}
+    assert [s.session_id for s in store.list(str(tmp_path))] == ["good"]
+
+
+# --- what the store writes, it reads back ----------------------------------------------
+
+
+async def test_non_finite_numbers_are_written_as_zero(store: SessionStore, tmp_path: Path) -> None:
+    nan, inf = float("nan"), float("inf")
+    message = AssistantMessage(
+        content=[ToolCall(id="c1", name="ls", arguments={"x": nan, "y": [-inf, 1.5]})],
+        usage=Usage(input=3, cost={"input": nan, "output": inf, "total": nan}),
+        stop_reason="toolUse",
+        timestamp=5,
+    )
+    writer = store.create(make_header("s1", tmp_path))
+    await writer.append_message(message)
+    writer.close()
+
+    text = session_file(store, "s1").read_text(encoding="utf-8")
+    assert "NaN" not in text and "Infinity" not in text
+    loaded = store.load("s1")
+    assert loaded.warnings == []
+    [back] = loaded.messages
+    assert back.content[0].arguments == {"x": 0.0, "y": [0.0, 1.5]}
+    assert (back.usage.input, back.usage.cost.input, back.usage.cost.output, back.usage.cost.total) == (
+        3,
+        0,
+        0,
+        0,
+    )
+
+
+def nested(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+async def test_entries_nested_too_deeply_are_refused(store: SessionStore, tmp_path: Path) -> None:
+    writer = store.create(make_header("s1", tmp_path))
+    deep = AssistantMessage(content=[ToolCall(id="c1", name="ls", arguments={"a": nested(150)})])
+    with pytest.raises(SessionStoreError, match="nests more than 100 levels deep"):
+        await writer.append_message(deep)
+    fine = AssistantMessage(content=[ToolCall(id="c2", name="ls", arguments={"a": nested(90)})])
+    await writer.append_message(fine)  # the writer goes on: nothing of the refused entry was written
+    writer.close()
+    loaded = store.load("s1")
+    assert loaded.warnings == []
+    assert [to_wire(m) for m in loaded.messages] == [to_wire(fine)]
+
+
+async def test_entries_longer_than_a_line_may_be_are_refused(store: SessionStore, tmp_path: Path) -> None:
+    writer = store.create(make_header("s1", tmp_path))
+    with pytest.raises(SessionStoreError, match="bytes as JSON, more than the 67108864"):
+        await writer.append_message(user_message("x" * store_module.MAX_LINE_BYTES))
+    await writer.append_message(user_message("short"))
+    writer.close()
+    loaded = store.load("s1")
+    assert loaded.warnings == [] and [m.content[0].text for m in loaded.messages] == ["short"]
+
+
+def test_create_refuses_what_could_not_be_read_back(store: SessionStore, tmp_path: Path) -> None:
+    for created_at in (-1, 10**30):
+        with pytest.raises(ValueError, match="not a time in milliseconds"):
+            store.create(make_header("s1", tmp_path, created_at=created_at))
+    store.root.mkdir()
+    (store.root / "sessions").write_text("a file where the folder should be", encoding="utf-8")
+    with pytest.raises(SessionStoreError, match="Cannot create") as info:
+        store.create(make_header("s1", tmp_path))
+    assert "already exists" not in str(info.value)
+
+
 # --- listing, deleting, ids ------------------------------------------------------------
 
 

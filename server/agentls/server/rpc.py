@@ -54,6 +54,8 @@ REQUEST_CANCELLED = -32800
 
 MsgId = str | int
 
+COMPACT = (",", ":")
+
 INVALID_PARAMS_DATA = {"kind": "invalidParams"}
 """``data`` of ``-32602`` errors, as the handlers' own (``protocol.md``)."""
 
@@ -353,10 +355,17 @@ class StrictProtocol(LanguageServerProtocol):
     # --- writing -------------------------------------------------------------------------
 
     def encode(self, data: Any) -> bytes:
-        """A frame: compact JSON (NaN refused, it is not JSON) with its ``Content-Length`` header."""
-        body = json.dumps(
-            data, default=self._serialize_message, separators=(",", ":"), allow_nan=False
-        ).encode()
+        """A frame: compact JSON with its ``Content-Length`` header.
+
+        ``NaN`` and the infinities are not JSON (a strict client cannot read them): they
+        are sent as ``null``, as JavaScript's ``JSON.stringify`` writes them.
+        """
+        try:
+            text = json.dumps(data, default=self._serialize_message, separators=COMPACT, allow_nan=False)
+        except ValueError:
+            lenient = json.dumps(data, default=self._serialize_message, separators=COMPACT)
+            text = json.dumps(json.loads(lenient, parse_constant=lambda _: None), separators=COMPACT)
+        body = text.encode()
         return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
     def write(self, frame: bytes) -> None:

@@ -17,6 +17,14 @@ returns. A process killed at any moment therefore leaves every returned entry in
 kernel's hands (``kill -9`` loses nothing that was returned; a power cut may, since we do
 not ``fsync``) and at worst one partial last line, which loading skips with a warning and
 :meth:`SessionStore.open_writer` fences off with a newline before appending.
+
+Damaged files: every value read from a file is checked for type and range before use,
+and the JSON is parsed strictly (no ``NaN``/``Infinity``, no number out of float range,
+nesting only as deep as the stack allows, lines of at most :data:`MAX_LINE_BYTES`). An
+entry line that fails is skipped with a warning naming the file and line; a file whose
+header fails (or that is not a regular file) raises :class:`SessionStoreError`, which
+:meth:`SessionStore.list` turns into a warning and a skipped session. The writer holds
+itself to the same rules, so that whatever it writes loads back.
 """
 
 from __future__ import annotations
@@ -24,14 +32,17 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import os
 import re
 import secrets
+import stat
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import platformdirs
 
@@ -58,10 +69,27 @@ FORMAT_VERSION = 1
 
 TITLE_LENGTH = 80
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line (in bytes, without its newline) the store writes or reads.
+
+Longer lines in a file are skipped without being held in memory; an entry that would be
+longer (a prompt with very many images, say) is refused when it is appended."""
+
+MAX_DEPTH = 100
+"""How deeply arrays and objects may nest in a line the store writes.
+
+Python's JSON parser recurses once per level and fails at the interpreter's recursion
+limit, minus whatever the stack already holds where it runs; this bound keeps every
+written line far below that, wherever it is read."""
+
+_MAX_TIMESTAMP = 253_402_300_799_999
+"""The last millisecond of the year 9999: later timestamps (and negative ones) are damage."""
+
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _ENTRY_TYPES = ("message", "model_change", "thinking_level_change", "system_prompt_change")
 # Windows would otherwise translate "\n" to "\r\n" on os.write.
 _BINARY = getattr(os, "O_BINARY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -156,18 +184,50 @@ def _normalize_cwd(cwd: str) -> str:
     return str(Path(cwd).expanduser().resolve())
 
 
-def _encode_line(entry: dict[str, Any]) -> bytes:
-    """One entry as one line of UTF-8 JSON.
+def _encode_line(entry: dict[str, Any], what: str) -> bytes:
+    """One entry as one line of UTF-8 JSON that :func:`_parse_line` reads back.
 
     ``json.dumps`` escapes every control character, so the line holds no raw newline.
     A lone surrogate (which UTF-8 cannot encode) comes out as its JSON escape ``\\udXXX``
-    thanks to ``backslashreplace``, so it survives the round trip.
+    thanks to ``backslashreplace``, so it survives the round trip. Raises
+    :class:`SessionStoreError` naming ``what`` if the entry cannot be stored.
     """
-    text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    try:
+        text = json.dumps(_storable(entry, 0), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise SessionStoreError(
+            f"Cannot save {what}: it is not JSON data ({error}); whatever put it in the message "
+            "must use JSON-compatible values"
+        ) from error
     # U+2028/U+2029 are line breaks to str.splitlines (and to old JavaScript); escape them
     # so that every reader sees one entry per line. They can only occur inside strings.
     text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
-    return (text + "\n").encode("utf-8", "backslashreplace")
+    line = (text + "\n").encode("utf-8", "backslashreplace")
+    if len(line) > MAX_LINE_BYTES + 1:
+        raise SessionStoreError(
+            f"Cannot save {what}: it is {len(line) - 1} bytes as JSON, more than the {MAX_LINE_BYTES} "
+            "a session file line may hold; send smaller images or tool output"
+        )
+    return line
+
+
+def _storable(value: Any, depth: int) -> Any:
+    """``value`` with every non-finite float replaced by 0, checked for its nesting depth.
+
+    JSON has no NaN or Infinity, and the reader refuses them. 0 rather than JavaScript's
+    ``null`` because the float fields of a message (a usage cost computed from a bad
+    price, say) must still validate when the message is loaded. Raises ``ValueError``
+    beyond :data:`MAX_DEPTH` levels (which also ends a circular structure).
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else 0.0
+    if isinstance(value, dict | list | tuple):
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"it nests more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            return {key: _storable(item, depth + 1) for key, item in value.items()}
+        return [_storable(item, depth + 1) for item in value]
+    return value
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -277,13 +337,7 @@ class SessionWriter:
             "timestamp": now_ms(),
             **payload,
         }
-        try:
-            line = _encode_line(entry)
-        except (TypeError, ValueError) as error:
-            raise SessionStoreError(
-                f"Cannot save a {entry_type} entry of session {self.session_id}: it is not JSON data "
-                f"({error}); whatever put it in the message must use JSON-compatible values"
-            ) from error
+        line = _encode_line(entry, f"a {entry_type} entry of session {self.session_id}")
         self._entry_ids.add(entry_id)
         self._last_entry_id = entry_id
         future = asyncio.get_running_loop().run_in_executor(self._executor, self._write, line)
@@ -337,21 +391,126 @@ class _ReadResult:
     ends_with_newline: bool
 
 
-def _read_header(path: Path, line: bytes | None) -> SessionHeader:
+@dataclass(frozen=True)
+class _Line:
+    """One line of a session file, as :func:`_lines` reads it."""
+
+    number: int
+    content: bytes | None
+    """The line without its newline; ``None`` when it is longer than :data:`MAX_LINE_BYTES`."""
+    size: int
+    ended: bool
+    """Whether a newline ends it (only the last line of a file can lack one)."""
+
+
+def _open(path: Path, session_id: str) -> BinaryIO:
+    """``path`` opened for reading, provided it is a regular file.
+
+    A folder cannot be read, a FIFO would block the reader (hence ``O_NONBLOCK`` while
+    opening) and a device such as ``/dev/zero`` would never end.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _BINARY | _NONBLOCK)
+    except FileNotFoundError:
+        raise SessionNotFound(session_id, path.parent) from None
+    except OSError as error:
+        raise _cannot_read(path, error) from error
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            return os.fdopen(fd, "rb")
+    except OSError as error:
+        os.close(fd)
+        raise _cannot_read(path, error) from error
+    os.close(fd)
+    what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+    raise SessionStoreError(
+        f"{path} is {what}, not a session file; move it out of the sessions folder {path.parent}"
+    )
+
+
+def _cannot_read(path: Path, error: OSError) -> SessionStoreError:
+    return SessionStoreError(f"Cannot read session file {path} ({error}); check the file's permissions")
+
+
+def _lines(file: BinaryIO) -> Iterator[_Line]:
+    """The lines of ``file``, holding at most :data:`MAX_LINE_BYTES` of one line in memory."""
+    number = 0
+    while chunk := file.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if chunk.endswith(b"\n"):
+            yield _Line(number, chunk[:-1], len(chunk) - 1, True)
+        elif len(chunk) <= MAX_LINE_BYTES:
+            yield _Line(number, chunk, len(chunk), False)  # the end of the file
+        else:
+            size = len(chunk)
+            while chunk and not chunk.endswith(b"\n"):
+                chunk = file.readline(MAX_LINE_BYTES)
+                size += len(chunk)
+            ended = chunk.endswith(b"\n")
+            yield _Line(number, None, size - 1 if ended else size, ended)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {_brief(text)} is out of range")
+    return value
+
+
+def _parse_line(line: _Line) -> Any:
+    """The JSON value of ``line``; ``ValueError`` saying what is wrong if it has none.
+
+    Stricter than plain ``json.loads``: ``NaN``, ``Infinity`` and numbers beyond the float
+    range (``1e999``) are errors rather than floats that fail every later comparison, and
+    nesting too deep for the stack is an error rather than a ``RecursionError``.
+    """
+    if line.content is None:
+        raise ValueError(f"it is {line.size} bytes long, more than the {MAX_LINE_BYTES} a line may hold")
+    try:
+        text = line.content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8: {error.reason} at byte {error.start + 1}") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+    except RecursionError:
+        raise ValueError("not JSON that can be read: it nests too deeply") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON: {error.msg} at column {error.colno}") from None
+    except ValueError as error:  # from the hooks above, or an integer of too many digits
+        raise ValueError(f"not JSON that can be read: {error}") from None
+
+
+def _brief(value: Any) -> str:
+    """``repr(value)``, cut short: damaged values can be huge and go into log lines."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _is_timestamp(value: Any) -> bool:
+    """Milliseconds since 1970, up to the year 9999 (which also keeps them exact in JavaScript)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= _MAX_TIMESTAMP
+
+
+def _read_header(path: Path, line: _Line | None) -> SessionHeader:
     def broken(reason: str) -> SessionStoreError:
         return SessionStoreError(
-            f"{path} is not a readable session file: {reason}. The file is damaged or is not "
+            f"{path} is not a readable session file (line 1: {reason}). The file is damaged or is not "
             "an agentls session; move it out of the sessions folder or delete the session"
         )
 
-    if line is None or not line.strip():
-        raise broken("it has no header line")
+    if line is None or (line.content is not None and not line.content.strip()):
+        raise broken("there is no header")
     try:
-        data = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise broken(f"its first line is not JSON ({error})") from None
+        data = _parse_line(line)
+    except ValueError as error:
+        raise broken(str(error)) from None
     if not isinstance(data, dict) or data.get("type") != "session":
-        raise broken('its first line is not a {"type":"session"} header')
+        raise broken('it is not a {"type":"session"} header')
     version = data.get("version")
     if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
         raise SessionStoreError(
@@ -359,30 +518,33 @@ def _read_header(path: Path, line: bytes | None) -> SessionHeader:
             f"reads version {FORMAT_VERSION}); upgrade agentls to open it"
         )
     if version != FORMAT_VERSION:
-        raise broken(f"its header has version {version!r}, expected {FORMAT_VERSION}")
+        raise broken(f"the header has version {_brief(version)}, expected {FORMAT_VERSION}")
     session_id, cwd, created_at = data.get("id"), data.get("cwd"), data.get("createdAt")
-    if not isinstance(session_id, str) or not isinstance(cwd, str):
-        raise broken("its header has no string id or cwd")
-    if not _is_number(created_at):
-        raise broken("its header has no numeric createdAt")
+    if not isinstance(session_id, str):
+        raise broken("the header has no string id")
+    # The tools work in cwd: a relative one would be the server's folder, a NUL no path at all.
+    if not isinstance(cwd, str) or "\0" in cwd or not os.path.isabs(cwd):
+        raise broken("the header's cwd is not an absolute path")
+    if not _is_timestamp(created_at):
+        raise broken(f"the header's createdAt {_brief(created_at)} is not a time in milliseconds")
     system_prompt = data.get("systemPrompt")
     if system_prompt is None:
         system_prompt = ""
     if not isinstance(system_prompt, str):
-        raise broken("its header's systemPrompt is not a string")
+        raise broken("the header's systemPrompt is not a string")
     thinking_level = data.get("thinkingLevel", "off")
     if not isinstance(thinking_level, str):
-        raise broken("its header's thinkingLevel is not a string")
+        raise broken("the header's thinkingLevel is not a string")
     model = data.get("model")
     if model is not None:
         model = _model_tuple(model)
         if model is None:
-            raise broken('its header\'s model is not {"provider": string, "id": string} or null')
+            raise broken('the header\'s model is not {"provider": string, "id": string} or null')
     permissions = data.get("permissions")
     if permissions is not None and not (
         isinstance(permissions, dict) and all(isinstance(v, str) for v in permissions.values())
     ):
-        raise broken("its header's permissions is not an object of strings")
+        raise broken("the header's permissions is not an object of strings")
     return SessionHeader(
         id=session_id,
         cwd=cwd,
@@ -393,10 +555,6 @@ def _read_header(path: Path, line: bytes | None) -> SessionHeader:
         permissions=permissions or None,
         allow_outside_workspace=data.get("allowOutsideWorkspace") is True,
     )
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _model_tuple(value: Any) -> tuple[str, str] | None:
@@ -411,63 +569,61 @@ def _model_tuple(value: Any) -> tuple[str, str] | None:
 
 def _read_session_file(path: Path, session_id: str) -> _ReadResult:
     """Read a session file, skipping (with a warning) every line that is not a valid entry."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SessionNotFound(session_id, path.parent) from None
-    except OSError as error:
-        raise SessionStoreError(
-            f"Cannot read session file {path} ({error}); check the file's permissions"
-        ) from error
-    lines = data.split(b"\n")
-    # A file that ends with "\n" splits into a last empty piece; anything else in the last
-    # piece is a line whose write did not finish (or a hand edit without a final newline).
-    ends_with_newline = data.endswith(b"\n")
-    header = _read_header(path, lines[0] if data else None)
+    with _open(path, session_id) as file:
+        try:
+            return _replay(path, session_id, _lines(file))
+        except OSError as error:
+            raise _cannot_read(path, error) from error
+
+
+def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
+    """The session in ``lines``: the header, then every valid entry applied in order."""
+    first = next(lines, None)
+    header = _read_header(path, first)
+    ends_with_newline = first is not None and first.ended
     warnings: list[str] = []
 
-    def skip(number: int, reason: str) -> None:
-        message = f"{path.name} line {number}: skipped ({reason})"
+    def warn(message: str) -> None:
         warnings.append(message)
         logger.warning("session %s: %s", session_id, message)
 
+    def skip(number: int, reason: str) -> None:
+        warn(f"{path} line {number}: skipped ({reason})")
+
     if header.id != session_id:
-        message = f"{path.name}: the header names session {header.id!r}; using the file name's id"
-        warnings.append(message)
-        logger.warning("session %s: %s", session_id, message)
+        warn(f"{path}: the header names session {_brief(header.id)}; using the file name's id")
 
     messages: list[AgentMessage] = []
     model, thinking_level, system_prompt = header.model, header.thinking_level, header.system_prompt
     updated_at = header.created_at
     last_entry_id: str | None = None
     entry_ids: set[str] = set()
-    last_index = len(lines) - 1
-    for index, raw in enumerate(lines[1:], start=1):
-        number = index + 1
-        if not raw.strip():
+    for line in lines:
+        number = line.number
+        ends_with_newline = line.ended
+        if line.content is not None and not line.content.strip():
             continue
-        unfinished = index == last_index  # only possible when the file does not end with "\n"
         try:
-            entry = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError) as error:
-            skip(
-                number,
-                "truncated: the write of this line did not finish" if unfinished else f"not JSON: {error}",
-            )
+            entry = _parse_line(line)
+        except ValueError as error:
+            skip(number, str(error) if line.ended else "truncated: the write of this line did not finish")
             continue
         if not isinstance(entry, dict):
             skip(number, "not a JSON object")
             continue
         entry_type = entry.get("type")
         if entry_type not in _ENTRY_TYPES:
-            skip(number, f"unknown entry type {entry_type!r}")
+            skip(number, f"unknown entry type {_brief(entry_type)}")
             continue
         entry_id, timestamp = entry.get("id"), entry.get("timestamp")
         if not isinstance(entry_id, str) or not entry_id:
             skip(number, f"{entry_type} entry without a string id")
             continue
-        if not _is_number(timestamp):
-            skip(number, f"{entry_type} entry without a numeric timestamp")
+        if not _is_timestamp(timestamp):
+            skip(
+                number,
+                f"{entry_type} entry whose timestamp {_brief(timestamp)} is not a time in milliseconds",
+            )
             continue
         if entry_type == "message":
             try:
@@ -514,6 +670,16 @@ def _one_line(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:299] + "…"
 
 
+def _same_folder(cwd: str, wanted: str) -> bool:
+    """Whether a stored ``cwd`` is the resolved folder ``wanted``, as it is or once resolved itself."""
+    if cwd == wanted:
+        return True
+    try:
+        return _normalize_cwd(cwd) == wanted
+    except (OSError, RuntimeError):  # a symlink loop (RuntimeError before Python 3.13) names no folder
+        return False
+
+
 def _title(messages: list[AgentMessage]) -> str | None:
     for message in messages:
         if isinstance(message, UserMessage):
@@ -558,9 +724,15 @@ class SessionStore:
         ``header.cwd`` is stored as an absolute, resolved path (``list(cwd)`` compares against it).
         """
         path = self._path(header.id)
-        header_line = _encode_line(_header_to_wire(replace(header, cwd=_normalize_cwd(header.cwd))))
+        if not _is_timestamp(header.created_at):  # the reader would refuse the file
+            raise ValueError(f"created_at {header.created_at!r} is not a time in milliseconds")
+        wire = _header_to_wire(replace(header, cwd=_normalize_cwd(header.cwd)))
+        header_line = _encode_line(wire, f"the header of session {header.id}")
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as error:  # FileExistsError too: a file where the folder should be
+            raise self._cannot_create(self.folder, error) from error
+        try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _BINARY, 0o600)
         except FileExistsError:
             raise SessionStoreError(
@@ -568,10 +740,7 @@ class SessionStore:
                 "an id from new_session_id(), or use open_writer to continue this one"
             ) from None
         except OSError as error:
-            raise SessionStoreError(
-                f"Cannot create session file {path} ({error}); check that {self.root} is writable "
-                "or point AGENTLS_DATA_DIR at a writable folder"
-            ) from error
+            raise self._cannot_create(path, error) from error
         try:
             _write_all(fd, header_line)
         except OSError as error:
@@ -581,6 +750,12 @@ class SessionStore:
                 f"Cannot write session file {path} ({error}); free disk space or check permissions"
             ) from error
         return SessionWriter(path, header.id, fd, None, set())
+
+    def _cannot_create(self, path: Path, error: OSError) -> SessionStoreError:
+        return SessionStoreError(
+            f"Cannot create {path} ({error}); check that {self.root} is a writable folder "
+            "or point AGENTLS_DATA_DIR at one"
+        )
 
     def open_writer(self, session_id: str) -> SessionWriter:
         """A writer appending to an existing session, continuing after its last valid entry.
@@ -621,8 +796,8 @@ class SessionStore:
         """Summaries of the stored sessions, most recently updated first.
 
         With ``cwd``, only the sessions started in that folder (compared as resolved absolute
-        paths). Files that cannot be read are skipped with a logged warning. Reads every
-        file in full.
+        paths). Files that cannot be read (or whose header is damaged) are skipped with a
+        logged warning, as are damaged lines. Reads every file in full.
         """
         wanted = _normalize_cwd(cwd) if cwd is not None else None
         try:
@@ -637,14 +812,12 @@ class SessionStore:
                 continue
             try:
                 loaded = _read_session_file(path, session_id).loaded
+            except SessionNotFound:
+                continue  # deleted since the folder was listed
             except SessionStoreError as error:
-                logger.warning("skipping session file %s: %s", path, error)
+                logger.warning("skipping a session: %s", error)
                 continue
-            if (
-                wanted is not None
-                and loaded.header.cwd != wanted
-                and _normalize_cwd(loaded.header.cwd) != wanted
-            ):
+            if wanted is not None and not _same_folder(loaded.header.cwd, wanted):
                 continue
             summaries.append(
                 SessionSummary(
