@@ -36,6 +36,22 @@ LSP_REQUESTS = [
     "workspace/symbol",
 ]
 NOTIFICATIONS = ["textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "initialized"]
+STRINGS = [
+    "",
+    "x",
+    "all",
+    "steer",
+    "high",
+    "\u0000",
+    "a\u0000b",
+    "\ud83d\ude00",
+    "a" * 300,
+    "../../etc",
+    "~nobody/x",
+    "/",
+]
+"""Strings with a meaning somewhere (queue modes, levels) and paths no file system takes."""
+
 FILLER = frame({"jsonrpc": "2.0", "method": "$/fuzz/filler", "params": {"pad": "." * 200}})
 """Sent after damaged framing: whatever the damage swallows of what follows, it ends inside this."""
 
@@ -75,9 +91,7 @@ class Generator:
         if kind == "float":
             return self.rng.choice([0.5, -1e300, 1e-300, 3.0])
         if kind == "string":
-            return self.rng.choice(
-                ["", "x", "all", "steer", "high", "\u0000", "\ud83d\ude00", "a" * 300, "../../etc"]
-            )
+            return self.rng.choice(STRINGS)
         if kind == "list":
             return [self.value(depth + 1) for _ in range(self.rng.randint(0, 3))]
         if kind == "object":
@@ -91,6 +105,9 @@ class Generator:
         model = REQUESTS[method][0]
         fields = [field.alias or name for name, field in model.model_fields.items()]
         params = {name: self.value() for name in fields if self.rng.random() < 0.7}
+        for name in {"cwd", "workspace", "sessionId"} & params.keys():
+            if self.rng.random() < 0.5:
+                params[name] = self.rng.choice(STRINGS)
         if "sessionId" in fields and self.rng.random() < 0.4:
             params["sessionId"] = self.session_id
         if (

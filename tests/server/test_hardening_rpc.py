@@ -340,3 +340,14 @@ async def test_non_finite_numbers_go_on_the_wire_as_null(
         assert start["args"] == {"path": "x.txt", "offset": None, "limit": None}
     finally:
         await server.close()
+
+
+@pytest.mark.parametrize("method", ["agent/newSession", "agent/listSessions", "agent/listPermissionRules"])
+@pytest.mark.parametrize("cwd", ["a\u0000b", "~no-such-user-here/x"])
+async def test_a_folder_no_file_system_takes_is_invalid_params(
+    server: RawServer, method: str, cwd: str
+) -> None:
+    answer = await server.call(5, method, {"cwd": cwd})
+    assert error_of(answer) == (5, -32000)
+    assert answer["error"]["data"] == {"kind": "invalidParams"}
+    assert "is not a usable path" in answer["error"]["message"]
