@@ -351,3 +351,16 @@ async def test_a_folder_no_file_system_takes_is_invalid_params(
     assert error_of(answer) == (5, -32000)
     assert answer["error"]["data"] == {"kind": "invalidParams"}
     assert "is not a usable path" in answer["error"]["message"]
+
+
+async def test_a_failed_initialize_can_be_sent_again(data_dir: Path) -> None:
+    server = await RawServer.start()
+    try:
+        bad = {"processId": None, "capabilities": {}, "initializationOptions": {"applyEditTimeoutMs": -5}}
+        assert error_of(await server.call(1, "initialize", bad)) == (1, -32602)
+        assert error_of(await server.call(2, "agent/listSessions", {})) == (2, -32002)
+        good = {"processId": None, "capabilities": {}, "initializationOptions": {"dataDir": str(data_dir)}}
+        assert "result" in await server.call(3, "initialize", good)
+        assert (await server.call(4, "agent/listSessions", {}))["result"] == {"sessions": []}
+    finally:
+        await server.close()

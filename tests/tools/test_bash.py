@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import os
+import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,7 @@ import pytest
 from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.tools.bash import MAX_BYTES, MAX_LINES, BashCommandError, bash_tool, truncate_tail
+from agentls.tools.processes import KILL_GRACE, ProcessTracker
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 
@@ -205,3 +210,150 @@ async def test_cancelling_the_call_kills_the_process_group(tmp_path: Path) -> No
     with pytest.raises(asyncio.CancelledError):
         await task
     assert await wait_gone(int(pidfile.read_text()))
+
+
+# --- the processes a call leaves behind --------------------------------------------------------
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[1].split()[1])
+    except FileNotFoundError:
+        return None
+
+
+@pytest.fixture
+def orphans_stay_zombies() -> Iterator[list[int]]:
+    """This test process adopts orphaned descendants and does not reap them, like an init that never reaps.
+
+    So a killed background process stays a zombie in its process group (the case of a
+    container whose PID 1 does not reap). Put the pids to collect in the list: they are
+    reaped afterwards.
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    assert libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    adopted: list[int] = []
+    try:
+        yield adopted
+    finally:
+        libc.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        for pid in adopted:
+            if parent(pid) == os.getpid():  # only ever signal a child of ours: a pid may have been reused
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+
+
+class PidsShown:
+    """An ``on_update`` that sets :attr:`shown` once the streamed output holds ``count`` pids (one a line)."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.pids: list[int] = []
+        self.shown = asyncio.Event()
+
+    def __call__(self, result: AgentToolResult) -> None:
+        if len(lines := body(result).split()) >= self.count:
+            self.pids = [int(line) for line in lines[: self.count]]
+            self.shown.set()
+
+
+async def started(
+    root: Path, command: str, count: int, signal: AbortSignal | None = None
+) -> tuple[asyncio.Task[AgentToolResult], list[int]]:
+    """A running call of ``command`` and the first ``count`` pids it printed."""
+    shown = PidsShown(count)
+    task = asyncio.create_task(
+        bash_tool(DiskWorkspace(root)).execute("call-1", {"command": command}, signal, shown)
+    )
+    await asyncio.wait_for(shown.shown.wait(), 10)
+    return task, shown.pids
+
+
+async def finished(tracker: ProcessTracker, root: Path, command: str) -> list[int]:
+    """The pids a finished call of ``command`` printed."""
+    result = await bash_tool(DiskWorkspace(root), tracker).execute("call-1", {"command": command}, None, None)
+    return [int(line) for line in body(result).split()]
+
+
+async def test_abort_does_not_wait_for_zombies_of_the_group(
+    tmp_path: Path, orphans_stay_zombies: list[int]
+) -> None:
+    controller = AbortController()
+    command = "sleep 100 & echo $!; sleep 100 & echo $!; wait"
+    task, pids = await started(tmp_path, command, 2, controller.signal)
+    orphans_stay_zombies.extend(pids)
+    start = time.monotonic()
+    controller.abort()
+    with pytest.raises(BashCommandError, match="Command aborted"):
+        await task
+    assert time.monotonic() - start < KILL_GRACE / 2  # the zombies left in the group are not waited for
+    assert all(gone(pid) for pid in pids)
+
+
+async def test_background_processes_of_a_finished_call_live_until_terminate_all(tmp_path: Path) -> None:
+    tracker = ProcessTracker()
+    pids = await finished(
+        tracker, tmp_path, "sleep 1000 &>/dev/null & echo $!; setsid sleep 1000 &>/dev/null & echo $!"
+    )
+    try:
+        assert not any(gone(pid) for pid in pids)  # the call is over, its background work runs on
+        await tracker.terminate_all()
+        assert all(gone(pid) for pid in pids)
+    finally:
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_terminate_all_kills_what_ignores_sigterm(tmp_path: Path) -> None:
+    tracker = ProcessTracker()
+    [pid] = await finished(tracker, tmp_path, "(trap '' TERM; exec setsid sleep 1000) &>/dev/null & echo $!")
+    start = time.monotonic()
+    await tracker.terminate_all()
+    assert gone(pid)
+    assert time.monotonic() - start >= KILL_GRACE  # SIGKILL came after the grace
+
+
+async def test_terminate_all_ends_only_its_own_calls(tmp_path: Path) -> None:
+    mine, other = ProcessTracker(), ProcessTracker()
+    command = "setsid sleep 1000 &>/dev/null & echo $!"
+    [own] = await finished(mine, tmp_path, command)
+    [others] = await finished(other, tmp_path, command)
+    unrelated = await asyncio.create_subprocess_exec("sleep", "1000")
+    try:
+        await mine.terminate_all()
+        assert gone(own)
+        assert not gone(others) and not gone(unrelated.pid)
+        await other.terminate_all()
+        assert gone(others) and not gone(unrelated.pid)
+    finally:
+        unrelated.kill()
+        await unrelated.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(others, signal.SIGKILL)
+
+
+async def test_abort_ends_what_left_the_process_group(tmp_path: Path) -> None:
+    controller = AbortController()
+    task, [pid] = await started(
+        tmp_path, "setsid sleep 1000 &>/dev/null & echo $!; sleep 1000", 1, controller.signal
+    )
+    controller.abort()
+    with pytest.raises(BashCommandError, match="Command aborted"):
+        await task
+    assert gone(pid)
+
+
+async def test_a_background_process_holding_the_output_does_not_hold_the_call(tmp_path: Path) -> None:
+    tracker = ProcessTracker()
+    tool = bash_tool(DiskWorkspace(tmp_path), tracker)
+    call = tool.execute("call-1", {"command": "echo started; sleep 1000 & echo $!"}, None, None)
+    result = await asyncio.wait_for(call, 10)  # bash exited: the output is read for EOF_GRACE more, no longer
+    first, pid = body(result).split("\n")
+    assert first == "started" and result.details == {"exitCode": 0, "truncated": False}
+    assert not gone(int(pid))
+    await tracker.terminate_all()
+    assert gone(int(pid))

@@ -213,7 +213,10 @@ class AgentServer(LanguageServer):
     async def _read(self, fd: int, parser: FrameParser) -> None:
         async for item in read_frames(fd, parser):
             if isinstance(item, Frame):
-                self.protocol.handle_body(item.body)
+                try:
+                    self.protocol.handle_body(item.body)
+                except Exception:  # a bug must cost one message, not the connection
+                    logger.exception("a message could not be handled")
             else:
                 self.protocol.reply_error(
                     None, INVALID_REQUEST if item.too_large else PARSE_ERROR, item.message

@@ -281,6 +281,8 @@ class StrictProtocol(LanguageServerProtocol):
             )
             return
         error = future.exception()
+        if error is not None and method == lsp.INITIALIZE:
+            self._initialize_seen = False  # a client may correct its initialize and send it again
         if error is None:
             self._send_result(msg_id, method, future.result())
         elif isinstance(error, JsonRpcException):

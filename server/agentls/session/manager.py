@@ -30,12 +30,20 @@ from agentls.session.store import (
     default_data_dir,
     new_session_id,
 )
-from agentls.tools import DiskWorkspace, coding_tools
+from agentls.tools import DiskWorkspace, ProcessTracker, coding_tools
 from agentls.tools.editor import EditorConnection, EditorWorkspace
 
 
+def _client_path(path: str) -> Path:
+    """A folder path a client sent, absolute and resolved; unusable ones are ``invalidParams``."""
+    try:
+        return Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError) as error:  # a NUL byte, a symlink loop, ~nobody
+        raise SessionError("invalidParams", f"cwd {path!r} is not a usable path ({error})") from None
+
+
 def _workspace_folder(cwd: str | None) -> str:
-    path = Path(cwd or os.getcwd()).expanduser().resolve()
+    path = _client_path(cwd or os.getcwd())
     if not path.is_dir():
         raise SessionError("invalidParams", f"cwd {path} is not a folder")
     return str(path)
@@ -92,14 +100,14 @@ class SessionManager:
             allow_outside=allow_outside,
         )
 
-    def _tools(self, cwd: str, allow_outside: bool) -> list[AgentTool]:
+    def _tools(self, cwd: str, allow_outside: bool, processes: ProcessTracker) -> list[AgentTool]:
         """The coding tools over ``cwd``: through the editor when there is one, else on disk."""
         if self.editor is not None:
-            return coding_tools(EditorWorkspace(cwd, self.editor, allow_outside))
-        return coding_tools(DiskWorkspace(cwd, allow_outside))
+            return coding_tools(EditorWorkspace(cwd, self.editor, allow_outside), processes)
+        return coding_tools(DiskWorkspace(cwd, allow_outside), processes)
 
     def list_permission_rules(self, cwd: str | None) -> list[PermissionRule]:
-        return self.permission_rules.list(str(Path(cwd).expanduser().resolve()) if cwd else None)
+        return self.permission_rules.list(str(_client_path(cwd)) if cwd else None)
 
     def list_models(self) -> list[Model]:
         return catalog(self.providers)
@@ -131,6 +139,7 @@ class SessionManager:
             writer = self.store.create(header)
         except SessionStoreError as error:
             raise SessionError("storage", str(error)) from error
+        processes = ProcessTracker()
         session = AgentSession(
             session_id=session_id,
             cwd=cwd,
@@ -139,7 +148,8 @@ class SessionManager:
             thinking_level=level,
             system_prompt=system_prompt,
             messages=[],
-            tools=self._tools(cwd, allow_outside),
+            tools=self._tools(cwd, allow_outside, processes),
+            processes=processes,
             writer=writer,
             notify=self.notify,
             before_tool_call=self._permission_hook(session_id, cwd, params.permissions, allow_outside),
@@ -169,6 +179,7 @@ class SessionManager:
                 raise
             model = resolve_model(models, None, None)
         level = loaded.thinking_level if loaded.thinking_level in THINKING_LEVELS else "off"
+        processes = ProcessTracker()
         session = AgentSession(
             session_id=session_id,
             cwd=loaded.header.cwd,
@@ -177,7 +188,8 @@ class SessionManager:
             thinking_level=level,
             system_prompt=loaded.system_prompt,
             messages=loaded.messages,
-            tools=self._tools(loaded.header.cwd, loaded.header.allow_outside_workspace),
+            tools=self._tools(loaded.header.cwd, loaded.header.allow_outside_workspace, processes),
+            processes=processes,
             writer=writer,
             notify=self.notify,
             before_tool_call=self._permission_hook(
@@ -191,7 +203,7 @@ class SessionManager:
         return session
 
     def list_sessions(self, cwd: str | None) -> list[SessionInfo]:
-        resolved = str(Path(cwd).expanduser().resolve()) if cwd else None
+        resolved = str(_client_path(cwd)) if cwd else None
         infos = []
         for summary in self.store.list(resolved):
             infos.append(
@@ -216,6 +228,8 @@ class SessionManager:
             return self.store.delete(session_id)
         except SessionNotFound:
             return session is not None
+        except SessionStoreError as error:  # e.g. a folder where the session file should be
+            raise SessionError("storage", str(error)) from error
 
     async def close(self) -> None:
         for session in list(self.sessions.values()):

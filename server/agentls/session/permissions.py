@@ -22,6 +22,7 @@ from typing import Any
 from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
+from agentls.ai.local_files import read_json_file
 from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
@@ -54,7 +55,7 @@ class PermissionRules:
         self.path = path
         self._rules: set[tuple[str, str]] = set()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json_file(path)
             self._rules = {(r["workspace"], r["toolName"]) for r in data.get("rules", [])}
         except FileNotFoundError:
             pass

@@ -55,6 +55,7 @@ from agentls.protocol import (
 )
 from agentls.session.errors import SessionError
 from agentls.session.store import SessionWriter
+from agentls.tools.processes import ProcessTracker
 
 logger = logging.getLogger(__name__)
 
@@ -120,8 +121,11 @@ class AgentSession:
         writer: SessionWriter | None,
         notify: Notify,
         before_tool_call: BeforeToolCall | None = None,
+        processes: ProcessTracker | None = None,
     ) -> None:
         self.session_id = session_id
+        self.processes = processes
+        """What the session's ``bash`` calls started: ended when each run ends, before ``agent/settled``."""
         self.cwd = cwd
         self.models = models
         self.writer = writer
@@ -207,6 +211,8 @@ class AgentSession:
             logger.exception("run %s of session %s failed", run.run_id, self.session_id)
             failure = str(error)
         finally:
+            if self.processes is not None:  # while the run still holds the session: no new call can start
+                await self.processes.terminate_all()
             self._run = None
             last = next(
                 (m for m in reversed(self.agent.state.messages) if isinstance(m, AssistantMessage)), None

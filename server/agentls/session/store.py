@@ -36,7 +36,6 @@ import math
 import os
 import re
 import secrets
-import stat
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -46,6 +45,7 @@ from typing import Any, BinaryIO
 
 import platformdirs
 
+from agentls.ai.local_files import NotARegularFile, open_regular_file
 from agentls.ai.types import AgentMessage, UserMessage, now_ms, parse_message
 from agentls.ai.wire import to_wire
 
@@ -89,7 +89,6 @@ _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _ENTRY_TYPES = ("message", "model_change", "thinking_level_change", "system_prompt_change")
 # Windows would otherwise translate "\n" to "\r\n" on os.write.
 _BINARY = getattr(os, "O_BINARY", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 # --- errors ----------------------------------------------------------------------------
@@ -404,29 +403,18 @@ class _Line:
 
 
 def _open(path: Path, session_id: str) -> BinaryIO:
-    """``path`` opened for reading, provided it is a regular file.
-
-    A folder cannot be read, a FIFO would block the reader (hence ``O_NONBLOCK`` while
-    opening) and a device such as ``/dev/zero`` would never end.
-    """
+    """``path`` opened for reading, provided it is a regular file (:func:`open_regular_file`)."""
     try:
-        fd = os.open(path, os.O_RDONLY | _BINARY | _NONBLOCK)
+        return open_regular_file(path)
     except FileNotFoundError:
         raise SessionNotFound(session_id, path.parent) from None
+    except NotARegularFile:
+        what = "a folder" if path.is_dir() else "not a regular file"
+        raise SessionStoreError(
+            f"{path} is {what}, not a session file; move it out of the sessions folder {path.parent}"
+        ) from None
     except OSError as error:
         raise _cannot_read(path, error) from error
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISREG(mode):
-            return os.fdopen(fd, "rb")
-    except OSError as error:
-        os.close(fd)
-        raise _cannot_read(path, error) from error
-    os.close(fd)
-    what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
-    raise SessionStoreError(
-        f"{path} is {what}, not a session file; move it out of the sessions folder {path.parent}"
-    )
 
 
 def _cannot_read(path: Path, error: OSError) -> SessionStoreError:

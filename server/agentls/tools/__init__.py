@@ -4,19 +4,23 @@ from agentls.agent.types import AgentTool
 from agentls.tools.bash import BashCommandError, bash_tool
 from agentls.tools.edit import edit_tool, write_tool
 from agentls.tools.files import write_text_atomic
+from agentls.tools.processes import ProcessTracker
 from agentls.tools.read import read_tool
 from agentls.tools.search import find_tool, grep_tool, ls_tool, search_tools
 from agentls.tools.workspace import DiskWorkspace, FileStat, ToolInputError, Workspace
 
 
-def coding_tools(workspace: Workspace) -> list[AgentTool]:
-    """The tools of every session over ``workspace``; the session's permission policy guards them."""
+def coding_tools(workspace: Workspace, processes: ProcessTracker | None = None) -> list[AgentTool]:
+    """The tools of every session over ``workspace``; the session's permission policy guards them.
+
+    ``processes`` tracks what ``bash`` starts, for the session to end when a run ends.
+    """
     return [
         read_tool(workspace),
         write_tool(workspace),
         edit_tool(workspace),
         *search_tools(workspace),
-        bash_tool(workspace),
+        bash_tool(workspace, processes),
     ]
 
 
@@ -24,6 +28,7 @@ __all__ = [
     "BashCommandError",
     "DiskWorkspace",
     "FileStat",
+    "ProcessTracker",
     "ToolInputError",
     "Workspace",
     "bash_tool",

@@ -1,11 +1,16 @@
 """The ``bash`` tool (Pi-compatible name and arguments): run a shell command in the workspace root.
 
-The command runs as ``bash -c COMMAND`` in its own process group (so an abort or a
-timeout can kill everything it started), with stdin from ``/dev/null`` and stdout
-and stderr merged. Output is streamed to ``on_update`` while the command runs and
-comes back tail-truncated: the END of the output is kept, at most :data:`MAX_LINES`
-lines or :data:`MAX_BYTES` bytes. When output is cut, the full output is written to
-a temporary file that the note names, so the model can read or grep it.
+The command runs as ``bash -c COMMAND`` in its own process group and session, with
+stdin from ``/dev/null``, stdout and stderr merged, and a marker in its environment
+by which a :class:`~agentls.tools.processes.ProcessTracker` finds what it started.
+An abort or a timeout ends everything the call started (SIGTERM, SIGKILL after a
+grace); background processes of a call that finished live on until the session's run
+ends (see :mod:`agentls.tools.processes`). The call itself ends :data:`EOF_GRACE`
+after bash exits even when such a process still holds the output pipe. Output is
+streamed to ``on_update`` while the command runs and comes back tail-truncated: the
+END of the output is kept, at most :data:`MAX_LINES` lines or :data:`MAX_BYTES`
+bytes. When output is cut, the full output is written to a temporary file that the
+note names, so the model can read or grep it.
 
 A non-zero exit status, an abort and a timeout all raise :class:`BashCommandError`,
 whose message carries the output tail and says what happened.
@@ -16,14 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal as signal_module
 import tempfile
-import time
 from collections.abc import Callable
 from typing import IO, Any, Literal
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
+from agentls.tools.processes import ProcessTracker
 from agentls.tools.read import format_size
 from agentls.tools.workspace import ToolInputError, Workspace
 
@@ -31,8 +35,6 @@ MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 UPDATE_INTERVAL = 0.1
 """Seconds between two streamed partial results."""
-KILL_GRACE = 1.0
-"""Seconds between SIGTERM and SIGKILL for the process group."""
 EOF_GRACE = 1.0
 """Seconds to keep reading after bash exited while a background process still holds the output pipe."""
 READ_CHUNK = 64 * 1024
@@ -167,37 +169,41 @@ class _Output:
         return f"{shown}\n\n{note}", details
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The stream protocol of ``create_subprocess_exec``, plus :attr:`exited`: set when bash exits.
+
+    ``Process.wait()`` returns only once the output pipe is closed too (CPython 3.11),
+    which a background process (``server &``) may hold for as long as it runs.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=READ_CHUNK, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
 
 
-def _signal_group(pgid: int, sig: signal_module.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
-async def _kill_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the command's process group, then SIGKILL it if anything is still alive after a grace."""
-    pgid = process.pid  # start_new_session makes bash the leader of its own group
-    _signal_group(pgid, signal_module.SIGTERM)
-    deadline = time.monotonic() + KILL_GRACE
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), KILL_GRACE)
-    # Other members of the group have no handle to wait on: poll until they are gone or the grace ends.
-    for _ in range(int(KILL_GRACE / 0.02)):
-        if not _group_alive(pgid) or time.monotonic() >= deadline:
-            break
-        await asyncio.sleep(0.02)
-    if _group_alive(pgid):
-        _signal_group(pgid, signal_module.SIGKILL)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(process.wait(), KILL_GRACE)
+async def _start_shell(
+    command: str, cwd: str, env: dict[str, str]
+) -> tuple[asyncio.subprocess.Process, _ShellProtocol]:
+    """``bash -c COMMAND`` in its own session, stdin from ``/dev/null``, stdout and stderr on one pipe."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ShellProtocol(loop),
+        "bash",
+        "-c",
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol
 
 
 def _timeout_arg(args: dict[str, Any]) -> float | None:
@@ -213,12 +219,16 @@ def _seconds(value: float) -> str:
     return str(int(value)) if value == int(value) else str(value)
 
 
-def bash_tool(workspace: Workspace) -> AgentTool:
-    """The ``bash`` tool, running commands in ``workspace.root``.
+def bash_tool(workspace: Workspace, processes: ProcessTracker | None = None) -> AgentTool:
+    """The ``bash`` tool, running commands in ``workspace.root``; ``processes`` tracks what they start.
+
+    Without a tracker the tool has one of its own, which nothing ends before this
+    process exits: a session passes the tracker it ends at the end of each run.
 
     ``details`` is ``{exitCode, truncated, fullOutputPath?}``; partial results sent
     to ``on_update`` carry ``{exitCode: None, truncated}`` and the output so far.
     """
+    tracker = processes if processes is not None else ProcessTracker()
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -235,16 +245,8 @@ def bash_tool(workspace: Workspace) -> AgentTool:
         if not await asyncio.to_thread(os.path.isdir, cwd):
             raise ToolInputError(f"The workspace root {cwd} does not exist or is not a directory")
 
-        process = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            command,
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
+        call = tracker.start_call()
+        process, shell = await _start_shell(command, cwd, call.environment)
         output = _Output()
 
         async def read_output() -> None:
@@ -269,11 +271,12 @@ def bash_tool(workspace: Workspace) -> AgentTool:
         async def run_to_end() -> int:
             reader = asyncio.ensure_future(read_output())
             try:
-                code = await process.wait()
+                await shell.exited
                 # A background process may still hold the pipe: read on for a moment, then give up.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(asyncio.shield(reader), EOF_GRACE)
-                return code
+                assert process.returncode is not None
+                return process.returncode
             finally:
                 if not reader.done():
                     reader.cancel()
@@ -291,16 +294,15 @@ def bash_tool(workspace: Workspace) -> AgentTool:
             await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             if not finished.done():
                 reason = "aborted" if aborted is not None and aborted.done() else "timeout"
-                await _kill_group(process)
+                await call.terminate(process.pid)  # start_new_session: bash leads its own group
             exit_code = await finished
         finally:
             for task in (aborted, updater):
                 if task is not None:
                     task.cancel()
-            if not finished.done():  # execute itself was cancelled
+            if not finished.done():  # execute itself was cancelled: end what it started, as on abort
                 finished.cancel()
-                if process.returncode is None:
-                    await asyncio.shield(_kill_group(process))
+                await asyncio.shield(call.terminate(process.pid))
 
         text, details = await output.finish()
         details = {"exitCode": exit_code if reason is None else None, **details}

@@ -33,6 +33,7 @@ from typing import Any, Literal, TypeAlias, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from agentls.ai.local_files import read_json_file
 from agentls.ai.providers.retry import RetryPolicy, Timeouts
 from agentls.ai.secrets import CredentialError, clean_credential
 from agentls.ai.types import Model, ModelCost, StreamOptions
@@ -168,14 +169,12 @@ def parse_models_file(data: Any, source: str) -> ModelsFile:
 def load_models_file(path: Path) -> ModelsFile | None:
     """The user's models file, ``None`` if there is none."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_json_file(path)
     except FileNotFoundError:
         return None
     except OSError as error:
         raise CatalogError(f"cannot read {path}: {error.strerror}") from error
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
+    except ValueError as error:
         raise CatalogError(f"{path} is not valid JSON: {error}") from error
     return parse_models_file(data, str(path))
 

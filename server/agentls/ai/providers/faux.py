@@ -19,7 +19,6 @@ callables) or the JSON of the conformance scenarios' ``model`` section::
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import random
 from collections.abc import Awaitable, Callable
@@ -43,6 +42,7 @@ from agentls.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
+from agentls.ai.local_files import read_json_file
 from agentls.ai.models import REQUEST_ABORTED, error_message
 from agentls.ai.types import (
     AssistantMessage,
@@ -174,12 +174,11 @@ class FauxScript:
     @classmethod
     def from_file(cls, path: str | Path) -> FauxScript:
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            # NaN allowed: scripts may test what the server makes of non-finite numbers
+            data = read_json_file(Path(path), allow_nan=True)
         except OSError as error:
             raise FauxScriptError(f"cannot read faux script {path}: {error.strerror}") from error
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
+        except ValueError as error:
             raise FauxScriptError(f"faux script {path} is not valid JSON: {error}") from error
         return cls.from_json(data)
 

@@ -1,0 +1,66 @@
+"""Reading the files a client names (faux scripts, ``models.json``, session files) without trusting them.
+
+A client chooses the data folder and the faux script, so a path may name a folder, a
+FIFO that never delivers (a plain ``open`` would block the server), a device such as
+``/dev/zero`` that never ends, or a file of any size and content. These helpers open
+only regular files, without blocking, read at most a limit, and parse strict JSON
+(no ``NaN`` or infinities, which JSON does not have) with every failure an ``OSError``
+(cannot read) or a ``ValueError`` (unusable content).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any, BinaryIO
+
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+"""The largest configuration file (faux script, ``models.json``, permission rules) read."""
+
+_FLAGS = os.O_RDONLY | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+class NotARegularFile(OSError):
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", str(path))
+
+
+def open_regular_file(path: Path) -> BinaryIO:
+    """``path`` opened for reading in binary, provided it is a regular file; raises :class:`OSError`."""
+    fd = os.open(path, _FLAGS)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile(path)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_strict_json(data: bytes | str, *, allow_nan: bool = False) -> Any:
+    """JSON as RFC 8259 has it (``allow_nan``: and ``NaN``, ``Infinity`` as Python writes them);
+    raises :class:`ValueError` (also for nesting too deep to parse)."""
+    try:
+        return json.loads(data) if allow_nan else json.loads(data, parse_constant=_not_json)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply") from None
+
+
+def read_json_file(path: Path, *, limit: int = MAX_CONFIG_BYTES, allow_nan: bool = False) -> Any:
+    """The strict JSON content of a regular file of at most ``limit`` bytes.
+
+    Raises :class:`OSError` when it cannot be read (``FileNotFoundError`` when it is
+    missing) and :class:`ValueError` when its content is unusable.
+    """
+    with open_regular_file(path) as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"the file is larger than {limit} bytes")
+    return parse_strict_json(data, allow_nan=allow_nan)
