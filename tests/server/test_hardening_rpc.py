@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from tests.server.conftest import FauxScript, tool_call
+from tests.server.conftest import LONG_TEXT, FauxScript, tool_call, within
 from tests.server.raw import RawServer, frame, notification, request, well_formed_response
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -362,5 +362,28 @@ async def test_a_failed_initialize_can_be_sent_again(data_dir: Path) -> None:
         good = {"processId": None, "capabilities": {}, "initializationOptions": {"dataDir": str(data_dir)}}
         assert "result" in await server.call(3, "initialize", good)
         assert (await server.call(4, "agent/listSessions", {}))["result"] == {"sessions": []}
+    finally:
+        await server.close()
+
+
+async def test_sigterm_ends_the_server_as_the_end_of_input_does(
+    data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script([{"content": LONG_TEXT}], slow=True)
+    server = await RawServer.start()
+    try:
+        await server.initialize({"dataDir": str(data_dir), "fauxScript": str(faux_script.path)})
+        session_id = await server.new_session("new", workspace)
+        await server.call("prompt", "agent/prompt", {"sessionId": session_id, "text": "go"})
+        await server.wait_for(
+            lambda m: (
+                m.get("params", {}).get("event", {}).get("assistantMessageEvent", {}).get("type")
+                == "text_delta"
+            )
+        )
+        server.process.terminate()
+        assert await within(server.process.wait()) == 0
+        *_, last = stored_messages(data_dir, session_id)
+        assert last["role"] == "assistant" and last["stopReason"] == "aborted"
     finally:
         await server.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
@@ -206,6 +207,9 @@ class AgentServer(LanguageServer):
 
     async def _serve(self, fd: int, parser: FrameParser) -> None:
         self._reading = asyncio.create_task(self._read(fd, parser))
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
+            # An editor closing may terminate the server: end as at the end of input.
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.connection_lost)
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
         await self.close_sessions()
@@ -224,7 +228,7 @@ class AgentServer(LanguageServer):
             await asyncio.sleep(0)  # let the handlers just started run before the next message
 
     def connection_lost(self) -> None:
-        """The client stopped reading: end as at the end of input."""
+        """The client stopped reading (or sent SIGTERM): end as at the end of input."""
         if self._reading is not None:
             self._reading.cancel()
 
