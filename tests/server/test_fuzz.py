@@ -71,6 +71,7 @@ class Generator:
         self.nulls = 0
         """Responses with ``id: null`` that must come (at least; damaged framing adds some)."""
         self.kinds: Counter[str] = Counter()
+        self.methods: set[str] = set()
 
     def new_id(self) -> Any:
         self.counter += 1
@@ -151,6 +152,7 @@ class Generator:
 
     def agent(self) -> bytes:
         method = self.rng.choice(sorted(REQUESTS))
+        self.methods.add(method)
         return self._request(method, self.params_for(method))
 
     def lsp(self) -> bytes:
@@ -299,6 +301,7 @@ async def test_ten_thousand_generated_messages_are_each_answered_and_the_server_
             "response",
             "framing",
         }
+        assert generator.methods == set(REQUESTS)
 
         session_id = await server.new_session("last", workspace)
         answer = await server.call(
