@@ -86,7 +86,7 @@ async def test_write_is_atomic_a_failed_write_leaves_the_old_file_and_no_temp_fi
     target = tmp_path / "f.txt"
     target.write_text("original")
 
-    def failing_replace(src: str, dst: str) -> None:
+    def failing_replace(src: str, dst: str, **dir_fds: Any) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "replace", failing_replace)

@@ -201,7 +201,23 @@ class EditorWorkspace(DiskWorkspace):
         return self._open(resolved) is not None or await super().exists(resolved)
 
     def buffers(self) -> dict[str, str]:
-        return {str(doc.path): doc.text for doc in map(self._with_applied, self.editor.documents())}
+        """The open documents that pass the workspace's boundary check, as any path a tool is given.
+
+        The editor may have open a file outside the workspace, or one through a symlink
+        pointing out; ``grep`` and ``find`` must not show those, as ``read`` refuses them.
+        """
+        return {
+            str(doc.path): doc.text
+            for doc in map(self._with_applied, self.editor.documents())
+            if self._allowed(doc.path)
+        }
+
+    def _allowed(self, path: Path) -> bool:
+        try:
+            self.resolve(path)
+        except ToolInputError:
+            return False
+        return True
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None

@@ -4,10 +4,13 @@ The file-system work runs in a worker thread and checks the abort signal between
 directories. ``find`` and ``grep`` skip ``.git/`` and honour ``.gitignore`` files
 (the workspace root's, the ones between it and the search folder, and nested ones)
 through the small :class:`GitIgnore` matcher below, which implements the common
-gitignore rules. Both see the editor's open documents: ``grep`` searches an open
-document's buffer instead of its file, and both list open documents that are not
-saved to disk yet. ``grep`` lets ``rg`` (when installed) pick the files that have a
-match, then formats the matches itself, so its output is the same either way.
+gitignore rules. Both see the editor's open documents inside the workspace: ``grep``
+searches an open document's buffer instead of its file, and both list open documents
+that are not saved to disk yet. Folders and files are read through the workspace's
+checked disk access (:meth:`DiskWorkspace.list_folder`, :meth:`DiskWorkspace.open_file`),
+so neither tool shows what lies behind a symlink out of the workspace. ``grep`` lets
+``rg`` (when installed) pick the files that have a match, then formats the matches
+itself, so its output is the same either way.
 """
 
 from __future__ import annotations
@@ -22,9 +25,10 @@ from typing import Any
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
 from agentls.ai.abort import AbortError
+from agentls.tools.files import is_within
 from agentls.tools.read import split_lines
 from agentls.tools.ripgrep import files_with_matches, find_rg
-from agentls.tools.workspace import DiskWorkspace, ToolInputError
+from agentls.tools.workspace import DiskWorkspace, FileKind, ToolInputError
 
 DEFAULT_LS_LIMIT = 500
 DEFAULT_FIND_LIMIT = 1000
@@ -175,13 +179,6 @@ def _check(signal: AbortSignal | None) -> None:
         raise AbortError("Operation aborted")
 
 
-def _is_within(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([path, root]) == root
-    except ValueError:
-        return False
-
-
 def _ancestor_ignores(workspace: DiskWorkspace, folder: Path) -> tuple[GitIgnore, str]:
     """The rules of the ``.gitignore`` files from the workspace root down to ``folder``'s parent.
 
@@ -190,7 +187,7 @@ def _ancestor_ignores(workspace: DiskWorkspace, folder: Path) -> tuple[GitIgnore
     """
     root = str(workspace.root)
     target = str(folder)
-    if target == root or not _is_within(target, root):
+    if target == root or not is_within(target, root):
         return GitIgnore(), ""
     relative = Path(os.path.relpath(target, root)).as_posix()
     ignore = GitIgnore()
@@ -211,9 +208,11 @@ def walk_files(
     """Every file under ``folder`` that ``.gitignore`` files keep, as ``(relative path, absolute path)``.
 
     Skips ``.git`` and ignored folders without entering them; does not follow
-    symlinked folders. Open documents of ``buffers`` (absolute path -> text) under
-    ``folder`` that are not on disk yet are included. Checks ``signal`` before each
-    folder. Blocking: run it in a thread.
+    symlinked folders, nor links to files outside the workspace. Each folder is listed
+    through :meth:`DiskWorkspace.list_folder`, so a folder swapped for a symlink out
+    while the walk runs is skipped, not listed. Open documents of ``buffers`` (absolute
+    path -> text) under ``folder`` that are not on disk yet are included. Checks
+    ``signal`` before each folder. Blocking: run it in a thread.
     """
     ignore, prefix = _ancestor_ignores(workspace, folder)
     found: list[tuple[str, str]] = []
@@ -222,9 +221,8 @@ def walk_files(
         _check(signal)
         relative, absolute, rules = stack.pop()
         try:
-            with os.scandir(absolute) as iterator:
-                entries = list(iterator)
-        except OSError:
+            entries = workspace.list_folder(absolute)
+        except (OSError, ToolInputError):
             continue
         if any(entry.name == ".gitignore" for entry in entries):
             text = _read_gitignore(absolute)
@@ -233,26 +231,22 @@ def walk_files(
         for entry in entries:
             if entry.name == ".git":
                 continue
-            path = relative + entry.name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-                is_file = not is_dir and entry.is_file()
-            except OSError:
+            path, entry_path = relative + entry.name, os.path.join(absolute, entry.name)
+            is_dir = entry.is_dir and not entry.is_link
+            if not (is_dir or entry.is_file) or rules.ignored(prefix + path, is_dir):
                 continue
-            if not (is_dir or is_file) or rules.ignored(prefix + path, is_dir):
-                continue
-            if is_file and entry.is_symlink():
+            if entry.is_link:
                 try:
-                    workspace.resolve(entry.path)
+                    workspace.resolve(entry_path)
                 except ToolInputError:
                     continue  # a link to a file outside the workspace
             if is_dir:
-                stack.append((path + "/", entry.path, rules))
+                stack.append((path + "/", entry_path, rules))
             else:
-                found.append((path, entry.path))
+                found.append((path, entry_path))
     on_disk = {absolute for _, absolute in found}
     for absolute in buffers or {}:
-        if absolute not in on_disk and _is_within(absolute, str(folder)) and absolute != str(folder):
+        if absolute not in on_disk and is_within(absolute, str(folder)) and absolute != str(folder):
             found.append((Path(absolute).relative_to(folder).as_posix(), absolute))
     found.sort()
     return found
@@ -309,11 +303,18 @@ def _bool_arg(args: dict[str, Any], name: str) -> bool:
     return value
 
 
-def _folder(workspace: DiskWorkspace, path: str) -> Path:
+def _disk_kind(workspace: DiskWorkspace, path: str) -> tuple[Path, FileKind]:
+    """``path`` resolved and what it is on the disk; :class:`ToolInputError` if it does not exist."""
     resolved = workspace.resolve(path)
-    if not resolved.exists():
-        raise ToolInputError(f"Path not found: {path}")
-    if not resolved.is_dir():
+    try:
+        return resolved, workspace.stat_file(resolved).kind
+    except OSError:
+        raise ToolInputError(f"Path not found: {path}") from None
+
+
+def _folder(workspace: DiskWorkspace, path: str) -> Path:
+    resolved, kind = _disk_kind(workspace, path)
+    if kind != "directory":
         raise ToolInputError(f"Not a directory: {path}")
     return resolved
 
@@ -354,16 +355,9 @@ LS_PARAMETERS: dict[str, Any] = {
 }
 
 
-def _list_folder(folder: Path, signal: AbortSignal | None) -> list[str]:
+def _list_folder(workspace: DiskWorkspace, folder: Path, signal: AbortSignal | None) -> list[str]:
     _check(signal)
-    names: list[str] = []
-    with os.scandir(folder) as iterator:
-        for entry in iterator:
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            names.append(entry.name + "/" if is_dir else entry.name)
+    names = [entry.name + "/" if entry.is_dir else entry.name for entry in workspace.list_folder(folder)]
     names.sort(key=lambda name: (name.lower(), name))
     return names
 
@@ -380,7 +374,7 @@ def ls_tool(workspace: DiskWorkspace) -> AgentTool:
         limit = _int_arg(args, "limit", DEFAULT_LS_LIMIT)
         folder = await asyncio.to_thread(_folder, workspace, path)
         try:
-            names = await asyncio.to_thread(_list_folder, folder, signal)
+            names = await asyncio.to_thread(_list_folder, workspace, folder, signal)
         except OSError as error:
             raise ToolInputError(f"Cannot list {path}: {error.strerror or error}") from error
         _check(signal)
@@ -514,17 +508,17 @@ def _cut(line: str) -> str:
     return line if len(line) <= GREP_MAX_LINE_LENGTH else line[:GREP_MAX_LINE_LENGTH] + "…"
 
 
-def _file_lines(absolute: str, buffers: dict[str, str]) -> list[str] | None:
+def _file_lines(workspace: DiskWorkspace, absolute: str, buffers: dict[str, str]) -> list[str] | None:
     """The lines of a text file (of its open buffer if it has one), or ``None`` for a binary, too
-    large or unreadable one."""
+    large or unreadable one, or one reached through a symlink out of the workspace."""
     if absolute in buffers:
         return split_lines(buffers[absolute].removeprefix("\ufeff"))
     try:
-        if os.path.getsize(absolute) > GREP_MAX_FILE_BYTES:
-            return None
-        with open(absolute, "rb") as file:
+        with workspace.open_file(absolute) as file:
+            if os.fstat(file.fileno()).st_size > GREP_MAX_FILE_BYTES:
+                return None
             data = file.read()
-    except OSError:
+    except (OSError, ToolInputError):
         return None
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
         return None
@@ -540,6 +534,7 @@ class _GrepOutcome:
 
 
 def _grep(
+    workspace: DiskWorkspace,
     files: list[tuple[str, str]],
     buffers: dict[str, str],
     regex: re.Pattern[str],
@@ -552,7 +547,7 @@ def _grep(
     truncated = False
     for display, absolute in files:
         _check(signal)
-        lines = _file_lines(absolute, buffers)
+        lines = _file_lines(workspace, absolute, buffers)
         if not lines:
             continue
         hits: list[int] = []
@@ -624,9 +619,7 @@ def grep_tool(workspace: DiskWorkspace, rg: str | None = _FIND_RG) -> AgentTool:
         def search() -> _GrepOutcome:
             if str(resolved) in buffers:
                 files = [(path, str(resolved))]
-            elif not resolved.exists():
-                raise ToolInputError(f"Path not found: {path}")
-            elif resolved.is_dir():
+            elif _disk_kind(workspace, path)[1] == "directory":
                 files = walk_files(workspace, resolved, signal, buffers)
                 if matcher is not None:
                     files = [(rel, absolute) for rel, absolute in files if matcher.fullmatch(rel)]
@@ -647,7 +640,7 @@ def grep_tool(workspace: DiskWorkspace, rg: str | None = _FIND_RG) -> AgentTool:
                         ]
             else:
                 files = [(path, str(resolved))]
-            return _grep(files, buffers, regex, context, limit, signal)
+            return _grep(workspace, files, buffers, regex, context, limit, signal)
 
         outcome = await asyncio.to_thread(search)
         _check(signal)

@@ -8,7 +8,9 @@ disk, so the interface is kept small and async.
 
 Every path a model sends is resolved against the workspace root by
 :meth:`Workspace.resolve`, which refuses paths that leave the root unless the
-session allows it.
+session allows it. The disk is then reached through :mod:`agentls.tools.files`,
+which checks what it opens rather than the name, so a symlink swapped after the
+check still cannot lead a read or a write out of the root.
 """
 
 from __future__ import annotations
@@ -16,14 +18,17 @@ from __future__ import annotations
 import asyncio
 import os
 import stat as stat_module
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, BinaryIO, Literal, Protocol, TypeAlias, TypeVar, runtime_checkable
 
 from agentls.ai.abort import AbortSignal
-from agentls.tools.files import write_text_atomic
+from agentls.tools import files
+from agentls.tools.files import FolderEntry, SymlinkEscape, is_within
 
 FileKind: TypeAlias = Literal["file", "directory", "other"]
+T = TypeVar("T")
 
 
 class ToolInputError(ValueError):
@@ -103,17 +108,30 @@ class Workspace(Protocol):
     def buffers(self) -> dict[str, str]:
         """The text of every open editor document, by absolute path (empty for the disk).
 
-        A snapshot taken on the event loop, so that searches running in worker
-        threads can use it.
+        Only documents :meth:`resolve` accepts: none outside the workspace, or reached
+        through a symlink pointing out, unless the session allows outside paths. A
+        snapshot taken on the event loop, so that searches running in worker threads can
+        use it.
         """
         ...
 
 
-def _is_within(path: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([path, root]) == root
-    except ValueError:  # different drives on Windows
-        return False
+def _file_stat(result: os.stat_result) -> FileStat:
+    kind: FileKind
+    if stat_module.S_ISREG(result.st_mode):
+        kind = "file"
+    elif stat_module.S_ISDIR(result.st_mode):
+        kind = "directory"
+    else:
+        kind = "other"
+    return FileStat(kind=kind, size=result.st_size, mtime=result.st_mtime)
+
+
+def _through_symlink(path: str, real: str, root: Path) -> ToolInputError:
+    return ToolInputError(
+        f"path {path} resolves through a symlink to {real}, which is outside the workspace "
+        f"{root}; only files inside the workspace can be used"
+    )
 
 
 class DiskWorkspace:
@@ -154,43 +172,72 @@ class DiskWorkspace:
         resolved = Path(os.path.normpath(os.path.join(self._root, expanded)))
         if self.allow_outside:
             return resolved
-        if not _is_within(str(resolved), str(self._root)) and not _is_within(str(resolved), self._real_root):
+        if not is_within(str(resolved), str(self._root)) and not is_within(str(resolved), self._real_root):
             raise ToolInputError(
                 f"path {text} is outside the workspace {self._root}; "
                 "only files inside the workspace can be used (use a path relative to the workspace root)"
             )
         real = os.path.realpath(resolved)
-        if not _is_within(real, self._real_root):
-            raise ToolInputError(
-                f"path {text} resolves through a symlink to {real}, which is outside the workspace "
-                f"{self._root}; only files inside the workspace can be used"
-            )
+        if not is_within(real, self._real_root):
+            raise _through_symlink(text, real, self._root)
         return resolved
+
+    def _disk(self, operation: Callable[..., T], path: str | Path, *args: Any) -> T:
+        """``operation(path, *args, root=...)`` of :mod:`agentls.tools.files` on ``path`` resolved.
+
+        The path is spelled under the real root, where the walk of the disk starts, and a
+        symlink out found on the way (one swapped in since :meth:`resolve`) is refused.
+        """
+        resolved = self.resolve(path)
+        if self.allow_outside:
+            return operation(resolved, *args, root=None)
+        real = str(resolved)
+        if not is_within(real, self._real_root):
+            real = os.path.normpath(os.path.join(self._real_root, os.path.relpath(real, self._root)))
+        try:
+            return operation(real, *args, root=self._real_root)
+        except SymlinkEscape as error:
+            raise _through_symlink(str(path), error.target, self._root) from None
+
+    def open_file(self, path: str | Path) -> BinaryIO:
+        """``path`` opened for reading from the disk, checked on what was opened. Blocking."""
+        return self._disk(files.open_file, path)
+
+    def stat_file(self, path: str | Path) -> FileStat:
+        """The disk's :class:`FileStat` of ``path`` (symlinks followed while inside). Blocking."""
+        return _file_stat(self._disk(files.stat_file, path))
+
+    def list_folder(self, path: str | Path) -> list[FolderEntry]:
+        """The entries of the folder ``path`` on the disk. Blocking."""
+        return self._disk(files.list_folder, path)
+
+    def _exists(self, path: str | Path) -> bool:
+        try:
+            self.stat_file(path)
+        except OSError:
+            return False
+        return True
+
+    def _read(self, path: str | Path) -> bytes:
+        with self.open_file(path) as file:
+            return file.read()
 
     async def read_bytes(self, path: str | Path) -> bytes:
         return (await self.read_document(path)).data
 
     async def stat(self, path: str | Path) -> FileStat:
-        result = await asyncio.to_thread(os.stat, self.resolve(path))
-        kind: FileKind
-        if stat_module.S_ISREG(result.st_mode):
-            kind = "file"
-        elif stat_module.S_ISDIR(result.st_mode):
-            kind = "directory"
-        else:
-            kind = "other"
-        return FileStat(kind=kind, size=result.st_size, mtime=result.st_mtime)
+        return await asyncio.to_thread(self.stat_file, path)
 
     async def exists(self, path: str | Path) -> bool:
-        return await asyncio.to_thread(os.path.exists, self.resolve(path))
+        return await asyncio.to_thread(self._exists, path)
 
     async def read_document(self, path: str | Path) -> Document:
-        return Document(await asyncio.to_thread(self.resolve(path).read_bytes))
+        return Document(await asyncio.to_thread(self._read, path))
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
     ) -> None:
-        await asyncio.to_thread(write_text_atomic, self.resolve(path), text)
+        await asyncio.to_thread(self._disk, files.write_text_atomic, path, text)
 
     def buffers(self) -> dict[str, str]:
         return {}
