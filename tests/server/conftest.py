@@ -192,13 +192,14 @@ class Recorder:
         return [p for p in self.of(session_id, "agent/event") if run_id is None or p["runId"] == run_id]
 
 
-async def server_process(**options: Any) -> asyncio.subprocess.Process:
-    """``agentls serve`` as a subprocess whose stdin and stdout the test speaks on."""
+async def server_process(*args: str, **options: Any) -> asyncio.subprocess.Process:
+    """``agentls serve ARGS`` as a subprocess whose stdin and stdout the test speaks on."""
     return await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "agentls",
         "serve",
+        *args,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         **options,

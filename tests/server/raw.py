@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.server.conftest import WAIT
+from tests.server.conftest import WAIT, server_process
 
 Message = dict[str, Any]
 
@@ -69,18 +68,7 @@ class RawServer:
 
     @classmethod
     async def start(cls, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> RawServer:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "agentls",
-            "serve",
-            *args,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=env,
-            cwd=cwd,
-        )
+        process = await server_process(*args, stderr=asyncio.subprocess.PIPE, env=env, cwd=cwd)
         return cls(process)
 
     async def _read(self) -> None:

@@ -52,6 +52,21 @@ STRINGS = [
 ]
 """Strings with a meaning somewhere (queue modes, levels) and paths no file system takes."""
 
+KINDS = {
+    "agent": 40,
+    "lsp": 6,
+    "garbage": 5,
+    "deep": 3,
+    "huge": 1,
+    "odd_id": 6,
+    "batch": 4,
+    "notify_id": 4,
+    "notify": 8,
+    "response": 3,
+    "framing": 6,
+}
+"""The kinds of message (a method of :class:`Generator` each) and how often each is sent."""
+
 FILLER = frame({"jsonrpc": "2.0", "method": "$/fuzz/filler", "params": {"pad": "." * 200}})
 """Sent after damaged framing: whatever the damage swallows of what follows, it ends inside this."""
 
@@ -126,22 +141,7 @@ class Generator:
     # --- messages --------------------------------------------------------------------------
 
     def message(self) -> bytes:
-        kind = self.rng.choices(
-            [
-                "agent",
-                "lsp",
-                "garbage",
-                "deep",
-                "huge",
-                "odd_id",
-                "batch",
-                "notify_id",
-                "notify",
-                "response",
-                "framing",
-            ],
-            weights=[40, 6, 5, 3, 1, 6, 4, 4, 8, 3, 6],
-        )[0]
+        kind = self.rng.choices(list(KINDS), weights=list(KINDS.values()))[0]
         self.kinds[kind] += 1
         return getattr(self, kind)()
 
@@ -288,19 +288,7 @@ async def test_ten_thousand_generated_messages_are_each_answered_and_the_server_
             assert server.process.returncode is None, f"the server ended after message {start + BATCH}"
         await server.until(lambda: not generator.expected - answered(server), seconds=60)
         check(server, generator)
-        assert set(generator.kinds) == {
-            "agent",
-            "lsp",
-            "garbage",
-            "deep",
-            "huge",
-            "odd_id",
-            "batch",
-            "notify_id",
-            "notify",
-            "response",
-            "framing",
-        }
+        assert set(generator.kinds) == set(KINDS)
         assert generator.methods == set(REQUESTS)
 
         session_id = await server.new_session("last", workspace)

@@ -227,6 +227,19 @@ async def run_with_an_editor(
     return server, session_id, answer["result"]["runId"]
 
 
+async def write_an_open_file(
+    data_dir: Path, faux_script: FauxScript, workspace: Path, **options: Any
+) -> tuple[RawServer, str, str, Path]:
+    """A run whose ``write`` changes ``notes.txt``, open in the editor; (server, session, run, the file)."""
+    target = workspace / "notes.txt"
+    target.write_text("old text\n")
+    call = tool_call("w", "write", {"path": "notes.txt", "content": "new text\n"})
+    server, session_id, run_id = await run_with_an_editor(
+        data_dir, faux_script, workspace, call, open_files=(target,), **options
+    )
+    return server, session_id, run_id, target
+
+
 def tool_results(server: RawServer, session_id: str) -> list[dict[str, Any]]:
     """The ``tool_execution_end`` events of a session."""
     return [e for e in server.events(session_id) if e["type"] == "tool_execution_end"]
@@ -278,15 +291,7 @@ async def test_a_client_cancelling_a_permission_question_rejects_the_call(
 async def test_an_apply_edit_answer_other_than_applied_true_writes_nothing(
     data_dir: Path, faux_script: FauxScript, workspace: Path, answer: Any, reason: str
 ) -> None:
-    target = workspace / "notes.txt"
-    target.write_text("old text\n")
-    server, session_id, run_id = await run_with_an_editor(
-        data_dir,
-        faux_script,
-        workspace,
-        tool_call("w", "write", {"path": "notes.txt", "content": "new text\n"}),
-        open_files=(target,),
-    )
+    server, session_id, run_id, target = await write_an_open_file(data_dir, faux_script, workspace)
     try:
         edit = await server.server_request("workspace/applyEdit")
         if answer == "cancel":
@@ -304,15 +309,8 @@ async def test_an_apply_edit_answer_other_than_applied_true_writes_nothing(
 async def test_an_unanswered_apply_edit_times_out_with_a_tool_error(
     data_dir: Path, faux_script: FauxScript, workspace: Path
 ) -> None:
-    target = workspace / "notes.txt"
-    target.write_text("old text\n")
-    server, session_id, run_id = await run_with_an_editor(
-        data_dir,
-        faux_script,
-        workspace,
-        tool_call("w", "write", {"path": "notes.txt", "content": "new text\n"}),
-        open_files=(target,),
-        applyEditTimeoutMs=200,
+    server, session_id, run_id, target = await write_an_open_file(
+        data_dir, faux_script, workspace, applyEditTimeoutMs=200
     )
     try:
         edit = await server.server_request("workspace/applyEdit")
