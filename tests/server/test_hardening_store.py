@@ -166,6 +166,8 @@ async def test_damaged_entry_lines_are_skipped_when_loading(
         await server_log.wait_for(f"{path} line {number}: skipped (")
     await server_log.wait_for(f"{path} line {good_lines + 3}: skipped (not JSON that can be read: NaN")
     await server_log.wait_for(f"{path} line {good_lines + len(damaged) + 1}: skipped (not UTF-8")
+    # one warning per damaged line and load (the file is read once)
+    assert sum(f"{path} line {good_lines + 1}: skipped" in line for line in server_log.lines) == 1
 
     # the loaded session runs, appends after the damage, and loads again with it skipped
     assert (await within(other.prompt(session, "And now?", wait=True))).stop_reason == "stop"

@@ -161,8 +161,7 @@ class SessionManager:
         if session_id in self.sessions:
             return self.sessions[session_id]
         try:
-            loaded = await asyncio.to_thread(self.store.load, session_id)
-            writer = await asyncio.to_thread(self.store.open_writer, session_id)
+            loaded, writer = await asyncio.to_thread(self.store.load_for_append, session_id)
         except SessionNotFound as error:
             raise SessionError("unknownSession", str(error)) from error
         except SessionStoreError as error:

@@ -753,7 +753,15 @@ class SessionStore:
         entry starts on a line of its own.
         """
         path = self._path(session_id)
+        return self._writer_after(path, session_id, _read_session_file(path, session_id))
+
+    def load_for_append(self, session_id: str) -> tuple[LoadedSession, SessionWriter]:
+        """:meth:`load` and :meth:`open_writer` in one reading of the file (one warning per damaged line)."""
+        path = self._path(session_id)
         result = _read_session_file(path, session_id)
+        return result.loaded, self._writer_after(path, session_id, result)
+
+    def _writer_after(self, path: Path, session_id: str, result: _ReadResult) -> SessionWriter:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | _BINARY)
         except FileNotFoundError:
