@@ -253,8 +253,9 @@ class AgentClient:
         """Shut the server down cleanly (``shutdown``, ``exit``) and wait for it."""
         if not self._started:
             return
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception):  # refused (e.g. before a successful initialize): exit anyway
             await asyncio.wait_for(self._call("shutdown", None), 10)
+        with contextlib.suppress(Exception):
             self._rpc.protocol.notify("exit", None)
         self._started = False
         server = self._rpc._server
