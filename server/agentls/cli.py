@@ -129,6 +129,8 @@ async def _run(args: argparse.Namespace) -> int:
                         _write_json({"method": note.method, "params": note.params})
                     elif note.method == "agent/event":
                         printer(note.params["event"])
+                    elif note.method == "agent/compaction":
+                        printer.compaction(note.params)
                     if note.method == "agent/settled" and note.params.get("runId") == run_id:
                         break
             settled = await client.wait_settled(run_id) if run_id else None

@@ -28,9 +28,18 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
 
 from agentls.protocol import (
+    AbortBashResult,
     AbortResult,
+    BashEndNotification,
+    BashParams,
+    BashResult,
     ClearQueueParams,
+    CommandInfo,
+    CompactionSettings,
+    CompactParams,
+    CompactResult,
     GetMessagesParams,
+    ListCommandsResult,
     ListModelsParams,
     ListSessionsParams,
     ListSessionsResult,
@@ -60,7 +69,14 @@ from agentls.protocol import (
 
 R = TypeVar("R", bound=BaseModel)
 
-NOTIFICATION_METHODS = ("agent/event", "agent/queue", "agent/settled")
+NOTIFICATION_METHODS = (
+    "agent/event",
+    "agent/queue",
+    "agent/settled",
+    "agent/bashOutput",
+    "agent/bashEnd",
+    "agent/compaction",
+)
 
 
 SERVER_LOG = logging.getLogger("agentls.client.server_log")
@@ -106,6 +122,17 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _ending(note: Notification) -> tuple[str, BaseModel] | None:
+    """``(runId, settled)`` for an ``agent/settled``, ``(bashId, end)`` for an ``agent/bashEnd``."""
+    if note.method == "agent/settled":
+        settled = SettledNotification.model_validate(note.params)
+        return settled.run_id, settled
+    if note.method == "agent/bashEnd":
+        end = BashEndNotification.model_validate(note.params)
+        return end.bash_id, end
+    return None
+
+
 def default_server_command() -> list[str]:
     return [sys.executable, "-m", "agentls", "serve"]
 
@@ -145,8 +172,9 @@ class AgentClient:
         self._exited = asyncio.Event()
         self._exit_reason = "the agentls server has exited"
         self._subscribers: list[asyncio.Queue[Notification | None]] = []
-        self._settled: dict[str, SettledNotification] = {}
-        self._settled_waiters: dict[str, list[asyncio.Future[SettledNotification]]] = {}
+        self._ended: dict[str, BaseModel] = {}
+        """The ``agent/settled`` of each run and the ``agent/bashEnd`` of each command, by their ids."""
+        self._end_waiters: dict[str, list[asyncio.Future[BaseModel]]] = {}
         self._started = False
         for method in NOTIFICATION_METHODS:
             self._rpc.feature(method)(self._receiver(method))
@@ -174,12 +202,12 @@ class AgentClient:
         return receive
 
     def _dispatch(self, note: Notification) -> None:
-        if note.method == "agent/settled":
-            settled = SettledNotification.model_validate(note.params)
-            self._settled[settled.run_id] = settled
-            for waiter in self._settled_waiters.pop(settled.run_id, []):
+        if (ending := _ending(note)) is not None:
+            key, end = ending
+            self._ended[key] = end
+            for waiter in self._end_waiters.pop(key, []):
                 if not waiter.done():
-                    waiter.set_result(settled)
+                    waiter.set_result(end)
         for queue in self._subscribers:
             queue.put_nowait(note)
 
@@ -187,11 +215,11 @@ class AgentClient:
         """The server is gone: fail what waits for it and end the subscriptions."""
         self._exit_reason = f"the agentls server exited (return code {returncode})"
         self._exited.set()
-        for waiters in self._settled_waiters.values():
+        for waiters in self._end_waiters.values():
             for waiter in waiters:
                 if not waiter.done():
                     waiter.set_exception(AgentClientError(self._exit_reason, kind="connection"))
-        self._settled_waiters.clear()
+        self._end_waiters.clear()
         for queue in self._subscribers:
             queue.put_nowait(None)
 
@@ -320,18 +348,27 @@ class AgentClient:
         model: ModelRef | tuple[str, str] | None = None,
         thinking_level: str | None = None,
         system_prompt: str | None = None,
+        append_system_prompt: str | None = None,
+        context_files: bool | None = None,
         permissions: dict[str, str] | None = None,
         allow_outside_workspace: bool | None = None,
+        compaction: CompactionSettings | None = None,
     ) -> str:
-        """Create a session; ``permissions`` (``{tool: allow|ask|deny}``) is stored with it."""
+        """Create a session; ``permissions`` (``{tool: allow|ask|deny}``) is stored with it.
+
+        ``context_files=False`` leaves the project instructions (``AGENTS.md``) out of its prompt.
+        """
         ref = ModelRef(provider=model[0], id=model[1]) if isinstance(model, tuple) else model
         params = NewSessionParams(
             cwd=cwd,
             model=ref,
             thinking_level=thinking_level,
             system_prompt=system_prompt,
+            append_system_prompt=append_system_prompt,
+            context_files=context_files,
             permissions=permissions,
             allow_outside_workspace=allow_outside_workspace,
+            compaction=compaction,
         )  # type: ignore[arg-type]
         return (await self.request("agent/newSession", params, NewSessionResult)).session_id
 
@@ -411,16 +448,53 @@ class AgentClient:
     async def get_stats(self, session_id: str) -> StatsResult:
         return await self.request("agent/getStats", SessionParams(session_id=session_id), StatsResult)
 
+    async def compact(self, session_id: str, instructions: str | None = None) -> CompactResult:
+        """Compact the session's context now; returns when the summary is in (``compactionFailed`` if not)."""
+        params = CompactParams(session_id=session_id, instructions=instructions)
+        return await self.request("agent/compact", params, CompactResult)
+
+    async def list_commands(self, session_id: str) -> list[CommandInfo]:
+        """The prompt templates and skills a prompt can start with (``/name``, ``/skill:name``)."""
+        params = SessionParams(session_id=session_id)
+        return (await self.request("agent/listCommands", params, ListCommandsResult)).commands
+
+    async def bash(
+        self, session_id: str, command: str, *, exclude_from_context: bool = False, wait: bool = False
+    ) -> BashResult | BashEndNotification:
+        """Run the user's ``command`` (``!cmd``; ``!!cmd`` with ``exclude_from_context``).
+
+        With ``wait=True`` return its ``agent/bashEnd`` (``message`` is the ``bashExecution``).
+        """
+        params = BashParams(session_id=session_id, command=command, exclude_from_context=exclude_from_context)
+        started = await self.request("agent/bash", params, BashResult)
+        return await self.wait_bash_end(started.bash_id) if wait else started
+
+    async def abort_bash(self, session_id: str) -> bool:
+        """Stop the session's running command; whether one was running (answered after its bashEnd)."""
+        params = SessionParams(session_id=session_id)
+        return (await self.request("agent/abortBash", params, AbortBashResult)).aborted
+
     # --- notifications -------------------------------------------------------------------
 
     async def wait_settled(self, run_id: str) -> SettledNotification:
         """Wait for the ``agent/settled`` of ``run_id`` (returns at once if it already came)."""
-        if run_id in self._settled:
-            return self._settled[run_id]
+        settled = await self._wait_end(run_id, f"run {run_id} will not settle")
+        assert isinstance(settled, SettledNotification)
+        return settled
+
+    async def wait_bash_end(self, bash_id: str) -> BashEndNotification:
+        """Wait for the ``agent/bashEnd`` of ``bash_id`` (returns at once if it already came)."""
+        end = await self._wait_end(bash_id, f"command {bash_id} will not end")
+        assert isinstance(end, BashEndNotification)
+        return end
+
+    async def _wait_end(self, key: str, never: str) -> BaseModel:
+        if key in self._ended:
+            return self._ended[key]
         if self._exited.is_set():
-            raise AgentClientError(f"{self._exit_reason}; run {run_id} will not settle", kind="connection")
-        waiter: asyncio.Future[SettledNotification] = asyncio.get_running_loop().create_future()
-        self._settled_waiters.setdefault(run_id, []).append(waiter)
+            raise AgentClientError(f"{self._exit_reason}; {never}", kind="connection")
+        waiter: asyncio.Future[BaseModel] = asyncio.get_running_loop().create_future()
+        self._end_waiters.setdefault(key, []).append(waiter)
         return await waiter
 
     @contextlib.asynccontextmanager

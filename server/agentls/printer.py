@@ -28,6 +28,29 @@ def _preview(text: str, max_lines: int = 6) -> str:
     return "\n".join(shown)
 
 
+def _bash_line(message: dict[str, Any]) -> str:
+    """A command the user ran (``agent/bash``), as one line."""
+    status = "cancelled" if message.get("cancelled") else f"exit {message.get('exitCode')}"
+    excluded = ", not sent to the model" if message.get("excludeFromContext") else ""
+    command = escape(str(message.get("command")))
+    return f"[magenta]bashExecution[/magenta] $ {command} [dim]({status}{excluded})[/dim]"
+
+
+def compaction_line(note: dict[str, Any]) -> str:
+    """The end of a compaction (an ``agent/compaction`` notification's params), as one line."""
+    reason = escape(str(note.get("reason")))
+    if note.get("errorMessage"):
+        outcome = f"[red]{escape(str(note['errorMessage']))}[/red]"
+    elif note.get("aborted"):
+        outcome = "[yellow]aborted[/yellow]"
+    else:
+        after = note.get("tokensAfter")
+        outcome = f"{note.get('tokensBefore')} → {after if after is not None else '?'} tokens"
+        if note.get("willRetry"):
+            outcome += ", retrying"
+    return f"[bold]compaction[/bold] [dim]({reason})[/dim] {outcome}"
+
+
 class EventPrinter:
     """Prints one agent event (a wire dict) at a time."""
 
@@ -58,6 +81,12 @@ class EventPrinter:
                 name = escape(str(call.get("name")))
                 c.print(f"  [dim]│[/dim] [cyan]tool call[/cyan] {name} {escape(arguments)}")
 
+    def compaction(self, note: dict[str, Any]) -> None:
+        """An ``agent/compaction`` notification: one line when it ends."""
+        if note.get("phase") == "end":
+            self._end_stream()
+            self.console.print(compaction_line(note))
+
     def __call__(self, event: dict[str, Any]) -> None:
         c = self.console
         kind = event.get("type")
@@ -73,6 +102,8 @@ class EventPrinter:
             suffix = f" [red]{escape(message['errorMessage'])}[/red]" if message.get("errorMessage") else ""
             stop = f"[dim]stopReason={message.get('stopReason')}[/dim]"
             c.print(f"[bold]{kind}[/bold] [magenta]assistant[/magenta] {stop}{suffix}")
+        elif kind == "message_end" and message.get("role") == "bashExecution":
+            c.print(f"[bold]{kind}[/bold] {_bash_line(message)}")
         elif kind == "tool_execution_start":
             arguments = json.dumps(event.get("args"), ensure_ascii=False, separators=(",", ":"))
             c.print(

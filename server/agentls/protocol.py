@@ -49,6 +49,7 @@ ErrorKind = Literal[
     "unknownQueueItem",
     "storage",
     "invalidParams",
+    "compactionFailed",
 ]
 
 
@@ -58,6 +59,17 @@ ErrorKind = Literal[
 class ModelRef(ProtocolModel):
     provider: str
     id: str
+
+
+class CompactionSettings(ProtocolModel):
+    """Pi's compaction settings; a client may send any of them (the rest keep their defaults)."""
+
+    enabled: bool = True
+    """Compact automatically when the context nears the model's window (``agent/compact`` works anyway)."""
+    reserve_tokens: int = Field(16384, ge=0)
+    """Compact when fewer tokens than this are left free in the window (room for the answer)."""
+    keep_recent_tokens: int = Field(20000, ge=0)
+    """About how many tokens of the newest messages a compaction keeps as they are."""
 
 
 class InitializationOptions(ProtocolModel):
@@ -73,12 +85,17 @@ class InitializationOptions(ProtocolModel):
     faux_script: str | None = None
     """A faux script (JSON) for the offline ``faux`` provider (env ``AGENTLS_FAUX_SCRIPT``)."""
     system_prompt: str | None = None
+    """Replaces agentls's base system prompt in new sessions (project instructions, skills follow)."""
+    append_system_prompt: str | None = None
+    """Text added to the system prompt of new sessions."""
     permissions: dict[str, PermissionMode] | None = None
     """Permission mode per tool name, over the defaults (read-only tools allow, ``bash`` ask)."""
     allow_outside_workspace: bool | None = None
     """Let the tools use paths outside a session's folder (default: refused)."""
     apply_edit_timeout_ms: int = Field(60_000, gt=0)
     """How long a tool waits for the answer to ``workspace/applyEdit`` or ``agent/saveDocuments``."""
+    compaction: CompactionSettings | None = None
+    """Compaction settings of sessions that set none of their own."""
 
 
 class ClientAgentCapabilities(ProtocolModel):
@@ -100,10 +117,15 @@ class NewSessionParams(ProtocolModel):
     model: ModelRef | None = None
     thinking_level: ThinkingLevelName | None = None
     system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    context_files: bool | None = None
+    """Read the project instructions (``AGENTS.md``, ``CLAUDE.md``) into the system prompt (default true)."""
     permissions: dict[str, PermissionMode] | None = None
     """Permission modes of this session, over the server's."""
     allow_outside_workspace: bool | None = None
     """Let the tools use paths outside ``cwd``; writes there ask first (default: the server's option)."""
+    compaction: CompactionSettings | None = None
+    """This session's compaction settings instead of the server's (stored with the session)."""
 
 
 class SessionParams(ProtocolModel):
@@ -225,6 +247,8 @@ class StateResult(ResultModel):
     thinking_level: ThinkingLevelName
     system_prompt: str
     is_running: bool
+    is_compacting: bool = False
+    """A compaction's summary is being made (in a run, or for ``agent/compact``)."""
     run_id: str | None = None
     steering_mode: QueueModeName
     follow_up_mode: QueueModeName
@@ -232,6 +256,24 @@ class StateResult(ResultModel):
     pending_tool_calls: list[str]
     error_message: str | None = None
     queue: QueueState
+    context_files: list[str] = Field(default_factory=list)
+    """The absolute paths of the project instructions in the system prompt."""
+
+
+class CommandInfo(ResultModel):
+    """A prompt template or a skill, for editors to complete after ``/``."""
+
+    name: str
+    """What follows the ``/``: the template's name, or ``skill:`` and the skill's name."""
+    description: str
+    kind: Literal["template", "skill"]
+    argument_hint: str | None = None
+    path: str
+    """The template's or skill's file."""
+
+
+class ListCommandsResult(ResultModel):
+    commands: list[CommandInfo]
 
 
 class SetModelParams(SessionParams):
@@ -276,6 +318,68 @@ class StatsResult(ResultModel):
     """Dollars, summed over the session's assistant messages."""
     context: ContextStats
     """The current context size (the last response's prompt and output) against the model's window."""
+
+
+# --- the user's commands ----------------------------------------------------------------
+
+
+class BashParams(SessionParams):
+    command: str
+    exclude_from_context: bool = False
+    """Pi's ``!!cmd``: the message stays in the transcript and is never sent to the model."""
+
+
+class BashResult(ResultModel):
+    bash_id: str
+
+
+class AbortBashResult(ResultModel):
+    aborted: bool
+    """Whether a command was running; answered once its ``agent/bashEnd`` has been sent."""
+
+
+# --- compaction --------------------------------------------------------------------------
+
+
+class CompactParams(SessionParams):
+    instructions: str | None = None
+    """What the summary should focus on (Pi's ``/compact [instructions]``)."""
+
+
+class CompactResult(ResultModel):
+    summary: str
+    first_kept_entry_id: str
+    """The session-file entry of the first message kept as it is."""
+    tokens_before: int
+    """The context's size before (the last response's usage plus an estimate of what came after)."""
+    tokens_after: int | None = None
+    """An estimate of the context's size after (summary and kept messages, four characters a token)."""
+
+
+CompactionReason = Literal["threshold", "overflow", "manual"]
+
+
+class CompactionNotification(ResultModel):
+    """``agent/compaction``: a compaction starts (``phase: "start"``) or ends (``"end"``)."""
+
+    session_id: str
+    run_id: str | None = None
+    """The run it happens in; absent for ``agent/compact``."""
+    phase: Literal["start", "end"]
+    reason: CompactionReason
+    tokens_before: int
+    tokens_after: int | None = None
+    """On a successful end."""
+    summary: str | None = None
+    """On a successful end."""
+    first_kept_entry_id: str | None = None
+    """On a successful end."""
+    will_retry: bool | None = None
+    """On a successful end of an ``overflow`` compaction: the failed request is sent again."""
+    aborted: bool | None = None
+    """On an end: the compaction was aborted; the session is as it was."""
+    error_message: str | None = None
+    """On an end: the compaction failed; the session is as it was."""
 
 
 # --- permissions -------------------------------------------------------------------------
@@ -341,7 +445,8 @@ class RevokeResult(ResultModel):
 
 class EventNotification(ResultModel):
     session_id: str
-    run_id: str
+    run_id: str | None
+    """``null`` for the events of a message that joins the transcript between runs (``agent/bash``)."""
     seq: int
     event: dict[str, Any]
 
@@ -357,6 +462,20 @@ class SettledNotification(ResultModel):
     run_id: str
     stop_reason: str
     error_message: str | None = None
+
+
+class BashOutputNotification(ResultModel):
+    session_id: str
+    bash_id: str
+    chunk: str
+    """The next piece of the command's output, as it arrives (all of it, even what the message cuts)."""
+
+
+class BashEndNotification(ResultModel):
+    session_id: str
+    bash_id: str
+    message: dict[str, Any]
+    """The ``bashExecution`` message."""
 
 
 REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
@@ -378,6 +497,10 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/setThinkingLevel": (SetThinkingLevelParams, StateResult),
     "agent/setQueueModes": (SetQueueModesParams, StateResult),
     "agent/getStats": (SessionParams, StatsResult),
+    "agent/compact": (CompactParams, CompactResult),
+    "agent/listCommands": (SessionParams, ListCommandsResult),
+    "agent/bash": (BashParams, BashResult),
+    "agent/abortBash": (SessionParams, AbortBashResult),
     "agent/listPermissionRules": (ListPermissionRulesParams, PermissionRulesResult),
     "agent/revokePermissionRule": (RevokePermissionRuleParams, RevokeResult),
 }
@@ -387,6 +510,9 @@ NOTIFICATIONS: dict[str, type[BaseModel]] = {
     "agent/event": EventNotification,
     "agent/queue": QueueNotification,
     "agent/settled": SettledNotification,
+    "agent/compaction": CompactionNotification,
+    "agent/bashOutput": BashOutputNotification,
+    "agent/bashEnd": BashEndNotification,
 }
 """Every server -> client notification."""
 

@@ -535,6 +535,10 @@ SESSION_REQUESTS: dict[str, dict[str, Any]] = {
     "agent/setThinkingLevel": {"level": "low"},
     "agent/setQueueModes": {"steering": "all"},
     "agent/getStats": {},
+    "agent/listCommands": {},
+    "agent/compact": {},
+    "agent/bash": {"command": "echo hi"},
+    "agent/abortBash": {},
 }
 
 
@@ -575,7 +579,8 @@ async def test_state_messages_stats_models_and_settings(shared: Shared, workspac
     assert state.session_id == session
     assert state.cwd == str(workspace)
     assert (state.model.provider, state.model.id) == ("faux", "faux-1")
-    assert state.thinking_level == "low" and state.system_prompt == "Be brief."
+    assert state.thinking_level == "low" and state.system_prompt.startswith("Be brief.\n")
+    assert state.system_prompt.endswith(f"\nCurrent working directory: {workspace}\n")
     assert not state.is_running and state.run_id is None and state.error_message is None
     assert (state.steering_mode, state.follow_up_mode) == ("one-at-a-time", "one-at-a-time")
     assert state.message_count == 0 and state.pending_tool_calls == []

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
-from agentls.tools.bash import MAX_BYTES, MAX_LINES, BashCommandError, bash_tool, truncate_tail
+from agentls.tools.bash import BashCommandError, bash_tool
 from agentls.tools.processes import KILL_GRACE, ProcessTracker
+from agentls.tools.shell import MAX_BYTES, MAX_LINES, truncate_tail
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 

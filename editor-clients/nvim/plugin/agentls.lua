@@ -16,10 +16,23 @@ local function command(name, action, opts)
   end, opts)
 end
 
-command("AgentPrompt", "prompt", { nargs = "*", desc = "agentls: send a prompt (asks for it without text)" })
-command("AgentSteer", "steer", { nargs = "*", desc = "agentls: steer the running agent" })
-command("AgentFollowUp", "follow_up", { nargs = "*", desc = "agentls: queue a follow-up message" })
-command("AgentAbort", "abort", { nargs = 0, desc = "agentls: abort the run" })
+local function complete_prompt(lead, line, pos)
+  return require("agentls.complete").command_line(lead, line, pos)
+end
+
+command("AgentPrompt", "prompt", {
+  nargs = "*",
+  desc = "agentls: send a prompt, or run !command (asks for it without text)",
+  complete = complete_prompt,
+})
+command("AgentSteer", "steer", { nargs = "*", desc = "agentls: steer the running agent", complete = complete_prompt })
+command("AgentFollowUp", "follow_up", {
+  nargs = "*",
+  desc = "agentls: queue a follow-up message",
+  complete = complete_prompt,
+})
+command("AgentAbort", "abort", { nargs = 0, desc = "agentls: abort the run and the running command" })
+command("AgentCompact", "compact", { nargs = "*", desc = "agentls: compact the session's context (summarise it)" })
 command("AgentContinue", "continue", { nargs = 0, desc = "agentls: continue the session" })
 command("AgentNewSession", "new_session", { nargs = 0, desc = "agentls: start a new session" })
 command("AgentSessions", "sessions", { nargs = 0, desc = "agentls: pick a stored session" })
@@ -28,6 +41,6 @@ command("AgentModel", "model", {
   nargs = "?",
   desc = "agentls: set the session's model (provider/id)",
   complete = function(lead)
-    return require("agentls.commands").complete_model(lead)
+    return require("agentls.complete").model(lead)
   end,
 })

@@ -18,6 +18,13 @@ if agentls_exe:find("/", 1, true) then
   agentls_exe = vim.fn.fnamemodify(agentls_exe, ":p") -- the tests change the current directory
 end
 local env = h.workspace(agentls_exe)
+-- project instructions and a prompt template, which every session of the workspace reads
+vim.fn.writefile({ "Answer briefly." }, env.ws .. "/AGENTS.md")
+vim.fn.mkdir(env.ws .. "/.agentls/prompts", "p")
+vim.fn.writefile(
+  { "---", "description: Review a part of the code", "argument-hint: <what>", "---", "Review this: $@" },
+  env.ws .. "/.agentls/prompts/review.md"
+)
 
 local client = require("agentls.client")
 local edits = require("agentls.edits")
@@ -48,6 +55,9 @@ test("checkhealth starts the server once and reports its version and capabilitie
   expect(report:find("protocol version 1", 1, true), "reports the protocol version:\n" .. report)
   expect(report:find("editorWorkspace", 1, true), "lists the features:\n" .. report)
   expect(report:find("models: faux/faux%-1"), "lists the models:\n" .. report)
+  local context = "context files (a new session): " .. env.ws .. "/AGENTS.md"
+  expect(report:find(context, 1, true), "lists the context files:\n" .. report)
+  expect(report:find("prompt templates and skills: /review", 1, true), "lists the templates:\n" .. report)
   expect(client.get() == nil, "the probe leaves no client running")
 end)
 
@@ -256,6 +266,9 @@ test("checkhealth reports the running server", function()
   expect(report:find("running: client", 1, true), "says it runs:\n" .. report)
   expect(report:find("server: agentls %d+%.%d+"), "reports the version:\n" .. report)
   expect(report:find("models: faux/faux%-1"), "lists the models:\n" .. report)
+  local context = "context files (current session): " .. env.ws .. "/AGENTS.md"
+  expect(report:find(context, 1, true), "lists the current session's context files:\n" .. report)
+  expect(h.panel_text():find("^Context: AGENTS.md\n"), "the panel's header lists them:\n" .. h.panel_text())
 end)
 
 test(":AgentModel picks a model through vim.ui.select", function()
@@ -268,6 +281,120 @@ test(":AgentModel picks a model through vim.ui.select", function()
     return h.noted("model: faux/faux-1")
   end, "the model set")
   expect(#asked == 1 and asked[1].items[1].provider == "faux", "offered the server's models")
+end)
+
+--- The panel's text after a re-read of the session's transcript (agent/getMessages).
+local function reloaded_text(session)
+  local epoch = state.transcripts[session].epoch
+  state.reload(session)
+  wait(5000, function()
+    return state.transcripts[session].epoch > epoch
+  end, "the transcript re-read")
+  panel.render()
+  return h.panel_text()
+end
+
+test("!cmd runs a command in a row with its streamed output; !!cmd's row is not sent to the model", function()
+  h.new_session()
+  local session = state.current
+  vim.cmd("AgentPrompt !echo hi")
+  wait(5000, function()
+    return h.panel_text():find("$ echo hi  · exit 0\n  │ hi\n", 1, true) ~= nil
+  end, "the row of echo hi with its output")
+  vim.cmd("AgentPrompt !echo one; sleep 0.6; echo two")
+  wait(5000, function()
+    return h.panel_text():find("$ echo one; sleep 0.6; echo two  · running\n  │ one\n", 1, true) ~= nil
+  end, "the first line while the command runs")
+  wait(5000, function()
+    return h.panel_text():find("echo two  · exit 0\n  │ one\n  │ two\n", 1, true) ~= nil
+  end, "the whole output once it ended")
+  vim.cmd("AgentPrompt !!echo secret; exit 3")
+  wait(5000, function()
+    return h.panel_text():find("$ echo secret; exit 3  · exit 3 · not sent to the model\n  │ secret", 1, true) ~= nil
+  end, "the !! row, marked")
+  local text = h.panel_text()
+  expect(not text:find("You\n", 1, true), "no prompt was sent:\n" .. text)
+  expect(not state.current_transcript().running, "no run started")
+  expect(reloaded_text(session) == text, "the stored transcript shows the same rows:\n" .. h.panel_text())
+end)
+
+test(":AgentAbort stops a running command", function()
+  vim.cmd("AgentPrompt !echo started; sleep 30")
+  wait(5000, function()
+    return h.panel_text():find("sleep 30  · running\n  │ started", 1, true) ~= nil
+  end, "the command running")
+  local started = vim.uv.now()
+  vim.cmd("AgentAbort")
+  wait(5000, function()
+    return h.panel_text():find("$ echo started; sleep 30  · cancelled\n  │ started", 1, true) ~= nil
+  end, "the row cancelled")
+  expect(vim.uv.now() - started < 5000, "stopped at once")
+end)
+
+test("/ completes the workspace's prompt templates, on the command line and in the prompt input", function()
+  expect(vim.deep_equal(vim.fn.getcompletion("AgentPrompt /re", "cmdline"), { "/review" }), "completes /review")
+  expect(#vim.fn.getcompletion("AgentPrompt look at /re", "cmdline") == 0, "only at the start of the prompt")
+  local asked
+  local original = vim.ui.input
+  vim.ui.input = function(opts, on_confirm)
+    asked = opts
+    on_confirm("/review the parser")
+  end
+  h.script({ { content = "Reviewed." } })
+  h.new_session()
+  local ok, err = pcall(vim.cmd, "AgentPrompt")
+  vim.ui.input = original
+  assert(ok, err)
+  expect(asked and vim.deep_equal(vim.fn.getcompletion("/rev", asked.completion), { "/review" }), "the input completes it")
+  h.wait_settled(state.current)
+  local text = h.panel_text()
+  expect(text:find("You\n  Review this: the parser\n", 1, true), "the template was expanded:\n" .. text)
+end)
+
+test(":AgentCompact shows a compaction row, its summary folded; <CR> unfolds it", function()
+  local summary = "## Goal\nTest the Neovim panel.\n\n## Progress\nTwo answers."
+  h.script({ { content = "First answer." }, { content = "Second answer." }, { content = summary }, { content = summary } })
+  local session
+  client.request("agent/newSession", { cwd = env.ws, compaction = { keepRecentTokens = 1 } }, function(err, result)
+    assert(not err, vim.inspect(err))
+    session = result.sessionId
+    state.set_current(session)
+    state.refresh_state(session)
+  end)
+  wait(5000, function()
+    return session ~= nil
+  end, "a session that keeps little")
+  vim.cmd("AgentPrompt one")
+  h.wait_settled(session)
+  vim.cmd("AgentPrompt two")
+  h.wait_settled(session)
+  h.notes = {}
+  vim.cmd("AgentCompact keep the test names")
+  wait(10000, function()
+    return h.noted("compacted: ")
+  end, "the compaction")
+  panel.render()
+  local text = h.panel_text()
+  local heading = text:match("▍Compaction · manual · [%d,]+ → [%d,]+ tokens\n")
+  expect(heading, "a compaction row with the tokens before and after:\n" .. text)
+  expect(text:find("  ▸ summary, %d+ lines: ## Goal %(<CR> shows it%)\n"), "the summary folded:\n" .. text)
+  expect(not text:find("Test the Neovim panel.", 1, true), "its text hidden")
+  local row
+  for i, line in ipairs(panel.lines()) do
+    if line:find("▸ summary", 1, true) then
+      row = i
+    end
+  end
+  local win = panel.windows()[1]
+  vim.api.nvim_win_call(win, function()
+    vim.api.nvim_win_set_cursor(win, { row, 0 })
+    vim.cmd("normal " .. vim.keycode("<CR>"))
+  end)
+  text = h.panel_text()
+  expect(text:find("  ▾ summary (<CR> folds it)\n  ## Goal\n  Test the Neovim panel.\n", 1, true), "unfolded:\n" .. text)
+  text = reloaded_text(session)
+  expect(text:find("▍Compaction · [%d,]+ tokens before\n  ▸ summary"), "the stored compaction:\n" .. text)
+  expect(text:find("Second answer.", 1, true), "the whole history is still shown")
 end)
 
 test("a stored session is loaded after a server restart with :AgentSessions", function()

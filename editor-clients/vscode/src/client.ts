@@ -28,13 +28,12 @@ import {
   serverEnvironment,
   type Settings,
 } from './config';
-import type {
-  EventNotification,
-  PermissionOutcome,
-  QueueNotification,
-  RequestPermissionParams,
-  SaveDocumentsParams,
-  SettledNotification,
+import {
+  AGENT_NOTIFICATIONS,
+  type AgentNotification,
+  type PermissionOutcome,
+  type RequestPermissionParams,
+  type SaveDocumentsParams,
 } from './protocol';
 
 /** What the client tells the server it can do (`capabilities.experimental.agent`). */
@@ -100,13 +99,10 @@ function environment(): Environment {
 
 export class AgentConnection implements vscode.Disposable {
   private client: LanguageClient | undefined;
-  private readonly eventEmitter = new vscode.EventEmitter<EventNotification>();
-  private readonly queueEmitter = new vscode.EventEmitter<QueueNotification>();
-  private readonly settledEmitter = new vscode.EventEmitter<SettledNotification>();
+  private readonly notificationEmitter = new vscode.EventEmitter<AgentNotification>();
   private readonly stateEmitter = new vscode.EventEmitter<boolean>();
-  readonly onEvent = this.eventEmitter.event;
-  readonly onQueue = this.queueEmitter.event;
-  readonly onSettled = this.settledEmitter.event;
+  /** Every `agent/*` notification (`AGENT_NOTIFICATIONS`), in order. */
+  readonly onNotification = this.notificationEmitter.event;
   /** Fires `true` when the server is (again) running, `false` when it stopped. */
   readonly onRunning = this.stateEmitter.event;
   command: ServerCommand | undefined;
@@ -164,9 +160,11 @@ export class AgentConnection implements vscode.Disposable {
     };
     const client = new LanguageClient('agentls', 'agentls', serverOptions, clientOptions);
     client.registerFeature(new AgentCapabilitiesFeature());
-    client.onNotification('agent/event', (params: EventNotification) => this.eventEmitter.fire(params));
-    client.onNotification('agent/queue', (params: QueueNotification) => this.queueEmitter.fire(params));
-    client.onNotification('agent/settled', (params: SettledNotification) => this.settledEmitter.fire(params));
+    for (const method of AGENT_NOTIFICATIONS) {
+      client.onNotification(method, (params: unknown) =>
+        this.notificationEmitter.fire({ method, params } as AgentNotification),
+      );
+    }
     client.onRequest('agent/requestPermission', async (params: RequestPermissionParams) => ({
       outcome: await this.handlers.requestPermission(params),
     }));
@@ -207,9 +205,7 @@ export class AgentConnection implements vscode.Disposable {
 
   dispose(): void {
     void this.stop();
-    this.eventEmitter.dispose();
-    this.queueEmitter.dispose();
-    this.settledEmitter.dispose();
+    this.notificationEmitter.dispose();
     this.stateEmitter.dispose();
   }
 }

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { AgentError } from './client';
 import { ServerNotFoundError } from './config';
 import { formatTokens } from './format';
+import { parsePromptInput } from './promptInput';
 import { THINKING_LEVELS, type ThinkingLevel } from './protocol';
 import type { SessionController } from './session';
 
@@ -48,13 +49,13 @@ async function askText(title: string, placeHolder: string): Promise<string | und
   return text?.trim() ? text : undefined;
 }
 
-/** Agent: Prompt. While a run goes, offers steering or a follow-up instead. */
+/** Agent: Prompt (`!cmd` runs a command, as in the panel). While a run goes, offers steering or a follow-up instead. */
 async function promptCommand(ctx: CommandContext): Promise<void> {
   const c = ctx.controller;
   const text = await askText('Agent: Prompt', c.isRunning ? 'The agent is running: steer it or queue a follow-up' : 'Ask the agent');
   if (text === undefined) return;
-  if (!c.isRunning) {
-    await c.prompt(text);
+  if (!c.isRunning || parsePromptInput(text).kind === 'bash') {
+    await c.submit(text, 'prompt');
     await ctx.revealPanel();
     return;
   }
@@ -62,6 +63,19 @@ async function promptCommand(ctx: CommandContext): Promise<void> {
   const follow = { label: 'Follow Up', detail: 'Delivered when the agent would otherwise stop', mode: 'followUp' as const };
   const pick = await vscode.window.showQuickPick([steer, follow], { title: 'The agent is running' });
   if (pick) await c.submit(text, pick.mode);
+}
+
+/** Agent: Compact: summarise the context now, with optional instructions for the summary. */
+async function compactCommand(ctx: CommandContext): Promise<void> {
+  const instructions = await vscode.window.showInputBox({
+    title: 'Agent: Compact',
+    prompt: 'Summarise the conversation so far to free context. Optional: what the summary should focus on.',
+    placeHolder: 'Instructions for the summary (optional)',
+    ignoreFocusOut: true,
+  });
+  if (instructions === undefined) return; // Escape: no compaction
+  await ctx.revealPanel();
+  await ctx.controller.compact(instructions.trim() || undefined);
 }
 
 async function selectModel(ctx: CommandContext): Promise<void> {
@@ -134,6 +148,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       if (result && !result.aborted) void vscode.window.showInformationMessage('agentls: nothing was running.');
     },
     'agentls.continue': () => c.continue(),
+    'agentls.compact': () => compactCommand(ctx),
     'agentls.selectModel': () => selectModel(ctx),
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
     'agentls.showSessions': () => showSessions(ctx),

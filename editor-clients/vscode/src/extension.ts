@@ -58,9 +58,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     createStatusBar(controller),
     ...registerCommands(ctx),
-    connection.onEvent((note) => controller.handleEvent(note)),
-    connection.onQueue((note) => controller.handleQueue(note)),
-    connection.onSettled((note) => controller.handleSettled(note)),
+    connection.onNotification((note) => controller.handleNotification(note)),
     connection.onRunning((running) => {
       void controller.connectionChanged(running).then(() => {
         // The panel is open but has no session yet: make one now that the server is up.

@@ -1,6 +1,7 @@
 /** Pure text helpers: tool-call summaries, result text, truncation, figures. */
 
 import type { ContentBlock } from './protocol';
+import type { BashStatus } from './view';
 
 /** Results longer than this are cut in the panel (the transcript on the server keeps all). */
 export const MAX_OUTPUT = 20_000;
@@ -103,10 +104,43 @@ export function truncateHead(text: string, max = MAX_OUTPUT): string {
   return `${text.slice(0, max)}\n… (${text.length - max} more characters)`;
 }
 
+/** The end of streamed output: its latest characters, and how many came before them. */
+export interface OutputTail {
+  text: string;
+  dropped: number;
+}
+
+export const EMPTY_TAIL: OutputTail = { text: '', dropped: 0 };
+
+/** `tail` with `chunk` appended, keeping at most `max` characters. */
+export function appendTail(tail: OutputTail, chunk: string, max = MAX_PARTIAL): OutputTail {
+  const text = tail.text + chunk;
+  const cut = Math.max(0, text.length - max);
+  return { text: text.slice(cut), dropped: tail.dropped + cut };
+}
+
+/** The tail as text, with a note of how much was left out. */
+export function tailText(tail: OutputTail): string {
+  return tail.dropped > 0 ? `… (${tail.dropped} earlier characters)\n${tail.text}` : tail.text;
+}
+
 /** The end of a long text (the latest output of a running tool). */
 export function truncateTail(text: string, max = MAX_PARTIAL): string {
-  if (text.length <= max) return text;
-  return `… (${text.length - max} earlier characters)\n${text.slice(text.length - max)}`;
+  return tailText(appendTail(EMPTY_TAIL, text, max));
+}
+
+/** How a command the user ran ended, in a word or two: `running`, `exit 0`, `exit 2`, `cancelled`. */
+export function bashLabel(row: { status: BashStatus; exitCode: number | null }): string {
+  if (row.status === 'running' || row.status === 'cancelled') return row.status;
+  return row.exitCode === null ? 'done' : `exit ${row.exitCode}`;
+}
+
+/** `file` relative to `folder` when it is inside it, else as it is. */
+export function relativePath(file: string, folder: string | undefined): string {
+  if (!folder) return file;
+  const base = folder.replace(/[\\/]+$/, '');
+  const rest = file.slice(base.length);
+  return file.startsWith(base) && /^[\\/]./.test(rest) ? rest.slice(1) : file;
 }
 
 /** `1234` -> `1.2k`, `1234567` -> `1.2M`. */

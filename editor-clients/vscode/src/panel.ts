@@ -97,10 +97,23 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         }
         break;
       case 'submit':
-        void this.actions.run(() => c.submit(message.text, message.mode));
+        void this.actions.run(async () => {
+          try {
+            await c.submit(message.text, message.mode);
+          } catch (error) {
+            this.setPromptText(message.text); // not sent: the text goes back into the box
+            throw error;
+          }
+        });
         break;
       case 'abort':
         void this.actions.run(() => c.abort());
+        break;
+      case 'abortBash':
+        void this.actions.run(() => c.abortBash());
+        break;
+      case 'listCommands':
+        void this.actions.run(async () => this.post({ type: 'commands', commands: await c.listCommands() }));
         break;
       case 'continue':
         void this.actions.run(() => c.continue());

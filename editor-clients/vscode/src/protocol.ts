@@ -76,6 +76,44 @@ export interface ToolResultMessage {
   isError?: boolean;
   timestamp?: number;
 }
+/** A command the user ran (`agent/bash`, the prompt box's `!cmd` / `!!cmd`). */
+export interface BashExecutionMessage {
+  role: 'bashExecution';
+  command: string;
+  output: string;
+  /** `null` when the command was cancelled. */
+  exitCode: number | null;
+  cancelled: boolean;
+  truncated: boolean;
+  /** The whole output, when `output` is only its end. */
+  fullOutputPath?: string;
+  /** `!!cmd`: kept in the transcript, never sent to the model. */
+  excludeFromContext?: boolean;
+  timestamp: number;
+}
+/** Content an application adds; `display: false` keeps it out of the transcript view. */
+export interface CustomTypeMessage {
+  role: 'custom';
+  customType: string;
+  content: string | ContentBlock[];
+  display: boolean;
+  details?: unknown;
+  timestamp?: number;
+}
+export interface BranchSummaryMessage {
+  role: 'branchSummary';
+  summary: string;
+  fromId: string;
+  timestamp?: number;
+}
+/** Where a compaction replaced the messages before it (`agent/getMessages` keeps them all). */
+export interface CompactionSummaryMessage {
+  role: 'compactionSummary';
+  summary: string;
+  tokensBefore: number;
+  timestamp?: number;
+}
+/** Any other role (a bookmark, a note): shown as it is. */
 export interface CustomMessage {
   role: string;
   content?: unknown;
@@ -111,7 +149,8 @@ export type AgentEvent =
 
 export interface EventNotification {
   sessionId: string;
-  runId: string;
+  /** `null` for a message that joins the transcript between runs (a user's `agent/bash`). */
+  runId: string | null;
   seq: number;
   event: AgentEvent;
 }
@@ -139,6 +178,62 @@ export interface SettledNotification {
   errorMessage?: string;
 }
 
+export type CompactionReason = 'threshold' | 'overflow' | 'manual';
+
+/** `agent/compaction`: a compaction starts (`phase: "start"`) or ends (`"end"`). */
+export interface CompactionNotification {
+  sessionId: string;
+  /** Absent for `agent/compact`. */
+  runId?: string;
+  phase: 'start' | 'end';
+  reason: CompactionReason;
+  tokensBefore: number;
+  /** On a successful end, as are `summary` and `firstKeptEntryId`. */
+  tokensAfter?: number;
+  summary?: string;
+  firstKeptEntryId?: string;
+  willRetry?: boolean;
+  /** On an end: aborted, the session is as it was. */
+  aborted?: boolean;
+  /** On an end: failed, the session is as it was. */
+  errorMessage?: string;
+}
+
+/** `agent/bashOutput`: the next piece of a user command's output. */
+export interface BashOutputNotification {
+  sessionId: string;
+  bashId: string;
+  chunk: string;
+}
+
+/** `agent/bashEnd`: the command ended; `message` is its `bashExecution` message. */
+export interface BashEndNotification {
+  sessionId: string;
+  bashId: string;
+  message: BashExecutionMessage;
+}
+
+/** Every server -> client notification the extension handles, by method. */
+export interface AgentNotifications {
+  'agent/event': EventNotification;
+  'agent/queue': QueueNotification;
+  'agent/settled': SettledNotification;
+  'agent/compaction': CompactionNotification;
+  'agent/bashOutput': BashOutputNotification;
+  'agent/bashEnd': BashEndNotification;
+}
+export type AgentNotification = {
+  [M in keyof AgentNotifications]: { method: M; params: AgentNotifications[M] };
+}[keyof AgentNotifications];
+export const AGENT_NOTIFICATIONS: readonly (keyof AgentNotifications)[] = [
+  'agent/event',
+  'agent/queue',
+  'agent/settled',
+  'agent/compaction',
+  'agent/bashOutput',
+  'agent/bashEnd',
+];
+
 // --- request results -----------------------------------------------------------------------
 
 export interface PromptResult {
@@ -156,6 +251,25 @@ export interface StateResult {
   messageCount: number;
   errorMessage?: string;
   queue: QueueLists;
+  /** The absolute paths of the project instructions (`AGENTS.md`, ...) in the system prompt. */
+  contextFiles: string[];
+}
+
+/** A prompt template or a skill of `agent/listCommands`, completed after `/`. */
+export interface CommandInfo {
+  /** What follows the `/`: a template's name, or `skill:` and a skill's name. */
+  name: string;
+  description: string;
+  kind: 'template' | 'skill';
+  argumentHint?: string;
+  path: string;
+}
+
+export interface CompactResult {
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  tokensAfter?: number;
 }
 
 export interface StatsResult {
@@ -203,4 +317,5 @@ export type ErrorKind =
   | 'unknownModel'
   | 'unknownQueueItem'
   | 'invalidParams'
-  | 'storage';
+  | 'storage'
+  | 'compactionFailed';

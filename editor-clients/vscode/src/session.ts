@@ -8,8 +8,15 @@
  */
 
 import { formatCost, formatTokens, modelKey, parseModelKey } from './format';
+import { parsePromptInput } from './promptInput';
 import type {
   AbortResult,
+  AgentNotification,
+  BashEndNotification,
+  BashOutputNotification,
+  CommandInfo,
+  CompactionNotification,
+  CompactResult,
   EventNotification,
   Message,
   ModelInfo,
@@ -48,6 +55,11 @@ export class SessionController {
   lastRole: string | undefined;
   connected = false;
   error: string | undefined;
+  /** The session's folder and its project instructions in the system prompt (`agent/getState`). */
+  cwd: string | undefined;
+  contextFiles: string[] = [];
+  /** The user's command going (`!cmd`), until its `agent/bashEnd`. */
+  bashId: string | undefined;
   /** Every `agent/settled` of this session, oldest first. */
   readonly settled: SettledNotification[] = [];
   private permissionsPending = 0;
@@ -57,7 +69,7 @@ export class SessionController {
   constructor(
     private readonly rpc: AgentRpc,
     /** The folder of new sessions (the first workspace folder). */
-    private readonly cwd: () => string | undefined,
+    private readonly workspaceFolder: () => string | undefined,
   ) {}
 
   // --- state for the UI --------------------------------------------------------------------
@@ -83,6 +95,9 @@ export class SessionController {
       queue: queueItems(this.queue),
       stats: this.stats,
       canContinue: this.canContinue(),
+      bashRunning: this.bashId !== undefined,
+      ...(this.cwd !== undefined ? { cwd: this.cwd } : {}),
+      contextFiles: this.contextFiles,
     };
   }
 
@@ -107,10 +122,28 @@ export class SessionController {
 
   // --- notifications -----------------------------------------------------------------------
 
+  handleNotification(note: AgentNotification): void {
+    switch (note.method) {
+      case 'agent/event':
+        return this.handleEvent(note.params);
+      case 'agent/queue':
+        return this.handleQueue(note.params);
+      case 'agent/settled':
+        return this.handleSettled(note.params);
+      case 'agent/compaction':
+        return this.handleCompaction(note.params);
+      case 'agent/bashOutput':
+        return this.handleBashOutput(note.params);
+      case 'agent/bashEnd':
+        return this.handleBashEnd(note.params);
+    }
+  }
+
   handleEvent(note: EventNotification): void {
     if (note.sessionId !== this.sessionId) return;
-    // Events may arrive before the response of the request that started the run.
-    if (!this.settled.some((s) => s.runId === note.runId)) this.runId = note.runId;
+    // Events may arrive before the response of the request that started the run; those of a
+    // message joining between runs (a user's command) have no run.
+    if (note.runId !== null && !this.settled.some((s) => s.runId === note.runId)) this.runId = note.runId;
     this.transcript.applyEvent(note.event);
     const event = note.event;
     if (event.type === 'message_end') {
@@ -134,6 +167,31 @@ export class SessionController {
     if (this.runId === note.runId) this.runId = undefined;
     // An error or abort is already in the transcript: the final assistant message says it.
     void this.refreshStats();
+    // The run re-read the project instructions before each turn: show the files it used.
+    this.refreshState().then(
+      () => this.changed(),
+      () => undefined, // a dead server is reported elsewhere
+    );
+    this.changed();
+  }
+
+  private handleCompaction(note: CompactionNotification): void {
+    if (note.sessionId !== this.sessionId) return;
+    this.transcript.applyCompaction(note);
+    if (note.phase === 'end') void this.refreshStats();
+    this.changed();
+  }
+
+  private handleBashOutput(note: BashOutputNotification): void {
+    if (note.sessionId !== this.sessionId) return;
+    this.transcript.bashOutput(note.bashId, note.chunk);
+    this.changed();
+  }
+
+  private handleBashEnd(note: BashEndNotification): void {
+    if (note.sessionId !== this.sessionId) return;
+    this.transcript.bashEnded(note.bashId, note.message);
+    if (this.bashId === note.bashId) this.bashId = undefined;
     this.changed();
   }
 
@@ -150,6 +208,7 @@ export class SessionController {
     this.connected = running;
     if (!running) {
       this.runId = undefined;
+      this.bashId = undefined;
       this.permissionsPending = 0;
       this.changed();
       return;
@@ -185,7 +244,7 @@ export class SessionController {
   }
 
   async newSession(): Promise<string> {
-    const cwd = this.cwd();
+    const cwd = this.workspaceFolder();
     const { sessionId } = await this.rpc.request<{ sessionId: string }>('agent/newSession', cwd ? { cwd } : {});
     this.reset(sessionId);
     this.error = undefined;
@@ -195,7 +254,7 @@ export class SessionController {
   }
 
   async listSessions(): Promise<SessionInfo[]> {
-    const cwd = this.cwd();
+    const cwd = this.workspaceFolder();
     const { sessions } = await this.rpc.request<{ sessions: SessionInfo[] }>('agent/listSessions', cwd ? { cwd } : {});
     return sessions;
   }
@@ -222,6 +281,9 @@ export class SessionController {
     this.stats = EMPTY_STATS;
     this.messageCount = 0;
     this.lastRole = undefined;
+    this.bashId = undefined;
+    this.cwd = undefined;
+    this.contextFiles = [];
     this.permissionsPending = 0;
     this.settled.length = 0;
     this.transcript.clear();
@@ -229,10 +291,12 @@ export class SessionController {
 
   // --- runs and queue ----------------------------------------------------------------------
 
-  /** The prompt box: a prompt when idle; while a run goes, steering or a follow-up. */
+  /** The prompt box: `!cmd` / `!!cmd` runs a command; else a prompt when idle, while a run goes steering or a follow-up. */
   async submit(text: string, mode: SubmitMode): Promise<void> {
     if (text.trim() === '') return;
-    if (mode === 'steer') await this.steer(text);
+    const input = parsePromptInput(text);
+    if (input.kind === 'bash') await this.bash(input.command, input.excludeFromContext);
+    else if (mode === 'steer') await this.steer(text);
     else if (mode === 'followUp') await this.followUp(text);
     else await this.prompt(text);
   }
@@ -274,6 +338,43 @@ export class SessionController {
     if (!this.settled.some((s) => s.runId === runId)) this.runId = runId;
     this.changed();
     return runId;
+  }
+
+  /**
+   * `agent/bash`: run the user's command in the session's folder; its output streams into
+   * its row. `excludeFromContext` (`!!cmd`) keeps it from the model. Returns its `bashId`.
+   */
+  async bash(command: string, excludeFromContext: boolean): Promise<string> {
+    if (this.bashId !== undefined) throw new Error('A command is already running: press Escape to stop it first.');
+    const sessionId = await this.ensureSession();
+    const { bashId } = await this.rpc.request<{ bashId: string }>('agent/bash', {
+      sessionId,
+      command,
+      excludeFromContext,
+    });
+    // Its agent/bashEnd may have come first (a quick command).
+    if (this.transcript.bashStarted(bashId, command, excludeFromContext)) this.bashId = bashId;
+    this.changed();
+    return bashId;
+  }
+
+  /** `agent/abortBash`: stop the user's command (answered after its `agent/bashEnd`); whether one ran. */
+  async abortBash(): Promise<boolean> {
+    if (this.sessionId === undefined) return false;
+    const { aborted } = await this.rpc.request<{ aborted: boolean }>('agent/abortBash', { sessionId: this.sessionId });
+    return aborted;
+  }
+
+  /** `agent/compact`: summarise the context now; the `agent/compaction` notifications show it. */
+  async compact(instructions?: string): Promise<CompactResult> {
+    const sessionId = await this.ensureSession();
+    return this.rpc.request<CompactResult>('agent/compact', { sessionId, ...(instructions ? { instructions } : {}) });
+  }
+
+  /** `agent/listCommands`: the prompt templates and skills the prompt box completes after `/`. */
+  async listCommands(): Promise<CommandInfo[]> {
+    const sessionId = await this.ensureSession();
+    return (await this.rpc.request<{ commands: CommandInfo[] }>('agent/listCommands', { sessionId })).commands;
   }
 
   /** Remove a queued item; returns its text (for the prompt box), restores the view on failure. */
@@ -345,6 +446,8 @@ export class SessionController {
     this.thinkingLevel = state.thinkingLevel;
     this.messageCount = state.messageCount;
     this.queue = queueFrom(state.queue);
+    this.cwd = state.cwd;
+    this.contextFiles = state.contextFiles;
     if (state.isRunning && state.runId !== undefined) this.runId = state.runId;
   }
 

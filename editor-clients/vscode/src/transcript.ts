@@ -7,16 +7,28 @@
  * kept aside until `toolcall_end` gives the call, and `message_end` carries the final,
  * authoritative message. Tool executions update the row of their call by `toolCallId`.
  *
+ * A command the user ran (`agent/bash`) is one row, fed by its `agent/bashOutput` chunks
+ * and ended by `agent/bashEnd`; its `bashExecution` message, which joins the transcript
+ * through `message_start` / `message_end` (at once, or after the run going on), ends the
+ * same row. A compaction is a row from its `agent/compaction` start and end, and a
+ * `compactionSummary` message where a stored transcript has one.
+ *
  * Row ids are stable (`m3/0` for block 0 of the third message), so a consumer can
  * take only the rows that changed since it last looked (`takeChanges`).
  */
 
 import {
+  appendTail,
+  bashLabel,
   contentText,
   countImages,
+  EMPTY_TAIL,
+  MAX_OUTPUT,
+  type OutputTail,
   prettyArgs,
   summarizeArgs,
   summarizePartialArgs,
+  tailText,
   truncateHead,
   truncateTail,
 } from './format';
@@ -24,24 +36,39 @@ import type {
   AgentEvent,
   AssistantMessage,
   AssistantMessageEvent,
+  BashExecutionMessage,
+  BranchSummaryMessage,
+  CompactionNotification,
+  CompactionSummaryMessage,
   ContentBlock,
+  CustomTypeMessage,
   Message,
   ToolResult,
   ToolResultMessage,
 } from './protocol';
-import type { Row, ToolStatus } from './view';
+import type { BashStatus, Row, ToolStatus } from './view';
 
 type ToolRow = Extract<Row, { kind: 'tool' }>;
+type BashRow = Extract<Row, { kind: 'bash' }>;
+type CompactionRow = Extract<Row, { kind: 'compaction' }>;
 
 export class Transcript {
   private readonly list: Row[] = [];
   private readonly byId = new Map<string, Row>();
   private readonly toolRows = new Map<string, ToolRow>();
   private readonly changed = new Set<string>();
+  /** Row ids of the user's commands by `bashId`, and by their `bashExecution` message (`bashKey`). */
+  private readonly bashById = new Map<string, string>();
+  private readonly bashByMessage = new Map<string, string>();
+  /** The streamed output of the commands still running, by row id. */
+  private readonly bashTails = new Map<string, OutputTail>();
   private messageCount = 0;
   private noticeCount = 0;
+  private compactionCount = 0;
   /** Key of the message between its `message_start` and `message_end`. */
   private current: string | undefined;
+  /** Row id of the compaction between its start and end. */
+  private compacting: string | undefined;
 
   get rows(): readonly Row[] {
     return this.list;
@@ -51,8 +78,12 @@ export class Transcript {
     this.list.length = 0;
     this.byId.clear();
     this.toolRows.clear();
+    this.bashById.clear();
+    this.bashByMessage.clear();
+    this.bashTails.clear();
     this.changed.clear();
     this.current = undefined;
+    this.compacting = undefined;
   }
 
   /** Rebuild from whole messages (a loaded session's `agent/getMessages`). */
@@ -106,6 +137,59 @@ export class Transcript {
     else if (!open && row.status === 'permission') this.updateTool(row, { status: 'running' });
   }
 
+  // --- the user's commands and compactions --------------------------------------------------
+
+  /** `agent/bash` answered: the command's row (its output may have come before); whether it still runs. */
+  bashStarted(bashId: string, command: string, excluded: boolean): boolean {
+    const row = this.bashRow(bashId);
+    if (row.status !== 'running') return false;
+    this.put({ ...row, command, excluded });
+    return true;
+  }
+
+  /** `agent/bashOutput`: the next piece of the command's output. */
+  bashOutput(bashId: string, chunk: string): void {
+    const row = this.bashRow(bashId);
+    if (row.status !== 'running') return; // the message has the output already
+    const tail = appendTail(this.bashTails.get(row.id) ?? EMPTY_TAIL, chunk);
+    this.bashTails.set(row.id, tail);
+    this.put({ ...row, output: tailText(tail) });
+  }
+
+  /** `agent/bashEnd`: the command's `bashExecution` message. */
+  bashEnded(bashId: string, message: BashExecutionMessage): void {
+    const id = this.bashById.get(bashId) ?? this.bashByMessage.get(bashKey(message)) ?? `bash:${bashId}`;
+    this.bashById.set(bashId, id);
+    this.putBash(id, message);
+  }
+
+  /** `agent/compaction`: a compaction starts or ends (an end may come without a start: a retry given up). */
+  applyCompaction(note: CompactionNotification): void {
+    if (note.phase === 'start') {
+      this.compacting = this.newCompactionId();
+      this.put({ kind: 'compaction', id: this.compacting, status: 'running', reason: note.reason, tokensBefore: note.tokensBefore, summary: '' });
+      return;
+    }
+    const id = this.compacting ?? this.newCompactionId();
+    this.compacting = undefined;
+    const row: CompactionRow = {
+      kind: 'compaction',
+      id,
+      status: note.errorMessage ? 'failed' : note.aborted ? 'aborted' : 'done',
+      reason: note.reason,
+      tokensBefore: note.tokensBefore,
+      summary: note.summary ?? '',
+      ...(typeof note.tokensAfter === 'number' ? { tokensAfter: note.tokensAfter } : {}),
+      ...(note.errorMessage ? { error: note.errorMessage } : {}),
+    };
+    this.put(row);
+  }
+
+  private newCompactionId(): string {
+    this.compactionCount += 1;
+    return `compaction:${this.compactionCount}`;
+  }
+
   /** A line of the extension's own (an abort, a failed request, a loaded session). */
   addNotice(text: string, level: 'info' | 'warning' | 'error' = 'info'): void {
     this.noticeCount += 1;
@@ -133,6 +217,12 @@ export class Transcript {
             return `(thinking) ${row.text}`;
           case 'tool':
             return `[${row.name} ${row.summary}: ${row.status}] ${row.output}`;
+          case 'bash':
+            return `$ ${row.command} [${bashLabel(row)}${row.excluded ? ', not sent to the model' : ''}] ${row.output}`;
+          case 'compaction':
+            return `[compaction ${row.status}: ${row.tokensBefore} -> ${row.tokensAfter ?? '?'} tokens] ${row.error ?? row.summary}`;
+          case 'branchSummary':
+            return `[branch summary] ${row.summary}`;
           case 'notice':
             return `! ${row.text}`;
           case 'custom':
@@ -176,8 +266,30 @@ export class Transcript {
     }
   }
 
-  /** User, tool-result and custom messages (whole at start and again at end). */
+  /** User, tool-result, coding-role and custom messages (whole at start and again at end). */
   private showMessage(key: string, message: Message): void {
+    switch (message.role) {
+      case 'bashExecution': {
+        const bash = message as BashExecutionMessage;
+        this.putBash(this.bashByMessage.get(bashKey(bash)) ?? this.runningBash(bash.command) ?? `${key}/bash`, bash);
+        return;
+      }
+      case 'compactionSummary': {
+        const { summary, tokensBefore } = message as CompactionSummaryMessage;
+        this.put({ kind: 'compaction', id: `${key}/compaction`, status: 'done', tokensBefore, summary });
+        return;
+      }
+      case 'branchSummary':
+        this.put({ kind: 'branchSummary', id: `${key}/branch`, summary: (message as BranchSummaryMessage).summary });
+        return;
+      case 'custom': {
+        const custom = message as CustomTypeMessage;
+        if (custom.display) {
+          this.put({ kind: 'custom', id: `${key}/custom`, role: custom.customType, text: contentText(custom.content) });
+        }
+        return;
+      }
+    }
     if (message.role === 'user') {
       const content = (message as { content: unknown }).content;
       this.put({ kind: 'user', id: `${key}/user`, text: contentText(content), images: countImages(content) });
@@ -279,6 +391,41 @@ export class Transcript {
     }
   }
 
+  // --- bash rows ---------------------------------------------------------------------------
+
+  /** The row of a user's command, made at its first sign (the answer to `agent/bash`, or output before it). */
+  private bashRow(bashId: string): BashRow {
+    const id = this.bashById.get(bashId) ?? `bash:${bashId}`;
+    this.bashById.set(bashId, id);
+    const found = this.byId.get(id);
+    if (found?.kind === 'bash') return found;
+    const row: BashRow = { kind: 'bash', id, command: '', output: '', status: 'running', exitCode: null, truncated: false, excluded: false };
+    this.put(row);
+    return row;
+  }
+
+  /** The running command's row: its message joined the transcript before its `agent/bashEnd`. */
+  private runningBash(command: string): string | undefined {
+    return this.list.find((row) => row.kind === 'bash' && row.status === 'running' && row.command === command)?.id;
+  }
+
+  private putBash(id: string, message: BashExecutionMessage): void {
+    this.bashTails.delete(id);
+    const row: BashRow = {
+      kind: 'bash',
+      id,
+      command: message.command,
+      output: truncateTail(message.output, MAX_OUTPUT),
+      status: bashStatus(message),
+      exitCode: message.exitCode ?? null,
+      truncated: message.truncated === true,
+      excluded: message.excludeFromContext === true,
+      ...(message.fullOutputPath ? { fullOutputPath: message.fullOutputPath } : {}),
+    };
+    this.put(row);
+    this.bashByMessage.set(bashKey(message), id);
+  }
+
   // --- tool rows ---------------------------------------------------------------------------
 
   /** The call is complete (toolcall_end or a final message): name, arguments and id are known. */
@@ -342,6 +489,17 @@ export class Transcript {
 
 function isUnstarted(status: ToolStatus): boolean {
   return status === 'streaming' || status === 'pending';
+}
+
+/** As Pi's bash component: cancelled, else an error for a non-zero exit code, else done. */
+function bashStatus(message: BashExecutionMessage): BashStatus {
+  if (message.cancelled) return 'cancelled';
+  return typeof message.exitCode === 'number' && message.exitCode !== 0 ? 'error' : 'done';
+}
+
+/** The identity of a `bashExecution` message: the same object comes in `agent/bashEnd` and in the events. */
+function bashKey(message: BashExecutionMessage): string {
+  return `${message.timestamp}\u0000${message.command}`;
 }
 
 function resultText(result: ToolResult | undefined): string {

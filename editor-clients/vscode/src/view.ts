@@ -3,16 +3,22 @@
  *
  * Types only, shared by the extension host (which owns the state) and the webview
  * (which renders it). The transcript is a flat list of rows: one per user message, per
- * assistant text or thinking block, per tool call, and per notice.
+ * assistant text or thinking block, per tool call, per command the user ran, per
+ * compaction or summary, and per notice.
  */
 
-import type { ModelInfo, QueueItem, ThinkingLevel } from './protocol';
+import type { CommandInfo, CompactionReason, ModelInfo, QueueItem, ThinkingLevel } from './protocol';
 
 /**
  * `streaming`: the model is still writing the call; `pending`: written, not started yet;
  * `permission`: started, waiting for the user's answer to `agent/requestPermission`.
  */
 export type ToolStatus = 'streaming' | 'pending' | 'running' | 'permission' | 'done' | 'error' | 'skipped';
+
+/** A command the user ran (`!cmd`): `error` is a non-zero exit code. */
+export type BashStatus = 'running' | 'done' | 'error' | 'cancelled';
+
+export type CompactionStatus = 'running' | 'done' | 'failed' | 'aborted';
 
 export type Row =
   | { kind: 'user'; id: string; text: string; images: number }
@@ -31,6 +37,32 @@ export type Row =
       /** Streamed partial output while running, the result once ended. */
       output: string;
     }
+  | {
+      kind: 'bash';
+      id: string;
+      command: string;
+      /** Streamed output while running, the message's output once ended. */
+      output: string;
+      status: BashStatus;
+      exitCode: number | null;
+      truncated: boolean;
+      fullOutputPath?: string;
+      /** `!!cmd`: never sent to the model. */
+      excluded: boolean;
+    }
+  | {
+      kind: 'compaction';
+      id: string;
+      status: CompactionStatus;
+      /** Unknown for a compaction loaded from the stored messages. */
+      reason?: CompactionReason;
+      tokensBefore: number;
+      tokensAfter?: number;
+      /** Markdown; empty until a compaction has succeeded. */
+      summary: string;
+      error?: string;
+    }
+  | { kind: 'branchSummary'; id: string; summary: string }
   | { kind: 'notice'; id: string; level: 'info' | 'warning' | 'error'; text: string }
   | { kind: 'custom'; id: string; role: string; text: string };
 
@@ -61,6 +93,11 @@ export interface Header {
   queue: QueueItem[];
   stats: Stats;
   canContinue: boolean;
+  /** A command the user ran (`!cmd`) is going: Escape or its Stop button aborts it. */
+  bashRunning: boolean;
+  /** The session's folder, and the project instructions in its system prompt (absolute paths). */
+  cwd?: string;
+  contextFiles: string[];
 }
 
 /** Extension -> webview. */
@@ -70,6 +107,8 @@ export type ToWebview =
   | { type: 'rows'; rows: Row[] }
   | { type: 'focusPrompt' }
   | { type: 'setPrompt'; text: string }
+  /** The answer to `listCommands`. */
+  | { type: 'commands'; commands: CommandInfo[] }
   /** Answer with `rendered` (the self-test reads what the panel shows). */
   | { type: 'report' };
 
@@ -78,6 +117,9 @@ export type FromWebview =
   | { type: 'ready' }
   | { type: 'submit'; text: string; mode: 'prompt' | 'steer' | 'followUp' }
   | { type: 'abort' }
+  | { type: 'abortBash' }
+  /** The prompt box starts with `/`: send the templates and skills (`commands`). */
+  | { type: 'listCommands' }
   | { type: 'continue' }
   | { type: 'newSession' }
   | { type: 'showSessions' }

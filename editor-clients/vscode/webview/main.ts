@@ -3,8 +3,11 @@
  * it is sent, and posts the user's actions back. It holds no agent state of its own.
  */
 
+import { relativePath } from '../src/format';
+import { parsePromptInput } from '../src/promptInput';
 import { THINKING_LEVELS } from '../src/protocol';
 import type { FromWebview, Header, Row, ToWebview } from '../src/view';
+import { CommandCompletion } from './completion';
 import { el, renderRow, statsText } from './render';
 
 interface VsCodeApi {
@@ -25,6 +28,7 @@ for (const level of THINKING_LEVELS) thinkingSelect.append(el('option', { value:
 const stats = el('span', { id: 'stats', class: 'stats' });
 const status = el('span', { id: 'status', class: 'status' });
 const banner = el('div', { id: 'banner', class: 'banner', hidden: '' });
+const contextLine = el('div', { id: 'context', class: 'context-files', hidden: '' });
 const transcript = el('main', { id: 'transcript', 'aria-live': 'polite' });
 const empty = el('div', { class: 'empty' }, 'Ask the agent something. It can read and edit the files of this workspace.');
 const queueList = el('ul', { class: 'queue-items' });
@@ -35,13 +39,21 @@ const followUp = el('button', { id: 'followUp', class: 'secondary' }, 'Follow up
 const abort = el('button', { id: 'abort', class: 'secondary' }, 'Abort');
 const cont = el('button', { id: 'continue', class: 'secondary' }, 'Continue');
 const hint = el('span', { class: 'hint' });
+const completion = new CommandCompletion(prompt, () => post({ type: 'listCommands' }));
 
 document.getElementById('app')?.append(
   el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status),
+  contextLine,
   banner,
   transcript,
   queue,
-  el('footer', { class: 'composer' }, prompt, el('div', { class: 'actions' }, send, followUp, cont, abort, hint)),
+  el(
+    'footer',
+    { class: 'composer' },
+    completion.element,
+    prompt,
+    el('div', { class: 'actions' }, send, followUp, cont, abort, hint),
+  ),
 );
 transcript.append(empty);
 
@@ -78,6 +90,10 @@ function applyHeader(next: Header): void {
   banner.hidden = problem === undefined;
   banner.textContent = problem ?? '';
   banner.classList.toggle('error', next.error !== undefined);
+  // the project instructions in the system prompt
+  contextLine.hidden = next.contextFiles.length === 0;
+  contextLine.textContent = `Context: ${next.contextFiles.map((file) => relativePath(file, next.cwd)).join(', ')}`;
+  contextLine.title = `Project instructions in the system prompt:\n${next.contextFiles.join('\n')}`;
   // queue
   queue.hidden = next.queue.length === 0;
   queueList.replaceChildren(
@@ -95,15 +111,35 @@ function applyHeader(next: Header): void {
   );
   // composer
   const busy = running();
-  send.textContent = busy ? 'Steer' : 'Send';
-  send.title = busy ? 'Deliver after the current turn (Enter)' : 'Send the prompt (Enter)';
-  followUp.hidden = !busy;
-  followUp.title = 'Deliver when the agent would otherwise stop (Alt+Enter)';
-  abort.hidden = !busy;
   cont.hidden = busy || !next.canContinue;
   cont.title = 'Let the agent continue from where it stopped';
-  prompt.placeholder = busy ? 'Steer the agent, or queue a follow-up…' : 'Ask the agent…';
-  hint.textContent = busy ? 'Enter steers · Alt+Enter follows up' : 'Enter sends · Shift+Enter new line';
+  prompt.placeholder = busy
+    ? 'Steer the agent, or queue a follow-up…'
+    : 'Ask the agent… (!cmd runs a command, / a template or skill)';
+  applyComposer();
+}
+
+/** The buttons and the hint for the box's text: a prompt, or a command (`!cmd`, `!!cmd`). */
+function applyComposer(): void {
+  const busy = running();
+  const input = parsePromptInput(prompt.value);
+  const bash = input.kind === 'bash';
+  prompt.classList.toggle('bash-mode', bash);
+  send.textContent = bash ? 'Run' : busy ? 'Steer' : 'Send';
+  send.title = bash
+    ? 'Run the command in the session folder (Enter)'
+    : busy
+      ? 'Deliver after the current turn (Enter)'
+      : 'Send the prompt (Enter)';
+  followUp.hidden = !busy || bash;
+  followUp.title = 'Deliver when the agent would otherwise stop (Alt+Enter)';
+  abort.hidden = !busy;
+  if (header?.bashRunning) hint.textContent = 'Escape stops the command';
+  else if (bash) {
+    hint.textContent = input.excludeFromContext
+      ? 'Enter runs it · not sent to the model'
+      : 'Enter runs it · the model sees its output';
+  } else hint.textContent = busy ? 'Enter steers · Alt+Enter follows up' : 'Enter sends · Shift+Enter new line';
 }
 
 function applyRows(rows: readonly Row[], reset: boolean): void {
@@ -136,15 +172,38 @@ function submit(mode: 'auto' | 'followUp'): void {
   const busy = running();
   post({ type: 'submit', text, mode: busy ? (mode === 'followUp' ? 'followUp' : 'steer') : 'prompt' });
   prompt.value = '';
-  vscode.setState({ prompt: '' });
+  promptChanged();
+}
+
+function promptChanged(): void {
+  vscode.setState({ prompt: prompt.value });
+  completion.update();
+  applyComposer();
 }
 
 prompt.value = vscode.getState()?.prompt ?? '';
-prompt.addEventListener('input', () => vscode.setState({ prompt: prompt.value }));
+prompt.addEventListener('input', promptChanged);
+// the cursor moved: the `/` word under it may have changed
+prompt.addEventListener('click', () => completion.update());
+prompt.addEventListener('keyup', (event) => {
+  if (event.key.startsWith('Arrow') || event.key === 'Home' || event.key === 'End') completion.update();
+});
 prompt.addEventListener('keydown', (event) => {
+  if (completion.handleKey(event)) {
+    event.preventDefault();
+    return;
+  }
+  if (event.key === 'Escape' && header?.bashRunning) {
+    event.preventDefault();
+    post({ type: 'abortBash' });
+    return;
+  }
   if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
   event.preventDefault();
   submit(event.altKey ? 'followUp' : 'auto');
+});
+transcript.addEventListener('click', (event) => {
+  if ((event.target as HTMLElement).closest('.bash-stop')) post({ type: 'abortBash' });
 });
 send.addEventListener('click', () => submit('auto'));
 followUp.addEventListener('click', () => submit('followUp'));
@@ -173,8 +232,11 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'setPrompt':
       prompt.value = prompt.value ? `${prompt.value}\n\n${message.text}` : message.text;
-      vscode.setState({ prompt: prompt.value });
+      promptChanged();
       prompt.focus();
+      break;
+    case 'commands':
+      completion.setCommands(message.commands);
       break;
     case 'report':
       post({ type: 'rendered', text: document.body.innerText });

@@ -1,8 +1,9 @@
 /** DOM for the panel's rows. Markdown goes through markdown-it with raw HTML off. */
 
 import MarkdownIt from 'markdown-it';
-import { formatCost, formatTokens } from '../src/format';
-import type { Row, Stats, ToolStatus } from '../src/view';
+import { bashLabel, formatCost, formatTokens } from '../src/format';
+import type { CompactionReason } from '../src/protocol';
+import type { CompactionStatus, Row, Stats, ToolStatus } from '../src/view';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -38,6 +39,34 @@ const STATUS_LABEL: Record<ToolStatus, string> = {
   skipped: 'not run',
 };
 
+const COMPACTION_TITLE: Record<CompactionStatus, string> = {
+  running: 'Compacting the context…',
+  done: 'Compacted the context',
+  failed: 'Compaction failed',
+  aborted: 'Compaction aborted',
+};
+
+const COMPACTION_REASON: Record<CompactionReason, string> = {
+  threshold: ' (automatic: the context was nearly full)',
+  overflow: ' (the context overflowed the model)',
+  manual: '',
+};
+
+type CompactionRow = Extract<Row, { kind: 'compaction' }>;
+type BashRow = Extract<Row, { kind: 'bash' }>;
+
+function compactionTokens(row: CompactionRow): string {
+  const before = formatTokens(row.tokensBefore);
+  return row.tokensAfter !== undefined ? `${before} → ${formatTokens(row.tokensAfter)} tokens` : `from ${before} tokens`;
+}
+
+function bashNote(row: BashRow): string {
+  const notes: string[] = [];
+  if (row.excluded) notes.push('not sent to the model');
+  if (row.truncated) notes.push(row.fullOutputPath ? `output truncated; all of it is in ${row.fullOutputPath}` : 'output truncated');
+  return notes.join(' · ');
+}
+
 /** Set text only when it changed (keeps selection and avoids layout work while streaming). */
 function setText(element: HTMLElement, text: string): void {
   if (element.textContent !== text) element.textContent = text;
@@ -47,6 +76,13 @@ function part(element: HTMLElement, selector: string): HTMLElement {
   const found = element.querySelector<HTMLElement>(selector);
   if (!found) throw new Error(`row without ${selector}`);
   return found;
+}
+
+/** Render markdown into `element` when its source changed. */
+function setMarkdown(element: HTMLElement, source: string): void {
+  if (element.dataset.source === source) return;
+  element.dataset.source = source;
+  element.innerHTML = markdown.render(source); // raw HTML is escaped (html: false)
 }
 
 /**
@@ -61,11 +97,7 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
       setText(part(element, '.bubble'), row.images > 0 ? `${row.text}\n[${row.images} image(s)]` : row.text);
       break;
     case 'text': {
-      const body = part(element, '.markdown');
-      if (body.dataset.source !== row.text) {
-        body.dataset.source = row.text;
-        body.innerHTML = markdown.render(row.text); // raw HTML is escaped (html: false)
-      }
+      setMarkdown(part(element, '.markdown'), row.text);
       element.classList.toggle('streaming', row.streaming);
       element.hidden = row.text === '';
       break;
@@ -88,6 +120,36 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
       if (row.status === 'running') output.scrollTop = output.scrollHeight;
       break;
     }
+    case 'bash': {
+      element.dataset.status = row.status;
+      element.classList.toggle('excluded', row.excluded);
+      setText(part(element, '.bash-command'), row.command);
+      setText(part(element, '.bash-status'), bashLabel(row));
+      part(element, '.bash-stop').hidden = row.status !== 'running';
+      const output = part(element, '.bash-output');
+      output.hidden = row.output === '';
+      setText(output, row.output);
+      if (row.status === 'running') output.scrollTop = output.scrollHeight;
+      const note = part(element, '.bash-note');
+      setText(note, bashNote(row));
+      note.hidden = note.textContent === '';
+      break;
+    }
+    case 'compaction': {
+      element.dataset.status = row.status;
+      setText(part(element, '.summary-title'), COMPACTION_TITLE[row.status] + (row.reason ? COMPACTION_REASON[row.reason] : ''));
+      setText(part(element, '.summary-detail'), compactionTokens(row));
+      const body = part(element, '.summary-body');
+      body.hidden = row.summary === '';
+      setMarkdown(body, row.summary);
+      const error = part(element, '.summary-error');
+      error.hidden = row.error === undefined;
+      setText(error, row.error ?? '');
+      break;
+    }
+    case 'branchSummary':
+      setMarkdown(part(element, '.summary-body'), row.summary);
+      break;
     case 'notice':
       element.dataset.level = row.level;
       setText(element, row.text);
@@ -123,6 +185,45 @@ function create(row: Row): HTMLElement {
         ),
         el('details', { class: 'tool-args' }, el('summary', {}, 'arguments'), el('pre', {})),
         el('pre', { class: 'tool-output' }),
+      );
+    case 'bash':
+      return el(
+        'div',
+        { ...kind, class: 'row bash' },
+        el(
+          'div',
+          { class: 'tool-head' },
+          el('span', { class: 'tool-dot', 'aria-hidden': 'true' }),
+          el('span', { class: 'bash-prompt', 'aria-hidden': 'true' }, '$'),
+          el('span', { class: 'bash-command' }),
+          el('span', { class: 'bash-status' }),
+          el('button', { class: 'secondary bash-stop', title: 'Stop the command (Escape in the prompt box)' }, 'Stop'),
+        ),
+        el('pre', { class: 'bash-output' }),
+        el('div', { class: 'bash-note' }),
+      );
+    case 'compaction':
+      return el(
+        'div',
+        { ...kind, class: 'row summary compaction' },
+        el(
+          'details',
+          {},
+          el('summary', {}, el('span', { class: 'summary-title' }), ' ', el('span', { class: 'summary-detail' })),
+          el('div', { class: 'summary-body markdown' }),
+        ),
+        el('div', { class: 'summary-error' }),
+      );
+    case 'branchSummary':
+      return el(
+        'div',
+        { ...kind, class: 'row summary branch' },
+        el(
+          'details',
+          {},
+          el('summary', {}, el('span', { class: 'summary-title' }, 'Summary of the branch this conversation came back from')),
+          el('div', { class: 'summary-body markdown' }),
+        ),
       );
     case 'notice':
       return el('div', { ...kind, class: 'row notice' });

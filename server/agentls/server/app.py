@@ -32,11 +32,16 @@ from agentls.protocol import (
     INVALID_PARAMS,
     PROTOCOL_VERSION,
     REQUESTS,
+    AbortBashResult,
+    BashParams,
+    BashResult,
     ClearQueueParams,
     ClientAgentCapabilities,
+    CompactParams,
     DeleteSessionResult,
     GetMessagesParams,
     InitializationOptions,
+    ListCommandsResult,
     ListModelsParams,
     ListPermissionRulesParams,
     ListSessionsParams,
@@ -84,6 +89,7 @@ SERVER_FEATURES = [
     "permissions",
     "toolProgress",
     "editorWorkspace",
+    "compaction",
 ]
 
 
@@ -346,7 +352,7 @@ def create_server() -> AgentServer:
     async def load_session(ls: AgentServer, p: SessionParams) -> LoadSessionResult:
         session = await ls.manager.load_session(p.session_id)
         return LoadSessionResult(
-            session_id=session.session_id, message_count=len(session.agent.state.messages)
+            session_id=session.session_id, message_count=len(session.transcript)
         )
 
     @request("agent/deleteSession", SessionParams)
@@ -355,15 +361,16 @@ def create_server() -> AgentServer:
 
     @request("agent/prompt", PromptParams)
     async def prompt(ls: AgentServer, p: PromptParams) -> Any:
-        return ls.manager.get(p.session_id).prompt(p.text, p.images, p.when_busy)
+        return await ls.manager.get(p.session_id).prompt(p.text, p.images, p.when_busy)
 
     @request("agent/steer", QueueParams)
     async def steer(ls: AgentServer, p: QueueParams) -> QueueItemResult:
-        return QueueItemResult(item_id=ls.manager.get(p.session_id).enqueue("steer", p.text, p.images))
+        return QueueItemResult(item_id=await ls.manager.get(p.session_id).enqueue("steer", p.text, p.images))
 
     @request("agent/followUp", QueueParams)
     async def follow_up(ls: AgentServer, p: QueueParams) -> QueueItemResult:
-        return QueueItemResult(item_id=ls.manager.get(p.session_id).enqueue("followUp", p.text, p.images))
+        session = ls.manager.get(p.session_id)
+        return QueueItemResult(item_id=await session.enqueue("followUp", p.text, p.images))
 
     @request("agent/getQueue", SessionParams)
     async def get_queue(ls: AgentServer, p: SessionParams) -> Any:
@@ -379,7 +386,7 @@ def create_server() -> AgentServer:
 
     @request("agent/continue", SessionParams)
     async def continue_(ls: AgentServer, p: SessionParams) -> RunResult:
-        return RunResult(run_id=ls.manager.get(p.session_id).continue_())
+        return RunResult(run_id=await ls.manager.get(p.session_id).continue_())
 
     @request("agent/getState", SessionParams)
     async def get_state(ls: AgentServer, p: SessionParams) -> Any:
@@ -425,6 +432,23 @@ def create_server() -> AgentServer:
     @request("agent/getStats", SessionParams)
     async def get_stats(ls: AgentServer, p: SessionParams) -> Any:
         return ls.manager.get(p.session_id).stats()
+
+    @request("agent/compact", CompactParams)
+    async def compact(ls: AgentServer, p: CompactParams) -> Any:
+        return await ls.manager.get(p.session_id).compact(p.instructions)
+
+    @request("agent/listCommands", SessionParams)
+    async def list_commands(ls: AgentServer, p: SessionParams) -> ListCommandsResult:
+        return ListCommandsResult(commands=await ls.manager.get(p.session_id).list_commands())
+
+    @request("agent/bash", BashParams)
+    async def bash(ls: AgentServer, p: BashParams) -> BashResult:
+        user_bash = ls.manager.get(p.session_id).user_bash
+        return BashResult(bash_id=await user_bash.start(p.command, p.exclude_from_context))
+
+    @request("agent/abortBash", SessionParams)
+    async def abort_bash(ls: AgentServer, p: SessionParams) -> AbortBashResult:
+        return AbortBashResult(aborted=await ls.manager.get(p.session_id).user_bash.abort())
 
     return server
 

@@ -11,6 +11,7 @@ from typing import Any
 from agentls.agent import AgentTool
 from agentls.ai import THINKING_LEVELS, Model
 from agentls.protocol import (
+    CompactionSettings,
     InitializationOptions,
     ModelRef,
     NewSessionParams,
@@ -19,10 +20,12 @@ from agentls.protocol import (
     SessionInfo,
 )
 from agentls.session.errors import SessionError
+from agentls.session.instructions import PromptSettings, SessionInstructions
 from agentls.session.permissions import Ask, PermissionRules, permission_hook
 from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
-from agentls.session.session import DEFAULT_SYSTEM_PROMPT, AgentSession, Notify
+from agentls.session.session import AgentSession, Notify
 from agentls.session.store import (
+    LoadedSession,
     SessionHeader,
     SessionNotFound,
     SessionStore,
@@ -30,6 +33,7 @@ from agentls.session.store import (
     default_data_dir,
     new_session_id,
 )
+from agentls.session.transcript import Transcript
 from agentls.tools import DiskWorkspace, ProcessTracker, coding_tools
 from agentls.tools.editor import EditorConnection, EditorWorkspace
 
@@ -56,6 +60,15 @@ def _modes(stored: dict[str, str] | None) -> dict[str, PermissionMode] | None:
         if mode in ("allow", "ask", "deny"):
             modes[tool] = mode  # type: ignore[assignment]  # narrowed by the check above
     return modes or None
+
+
+def _prompt_settings(loaded: LoadedSession) -> PromptSettings:
+    """How a stored session's system prompt is made: as when it was created (or last changed)."""
+    return PromptSettings(
+        system_prompt=loaded.system_prompt or None,
+        append_system_prompt=loaded.header.append_system_prompt,
+        context_files=loaded.header.context_files,
+    )
 
 
 class SessionManager:
@@ -106,6 +119,12 @@ class SessionManager:
             return coding_tools(EditorWorkspace(cwd, self.editor, allow_outside), processes)
         return coding_tools(DiskWorkspace(cwd, allow_outside), processes)
 
+    def _compaction(self, own: dict[str, Any] | None) -> CompactionSettings:
+        """A session's compaction settings: its own (as stored) if it set any, else the server's."""
+        if own is not None:
+            return CompactionSettings.model_validate(own)
+        return self.options.compaction or CompactionSettings()
+
     def list_permission_rules(self, cwd: str | None) -> list[PermissionRule]:
         return self.permission_rules.list(str(_client_path(cwd)) if cwd else None)
 
@@ -118,8 +137,10 @@ class SessionManager:
         ref = params.model or self.options.model
         model = resolve_model(models, ref.provider if ref else None, ref.id if ref else None)
         level = params.thinking_level or self.options.thinking_level or "off"
-        system_prompt = (
-            params.system_prompt or self.options.system_prompt or DEFAULT_SYSTEM_PROMPT.format(cwd=cwd)
+        prompt = PromptSettings(
+            system_prompt=params.system_prompt or self.options.system_prompt,
+            append_system_prompt=params.append_system_prompt or self.options.append_system_prompt,
+            context_files=params.context_files is not False,
         )
         session_id = new_session_id()
         allow_outside = params.allow_outside_workspace
@@ -129,11 +150,14 @@ class SessionManager:
             id=session_id,
             cwd=cwd,
             created_at=int(time.time() * 1000),
-            system_prompt=system_prompt,
+            system_prompt=prompt.system_prompt or "",
             model=(model.provider, model.id),
             thinking_level=level,
             permissions=dict(params.permissions) if params.permissions else None,
             allow_outside_workspace=allow_outside,
+            append_system_prompt=prompt.append_system_prompt,
+            context_files=prompt.context_files,
+            compaction=params.compaction.model_dump(by_alias=True) if params.compaction else None,
         )
         try:
             writer = self.store.create(header)
@@ -146,15 +170,18 @@ class SessionManager:
             models=models,
             model=model,
             thinking_level=level,
-            system_prompt=system_prompt,
-            messages=[],
+            system_prompt="",
+            transcript=Transcript(),
             tools=self._tools(cwd, allow_outside, processes),
             processes=processes,
             writer=writer,
             notify=self.notify,
             before_tool_call=self._permission_hook(session_id, cwd, params.permissions, allow_outside),
+            instructions=SessionInstructions(cwd, self.store.root, prompt),
+            compaction=self._compaction(header.compaction),
         )
         self.sessions[session_id] = session
+        await session.refresh_instructions()
         return session
 
     async def load_session(self, session_id: str) -> AgentSession:
@@ -185,8 +212,8 @@ class SessionManager:
             models=models,
             model=model,
             thinking_level=level,
-            system_prompt=loaded.system_prompt,
-            messages=loaded.messages,
+            system_prompt="",
+            transcript=loaded.transcript,
             tools=self._tools(loaded.header.cwd, loaded.header.allow_outside_workspace, processes),
             processes=processes,
             writer=writer,
@@ -197,8 +224,11 @@ class SessionManager:
                 _modes(loaded.header.permissions),
                 loaded.header.allow_outside_workspace,
             ),
+            instructions=SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded)),
+            compaction=self._compaction(loaded.header.compaction),
         )
         self.sessions[session_id] = session
+        await session.refresh_instructions()
         return session
 
     def list_sessions(self, cwd: str | None) -> list[SessionInfo]:

@@ -10,9 +10,10 @@ cumulative partial message).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,8 @@ from agentls.agent import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    TurnContext,
+    TurnUpdate,
 )
 from agentls.ai import (
     AbortSignal,
@@ -41,6 +44,9 @@ from agentls.ai import (
 )
 from agentls.protocol import (
     AbortResult,
+    CommandInfo,
+    CompactionSettings,
+    CompactResult,
     ContextStats,
     ImageParam,
     MessagesResult,
@@ -53,20 +59,20 @@ from agentls.protocol import (
     TokenStats,
     WhenBusy,
 )
+from agentls.session.compaction import CompactionFailed, Compactor
+from agentls.session.compaction.tokens import estimate_messages_tokens
 from agentls.session.errors import SessionError
+from agentls.session.instructions import SessionInstructions
+from agentls.session.messages import convert_to_llm
 from agentls.session.store import SessionWriter
+from agentls.session.transcript import Transcript, TranscriptEntry, new_entry_id
+from agentls.session.user_bash import UserBash
 from agentls.tools.processes import ProcessTracker
 
 logger = logging.getLogger(__name__)
 
 Notify = Callable[[str, dict[str, Any]], None]
 """Sends a server -> client notification: ``notify(method, params)``."""
-
-DEFAULT_SYSTEM_PROMPT = (
-    "You are agentls, a coding agent working inside the user's editor. "
-    "The workspace root is {cwd}. Be concise, and use the tools you are given."
-)
-
 
 def _new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
@@ -116,14 +122,18 @@ class AgentSession:
         model: Model,
         thinking_level: str,
         system_prompt: str,
-        messages: list[AgentMessage],
+        transcript: Transcript,
         tools: list[AgentTool],
         writer: SessionWriter | None,
         notify: Notify,
         before_tool_call: BeforeToolCall | None = None,
         processes: ProcessTracker | None = None,
+        instructions: SessionInstructions | None = None,
+        compaction: CompactionSettings | None = None,
     ) -> None:
         self.session_id = session_id
+        self.instructions = instructions
+        """Rebuilds the system prompt before each turn; without it the prompt stays as given."""
         self.processes = processes
         """What the session's ``bash`` calls started: ended when each run ends, before ``agent/settled``."""
         self.cwd = cwd
@@ -134,26 +144,56 @@ class AgentSession:
         self._run: _Run | None = None
         self._items: dict[int, _QueuedItem] = {}
         self._last_queue: dict[str, Any] | None = None
+        self._emitting = asyncio.Lock()
+        """Held while an event is persisted and sent, so that a bash message joining the transcript
+        between runs is sent whole before the next run's first event."""
+        self._waiting_bash: list[AgentMessage] = []
+        """Bash messages that ended during a run: they join the transcript when it ends, as in Pi."""
+        self.user_bash = UserBash(session_id=session_id, cwd=cwd, notify=notify, record=self._record_bash)
+        """``agent/bash`` and ``agent/abortBash``: the user's own commands."""
         self.agent = Agent(
             initial_state=AgentState(
                 system_prompt=system_prompt,
                 model=model,
                 thinking_level=thinking_level,  # type: ignore[arg-type]
-                messages=messages,
+                messages=transcript.context(),
                 tools=tools,
             ),
             stream_fn=models.stream_simple,
+            convert_to_llm=convert_to_llm,
             session_id=session_id,
             before_tool_call=before_tool_call,
+            prepare_next_turn_with_context=self._prepare_next_turn,
         )
         self.agent.subscribe(self._on_event)
+        self.transcript = transcript
+        """Every message, compactions in place (``agent/getMessages``); the agent holds the context."""
+        self.compactor = Compactor(
+            session_id=session_id,
+            agent=self.agent,
+            transcript=transcript,
+            settings=compaction or CompactionSettings(),
+            writer=writer,
+            notify=notify,
+            run_id=lambda: self.run_id,
+        )
+        self._compacting: asyncio.Future[None] | None = None
+        """Set while ``agent/compact`` runs: the session is busy as during a run."""
 
     # --- events --------------------------------------------------------------------------
 
     async def _on_event(self, event: AgentEvent, signal: AbortSignal) -> None:
-        if isinstance(event, MessageEndEvent) and self.writer is not None:
-            await self.writer.append_message(event.message)
-        run_id = self._run.run_id if self._run else ""
+        async with self._emitting:
+            await self._emit(event)
+
+    async def _emit(self, event: AgentEvent) -> None:
+        """Persist a finished message, then send the event (``runId`` null between runs)."""
+        if isinstance(event, MessageEndEvent):
+            writer = self.writer
+            entry_id = await writer.append_message(event.message) if writer is not None else new_entry_id()
+            self.transcript.append(TranscriptEntry(entry_id, event.message))
+        self.compactor.observe(event)
+        run_id = self._run.run_id if self._run else None
         self._seq += 1
         self._notify(
             "agent/event",
@@ -183,29 +223,53 @@ class AgentSession:
     def run_id(self) -> str | None:
         return self._run.run_id if self._run else None
 
-    def _start(self, start: Callable[[], asyncio.Task[None]]) -> str:
+    def _busy(self) -> str | None:
+        """What keeps the session busy (a run, or ``agent/compact``), if anything."""
         if self._run is not None:
-            raise SessionError("busy", f"Session {self.session_id} is running {self._run.run_id}")
+            return f"Session {self.session_id} is running {self._run.run_id}"
+        if self._compacting is not None:
+            return f"Session {self.session_id} is compacting"
+        return None
+
+    def _start(self, start: Callable[[], asyncio.Task[None]], *, prompt: bool = False) -> str:
+        """Start a run; a ``prompt`` run's kernel starts after the check for compaction, as in Pi."""
+        if busy := self._busy():
+            raise SessionError("busy", busy)
         run = _Run(_new_id("run"))
         self._run = run
-        try:
-            task = start()
-        except AgentBusyError as error:
-            self._run = None
-            raise SessionError("busy", str(error)) from error
-        except ContinueError as error:
-            self._run = None
-            raise SessionError("cannotContinue", str(error)) from error
+        task = None
+        if not prompt:
+            try:
+                task = start()
+            except AgentBusyError as error:
+                self._run = None
+                raise SessionError("busy", str(error)) from error
+            except ContinueError as error:
+                self._run = None
+                raise SessionError("cannotContinue", str(error)) from error
         self._publish_queue()
-        asyncio.get_running_loop().create_task(self._drive(run, task))
+        asyncio.get_running_loop().create_task(self._drive(run, task or self._prompt_after_check(run, start)))
         return run.run_id
 
-    async def _drive(self, run: _Run, task: asyncio.Task[None]) -> None:
-        """Await the kernel run, then run what is still queued, then report the run as settled."""
+    async def _prompt_after_check(self, run: _Run, start: Callable[[], asyncio.Task[None]]) -> None:
+        """Compact first if the context needs it, then prompt; an abort meanwhile aborts the prompt's run
+        (the prompt is kept, answered as aborted)."""
+        await self.compactor.before_prompt()
+        task = start()
+        if run.aborted:
+            self.agent.abort()
+        await task
+
+    async def _drive(self, run: _Run, task: Awaitable[None]) -> None:
+        """Await the kernel run, then compact, retry or run what is queued as Pi does, then settle."""
         failure: str | None = None
         try:
             await task
-            while not run.aborted and self._can_continue_queued():
+            while not run.aborted:
+                proceed = await self.compactor.after_run()  # an overflow retry, or what is queued
+                if run.aborted or not (proceed or self._can_continue_queued()):
+                    break
+                await self.refresh_instructions()
                 await self.agent.continue_()
         except Exception as error:  # a listener or the store failed: the run ends, the server lives
             logger.exception("run %s of session %s failed", run.run_id, self.session_id)
@@ -213,10 +277,11 @@ class AgentSession:
         finally:
             if self.processes is not None:  # while the run still holds the session: no new call can start
                 await self.processes.terminate_all()
+            await self._join_waiting_bash()
             self._run = None
-            last = next(
-                (m for m in reversed(self.agent.state.messages) if isinstance(m, AssistantMessage)), None
-            )
+            # from the transcript: a response that overflowed left the context, not the transcript
+            messages = (entry.message for entry in reversed(self.transcript.entries))
+            last = next((m for m in messages if isinstance(m, AssistantMessage)), None)
             stop_reason = "error" if failure else (last.stop_reason if last else "stop")
             error_message = failure or (last.error_message if last else None)
             settled: dict[str, Any] = {
@@ -237,25 +302,95 @@ class AgentSession:
         last = self.agent.state.messages[-1] if self.agent.state.messages else None
         return not (isinstance(last, AssistantMessage) and last.stop_reason in ("error", "aborted"))
 
+    # --- the user's commands (agent/bash, through self.user_bash) ------------------------
+
+    async def _record_bash(self, message: AgentMessage) -> None:
+        """Pi's ``recordBashResult``: into the transcript at once, or after the running run.
+
+        A message added during a run could land between a tool call and its result, so
+        it waits for the run's end, after any queued continuation, before ``agent/settled``.
+        """
+        if self._run is not None:
+            self._waiting_bash.append(message)
+        else:
+            await self._join(message)
+
+    async def _join(self, message: AgentMessage) -> None:
+        """Add a message the kernel did not make: in the state at once, then persisted and sent."""
+        self.agent.state.messages.append(message)
+        async with self._emitting:
+            await self._emit(MessageStartEvent(message=message))
+            await self._emit(MessageEndEvent(message=message))
+
+    async def _join_waiting_bash(self) -> None:
+        """Join what waited for the run, and what ends meanwhile, while the run still holds the session."""
+        while self._waiting_bash:
+            try:
+                await self._join(self._waiting_bash.pop(0))
+            except Exception:  # the store failed: the run must still settle
+                logger.exception("a bash message of session %s could not be recorded", self.session_id)
+
     async def wait_for_settled(self) -> None:
         if self._run is not None:
             await asyncio.shield(self._run.done)
 
+    # --- the system prompt and the user's commands ---------------------------------------
+
+    async def refresh_instructions(self) -> None:
+        """Look at the project's instructions, skills and templates again; rebuild the system prompt.
+
+        Runs before each run and, through :meth:`_prepare_next_turn`, before each later
+        turn, so the model always gets the prompt for the files and tools of the moment.
+        """
+        if self.instructions is None:
+            return
+        await self.instructions.refresh()
+        tools = [tool.name for tool in self.agent.state.tools]
+        self.agent.state.system_prompt = self.instructions.system_prompt(tools)
+
+    async def _prepare_next_turn(self, turn: TurnContext, signal: AbortSignal | None) -> TurnUpdate:
+        """Pi's next-turn refresh: every turn runs on the live session's prompt, tools, model and thinking.
+
+        So ``agent/setModel``, ``agent/setThinkingLevel`` and an edited ``AGENTS.md`` take
+        effect at the next turn of a running run, not at the next run.
+        """
+        context = await self.compactor.before_next_turn(turn.context)
+        await self.refresh_instructions()
+        state = self.agent.state
+        context = dataclasses.replace(context, system_prompt=state.system_prompt, tools=list(state.tools))
+        return TurnUpdate(context=context, model=state.model, thinking_level=state.thinking_level)
+
+    async def _expand(self, text: str) -> str:
+        """The text of a prompt with a ``/template`` or ``/skill:name`` command at its start expanded."""
+        await self.refresh_instructions()
+        return self.instructions.expand(text) if self.instructions is not None else text
+
+    async def list_commands(self) -> list[CommandInfo]:
+        await self.refresh_instructions()
+        return self.instructions.commands() if self.instructions is not None else []
+
     # --- requests ------------------------------------------------------------------------
 
-    def prompt(self, text: str, images: list[ImageParam] | None, when_busy: WhenBusy | None) -> PromptResult:
-        if self._run is not None:
+    async def prompt(
+        self, text: str, images: list[ImageParam] | None, when_busy: WhenBusy | None
+    ) -> PromptResult:
+        text = await self._expand(text)
+        if busy := self._busy():
             if when_busy in ("steer", "followUp"):
-                return PromptResult(queued=self.enqueue(when_busy, text, images))
+                return PromptResult(queued=self._queue(when_busy, text, images))
             raise SessionError(
                 "busy",
-                f"Session {self.session_id} is running {self._run.run_id}: send it with agent/steer or "
-                "agent/followUp, pass whenBusy, or wait for agent/settled.",
+                f"{busy}: send it with agent/steer or agent/followUp, pass whenBusy, or wait for "
+                "agent/settled (agent/compact's answer).",
             )
         message = _user_message(text, images)
-        return PromptResult(run_id=self._start(lambda: self.agent.prompt(message)))
+        return PromptResult(run_id=self._start(lambda: self.agent.prompt(message), prompt=True))
 
-    def enqueue(self, kind: str, text: str, images: list[ImageParam] | None) -> str:
+    async def enqueue(self, kind: str, text: str, images: list[ImageParam] | None) -> str:
+        """Queue a steering (``steer``) or follow-up message, its command expanded; the item id."""
+        return self._queue(kind, await self._expand(text), images)
+
+    def _queue(self, kind: str, text: str, images: list[ImageParam] | None) -> str:
         message = _user_message(text, images)
         item = QueueItem(
             id=_new_id("item"),
@@ -301,16 +436,42 @@ class AgentSession:
         return removed
 
     async def abort(self) -> AbortResult:
+        if self._compacting is not None:  # agent/compact: it answers that it was cancelled
+            self.compactor.abort()
+            await asyncio.shield(self._compacting)
+            return AbortResult(aborted=True, queue=self._queue_state())
         run = self._run
         if run is None:
             return AbortResult(aborted=False, queue=self._queue_state())
         run.aborted = True
+        self.compactor.abort()
         self.agent.abort()
         await asyncio.shield(run.done)
         return AbortResult(aborted=True, run_id=run.run_id, queue=self._queue_state())
 
-    def continue_(self) -> str:
+    async def continue_(self) -> str:
+        await self.refresh_instructions()
         return self._start(self.agent.continue_)
+
+    async def compact(self, instructions: str | None) -> CompactResult:
+        """``agent/compact``: summarise the context now (busy while a run is going, as runs are).
+
+        Prompts queued with ``whenBusy`` meanwhile run once it has succeeded; a compaction
+        that failed or was aborted leaves them queued, as a failed run does.
+        """
+        if busy := self._busy():
+            raise SessionError("busy", f"{busy}: abort it or wait for agent/settled, then compact")
+        done = self._compacting = asyncio.get_running_loop().create_future()
+        try:
+            result = await self.compactor.compact_now(instructions)
+        except CompactionFailed as error:
+            raise SessionError("compactionFailed", str(error)) from error
+        finally:
+            self._compacting = None
+            done.set_result(None)
+        if self._can_continue_queued():
+            await self.continue_()
+        return result
 
     # --- state ---------------------------------------------------------------------------
 
@@ -327,18 +488,21 @@ class AgentSession:
             thinking_level=state.thinking_level,
             system_prompt=state.system_prompt,
             is_running=self._run is not None,
+            is_compacting=self.compactor.running,
             run_id=self.run_id,
             steering_mode=self.agent.steering_mode,
             follow_up_mode=self.agent.follow_up_mode,
-            message_count=len(state.messages),
+            message_count=len(self.transcript),
             pending_tool_calls=sorted(state.pending_tool_calls),
             error_message=state.error_message,
             queue=self._queue_state(),
+            context_files=self.instructions.context_files() if self.instructions is not None else [],
         )
 
     def messages(self, since: int) -> MessagesResult:
-        messages = self.agent.state.messages
-        return MessagesResult(messages=[to_wire(m) for m in messages[since:]], total=len(messages))
+        """The whole history (not only the context), so ``since`` cursors survive compactions."""
+        messages = self.transcript.messages(since)
+        return MessagesResult(messages=[to_wire(m) for m in messages], total=len(self.transcript))
 
     async def set_model(self, model: Model) -> None:
         self.agent.state.model = model
@@ -357,21 +521,30 @@ class AgentSession:
             self.agent.follow_up_mode = follow_up  # type: ignore[assignment]
 
     def stats(self) -> StatsResult:
-        """Cumulative tokens and cost, and the current context size (reported separately)."""
-        assistants = [m for m in self.agent.state.messages if isinstance(m, AssistantMessage)]
+        """Cumulative tokens and cost (summaries included), and the current context size apart.
+
+        After a compaction, until a response reports its size, the context's size is estimated.
+        """
+        entries = self.transcript.entries
+        assistants = [e.message for e in entries if isinstance(e.message, AssistantMessage)]
+        usages = [m.usage for m in assistants]
+        usages += [e.compaction.usage for e in entries if e.compaction is not None and e.compaction.usage]
         tokens = TokenStats(
-            input=sum(m.usage.input for m in assistants),
-            output=sum(m.usage.output for m in assistants),
-            cache_read=sum(m.usage.cache_read for m in assistants),
-            cache_write=sum(m.usage.cache_write for m in assistants),
-            total=sum(m.usage.total_tokens for m in assistants),
+            input=sum(u.input for u in usages),
+            output=sum(u.output for u in usages),
+            cache_read=sum(u.cache_read for u in usages),
+            cache_write=sum(u.cache_write for u in usages),
+            total=sum(u.total_tokens for u in usages),
         )
         last = next((m for m in reversed(assistants) if m.usage.total_tokens), None)
-        context_tokens = last.usage.total_tokens if last else 0
+        if last is not None and self.transcript.is_before_latest_compaction(last):
+            context_tokens = estimate_messages_tokens(self.agent.state.messages)
+        else:
+            context_tokens = last.usage.total_tokens if last else 0
         window = self.agent.state.model.context_window
         return StatsResult(
             tokens=tokens,
-            cost=sum(m.usage.cost.total for m in assistants),
+            cost=sum(u.cost.total for u in usages),
             context=ContextStats(
                 tokens=context_tokens,
                 context_window=window,
@@ -380,7 +553,8 @@ class AgentSession:
         )
 
     async def close(self) -> None:
-        """Abort any run and close the session file."""
+        """Abort any run and any command of the user's, end the processes they left, close the file."""
         await self.abort()
+        await self.user_bash.close()
         if self.writer is not None:
             self.writer.close()

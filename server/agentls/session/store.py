@@ -8,8 +8,13 @@
     {"type":"model_change","id":...,"parentId":...,"timestamp":<ms>,"provider":...,"modelId":...}
     {"type":"thinking_level_change","id":...,"parentId":...,"timestamp":<ms>,"thinkingLevel":...}
     {"type":"system_prompt_change","id":...,"parentId":...,"timestamp":<ms>,"systemPrompt":...}
+    {"type":"compaction","id":...,"parentId":...,"timestamp":<ms>,"summary":...,"firstKeptEntryId":...,
+     "tokensBefore":<n>,"details":{"readFiles":[...],"modifiedFiles":[...]},"usage":{...}?}
 
-Every entry names the entry before it in ``parentId`` (``null`` for the first).
+Every entry names the entry before it in ``parentId`` (``null`` for the first). A
+``compaction`` entry (Pi's ``CompactionEntry``) replaces, for the model, the messages
+before the message entry ``firstKeptEntryId`` with its summary; they stay in the file
+and in :attr:`LoadedSession.transcript` (see :mod:`agentls.session.transcript`).
 
 Crash safety: a file is never rewritten, only appended to, and each entry reaches the
 file in a single unbuffered ``write`` on an ``O_APPEND`` descriptor before its append
@@ -46,8 +51,10 @@ from typing import Any, BinaryIO
 import platformdirs
 
 from agentls.ai.local_files import NotARegularFile, open_regular_file
-from agentls.ai.types import AgentMessage, UserMessage, now_ms, parse_message
+from agentls.ai.types import AgentMessage, Usage, UserMessage, now_ms, parse_message
 from agentls.ai.wire import to_wire
+from agentls.session.messages import compaction_summary_message
+from agentls.session.transcript import Compaction, Transcript, TranscriptEntry
 
 __all__ = [
     "FORMAT_VERSION",
@@ -86,7 +93,7 @@ _MAX_TIMESTAMP = 253_402_300_799_999
 """The last millisecond of the year 9999: later timestamps (and negative ones) are damage."""
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-_ENTRY_TYPES = ("message", "model_change", "thinking_level_change", "system_prompt_change")
+_ENTRY_TYPES = ("message", "model_change", "thinking_level_change", "system_prompt_change", "compaction")
 # Windows would otherwise translate "\n" to "\r\n" on os.write.
 _BINARY = getattr(os, "O_BINARY", 0)
 
@@ -123,6 +130,7 @@ class SessionHeader:
     cwd: str
     created_at: int
     system_prompt: str
+    """The session's custom system prompt, replacing agentls's base one; ``""`` for none."""
     model: tuple[str, str] | None
     """``(provider, model id)``, or ``None`` when the session started without a model."""
     thinking_level: str
@@ -130,6 +138,13 @@ class SessionHeader:
     """The session's own tool policy (``{tool: allow|ask|deny}``) over the server's, if it set one."""
     allow_outside_workspace: bool = False
     """Whether the tools may use paths outside ``cwd``."""
+    append_system_prompt: str | None = None
+    """Text added to the system prompt."""
+    context_files: bool = True
+    """Whether the project instructions (``AGENTS.md``, ``CLAUDE.md``) are read into the system prompt."""
+    compaction: dict[str, Any] | None = None
+    """The session's own compaction settings (``enabled``, ``reserveTokens``, ``keepRecentTokens``; wire
+    names) instead of the server's, if it set any."""
 
 
 @dataclass
@@ -141,7 +156,8 @@ class LoadedSession:
     """
 
     header: SessionHeader
-    messages: list[AgentMessage]
+    transcript: Transcript
+    """Every message, each with its entry id, and the compactions in their places."""
     model: tuple[str, str] | None
     thinking_level: str
     system_prompt: str
@@ -149,6 +165,11 @@ class LoadedSession:
     """The newest timestamp in the file (the header's ``createdAt`` if it has no entries)."""
     warnings: list[str] = field(default_factory=list)
     """One line per skipped (truncated or malformed) line of the file."""
+
+    @property
+    def messages(self) -> list[AgentMessage]:
+        """The whole history (a compaction's summary where it happened)."""
+        return self.transcript.messages()
 
 
 @dataclass(frozen=True)
@@ -249,6 +270,9 @@ def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
         "thinkingLevel": header.thinking_level,
         **({"permissions": header.permissions} if header.permissions else {}),
         **({"allowOutsideWorkspace": True} if header.allow_outside_workspace else {}),
+        **({"appendSystemPrompt": header.append_system_prompt} if header.append_system_prompt else {}),
+        **({} if header.context_files else {"contextFiles": False}),
+        **({"compaction": header.compaction} if header.compaction else {}),
     }
 
 
@@ -308,6 +332,23 @@ class SessionWriter:
         _require_str("text", text)
         return await self._append("system_prompt_change", {"systemPrompt": text})
 
+    async def append_compaction(self, summary: AgentMessage, compaction: Compaction) -> str:
+        """Append a compaction: its ``compactionSummary`` message (whose timestamp the entry takes) and
+        the rest of the entry; returns the entry id once the line is in the file."""
+        message = to_wire(summary)
+        payload: dict[str, Any] = {
+            "summary": message["summary"],
+            "firstKeptEntryId": compaction.first_kept_entry_id,
+            "tokensBefore": message["tokensBefore"],
+            "details": {
+                "readFiles": list(compaction.read_files),
+                "modifiedFiles": list(compaction.modified_files),
+            },
+        }
+        if compaction.usage is not None:
+            payload["usage"] = to_wire(compaction.usage)
+        return await self._append("compaction", payload, message["timestamp"])
+
     def close(self) -> None:
         """Stop accepting appends; those already issued are still written, then the file is closed.
 
@@ -319,7 +360,7 @@ class SessionWriter:
         self._executor.submit(os.close, self._fd)
         self._executor.shutdown(wait=False)
 
-    async def _append(self, entry_type: str, payload: dict[str, Any]) -> str:
+    async def _append(self, entry_type: str, payload: dict[str, Any], timestamp: int | None = None) -> str:
         # Everything up to run_in_executor runs synchronously at call time: that fixes the
         # order of the entries and their parentId chain before any other append can run.
         if self._closed:
@@ -333,7 +374,7 @@ class SessionWriter:
             "type": entry_type,
             "id": entry_id,
             "parentId": self._last_entry_id,
-            "timestamp": now_ms(),
+            "timestamp": now_ms() if timestamp is None else timestamp,
             **payload,
         }
         line = _encode_line(entry, f"a {entry_type} entry of session {self.session_id}")
@@ -533,6 +574,15 @@ def _read_header(path: Path, line: _Line | None) -> SessionHeader:
         isinstance(permissions, dict) and all(isinstance(v, str) for v in permissions.values())
     ):
         raise broken("the header's permissions is not an object of strings")
+    append_system_prompt = data.get("appendSystemPrompt")
+    if append_system_prompt is not None and not isinstance(append_system_prompt, str):
+        raise broken("the header's appendSystemPrompt is not a string")
+    compaction = data.get("compaction")
+    if compaction is not None and not _is_compaction_settings(compaction):
+        raise broken(
+            "the header's compaction is not "
+            "{enabled?: boolean, reserveTokens?: integer, keepRecentTokens?: integer}"
+        )
     return SessionHeader(
         id=session_id,
         cwd=cwd,
@@ -542,6 +592,22 @@ def _read_header(path: Path, line: _Line | None) -> SessionHeader:
         thinking_level=thinking_level,
         permissions=permissions or None,
         allow_outside_workspace=data.get("allowOutsideWorkspace") is True,
+        append_system_prompt=append_system_prompt or None,
+        context_files=data.get("contextFiles") is not False,
+        compaction=compaction or None,
+    )
+
+
+def _is_count(value: Any) -> bool:
+    """A non-negative integer (not a boolean), as token counts are."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_compaction_settings(value: Any) -> bool:
+    if not isinstance(value, dict) or not set(value) <= {"enabled", "reserveTokens", "keepRecentTokens"}:
+        return False
+    return isinstance(value.get("enabled", True), bool) and all(
+        _is_count(value[key]) for key in ("reserveTokens", "keepRecentTokens") if key in value
     )
 
 
@@ -581,7 +647,7 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
     if header.id != session_id:
         warn(f"{path}: the header names session {_brief(header.id)}; using the file name's id")
 
-    messages: list[AgentMessage] = []
+    transcript = Transcript()
     model, thinking_level, system_prompt = header.model, header.thinking_level, header.system_prompt
     updated_at = header.created_at
     last_entry_id: str | None = None
@@ -615,9 +681,15 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
             continue
         if entry_type == "message":
             try:
-                messages.append(parse_message(entry.get("message")))
+                transcript.append(TranscriptEntry(entry_id, parse_message(entry.get("message"))))
             except Exception as error:  # a pydantic ValidationError or anything odd: never a crash
                 skip(number, f"the message does not parse: {_one_line(error)}")
+                continue
+        elif entry_type == "compaction":
+            try:
+                transcript.append(_compaction_entry(entry, transcript))
+            except ValueError as error:
+                skip(number, f"compaction entry {error}")
                 continue
         elif entry_type == "model_change":
             provider, model_id = entry.get("provider"), entry.get("modelId")
@@ -643,7 +715,7 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
 
     loaded = LoadedSession(
         header=header,
-        messages=messages,
+        transcript=transcript,
         model=model,
         thinking_level=thinking_level,
         system_prompt=system_prompt,
@@ -651,6 +723,32 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
         warnings=warnings,
     )
     return _ReadResult(loaded, last_entry_id, entry_ids, ends_with_newline)
+
+
+def _compaction_entry(entry: dict[str, Any], transcript: Transcript) -> TranscriptEntry:
+    """A compaction entry read back; ``ValueError`` saying what is wrong with a damaged one.
+
+    Its ``firstKeptEntryId`` must name a message entry before it: a compaction that kept
+    nothing it can name would hide the whole conversation before it, so it is skipped
+    instead, and the model sees that conversation in full.
+    """
+    summary, kept, tokens = entry.get("summary"), entry.get("firstKeptEntryId"), entry.get("tokensBefore")
+    if not isinstance(summary, str) or not _is_count(tokens):
+        raise ValueError("without a string summary and a token count tokensBefore")
+    if not any(e.id == kept and e.compaction is None for e in transcript.entries):
+        raise ValueError(f"whose firstKeptEntryId {_brief(kept)} names no message entry before it")
+    details = entry.get("details") or {}
+    keys = ("readFiles", "modifiedFiles")
+    files = [details.get(key, []) if isinstance(details, dict) else None for key in keys]
+    if not all(isinstance(names, list) and all(isinstance(n, str) for n in names) for names in files):
+        raise ValueError("whose details are not {readFiles?: [string], modifiedFiles?: [string]}")
+    try:
+        usage = Usage.model_validate(entry["usage"]) if entry.get("usage") is not None else None
+    except Exception as error:  # pydantic's ValidationError
+        raise ValueError(f"whose usage does not parse: {_one_line(error)}") from None
+    message = compaction_summary_message(summary, int(tokens), int(entry["timestamp"]))
+    mark = Compaction(kept, tuple(files[0]), tuple(files[1]), usage)  # type: ignore[arg-type]
+    return TranscriptEntry(entry["id"], message, mark)
 
 
 def _one_line(error: BaseException) -> str:

@@ -180,14 +180,17 @@ function M.error_kind(err)
   return type(err) == "table" and type(err.data) == "table" and err.data.kind or nil
 end
 
+--- An empty Lua table would be sent as [], and params must be an object.
+local function as_object(params)
+  return next(params) == nil and vim.empty_dict() or params
+end
+
 --- Send a request; `callback(err, result)` runs on the main loop.
 ---@param method string
 ---@param params table
 ---@param callback fun(err: table|string|nil, result: any)
 function M.request(method, params, callback)
-  if next(params) == nil then
-    params = vim.empty_dict() -- an empty Lua table would be sent as [], and params must be an object
-  end
+  params = as_object(params)
   M.with_client(function(client, start_err)
     if not client then
       return callback(start_err)
@@ -205,6 +208,30 @@ function M.request(method, params, callback)
       callback("the agentls server is not running")
     end
   end)
+end
+
+--- A request answered within `timeout_ms`, for completion and :checkhealth (only when the
+--- server already runs). Returns the result, or nil and the error text.
+---@return any result, string? err
+function M.request_sync(method, params, timeout_ms)
+  local c = M.get()
+  if not c then
+    return nil, "the agentls server is not running"
+  end
+  params = as_object(params)
+  local response, err
+  if has_011 then
+    response, err = c:request_sync(method, params, timeout_ms)
+  else
+    response, err = c.request_sync(method, params, timeout_ms)
+  end
+  if not response then
+    return nil, err or ("no answer to %s within %d ms"):format(method, timeout_ms)
+  end
+  if response.err then
+    return nil, M.error_text(response.err)
+  end
+  return response.result
 end
 
 --- Stop the server.

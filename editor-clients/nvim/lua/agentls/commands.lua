@@ -1,6 +1,7 @@
 --- What the user commands do. Each one checks its input, sends one or two requests and
 --- reports problems with `vim.notify`; the panel follows from the notifications.
 local client = require("agentls.client")
+local complete = require("agentls.complete")
 local config = require("agentls.config")
 local panel = require("agentls.panel")
 local state = require("agentls.state")
@@ -26,7 +27,7 @@ local function with_text(text, prompt, callback)
   if text ~= "" then
     return callback(text)
   end
-  vim.ui.input({ prompt = prompt }, function(input)
+  vim.ui.input({ prompt = prompt, completion = complete.input_completion }, function(input)
     if input == nil then
       return -- cancelled
     end
@@ -73,11 +74,42 @@ local function open_panel()
   end
 end
 
---- :AgentPrompt [text]: send a prompt to the current session (a new one if there is none).
+--- `!cmd` as `cmd, false`; `!!cmd` (its output is not sent to the model) as `cmd, true`.
+local function shell_command(text)
+  local bang, command = text:match("^(!!?)(.*)$")
+  if bang then
+    return vim.trim(command), bang == "!!"
+  end
+end
+
+--- Run the user's command in the session's folder (`agent/bash`); its row shows the output.
+local function run_command(session_id, command, exclude)
+  local t = state.transcript(session_id)
+  local entry = t:bash_started(command, exclude)
+  state.changed(session_id)
+  local params = { sessionId = session_id, command = command, excludeFromContext = exclude }
+  client.request("agent/bash", params, function(err, result)
+    t:bash_answered(entry, result and result.bashId, err and client.error_text(err))
+    state.changed(session_id)
+    if err then
+      fail(err)
+    end
+  end)
+end
+
+--- :AgentPrompt [text]: send a prompt to the current session (a new one if there is none);
+--- `!cmd` and `!!cmd` run a command instead.
 function M.prompt(text)
   with_text(text, "Agent prompt: ", function(prompt)
+    local command, exclude = shell_command(prompt)
+    if command == "" then
+      return notify("nothing to run: no command after !", levels.WARN)
+    end
     with_session(function(session_id)
       open_panel()
+      if command then
+        return run_command(session_id, command, exclude)
+      end
       local params = { sessionId = session_id, text = prompt }
       local when_busy = config.options.prompt_when_busy
       if when_busy ~= "reject" then
@@ -123,19 +155,42 @@ function M.follow_up(text)
   enqueue("agent/followUp", "follow up", text)
 end
 
---- :AgentAbort
+--- :AgentAbort: stop the run and the user's running command.
 function M.abort()
   local session_id = current_session("abort")
   if not session_id then
     return
   end
-  client.request("agent/abort", { sessionId = session_id }, function(err, result)
+  local answers, aborted = 0, false
+  local function answered(err, result)
+    if err then
+      fail(err)
+    end
+    answers, aborted = answers + 1, aborted or (result and result.aborted) == true
+    if answers == 2 and not aborted then
+      notify("nothing to abort: the agent is idle")
+    end
+  end
+  client.request("agent/abort", { sessionId = session_id }, answered)
+  client.request("agent/abortBash", { sessionId = session_id }, answered)
+end
+
+--- :AgentCompact [instructions]: replace the conversation so far with a summary in the model's
+--- context (the panel keeps the whole transcript and shows the summary).
+function M.compact(instructions)
+  local session_id = current_session("compact")
+  if not session_id then
+    return
+  end
+  instructions = vim.trim(instructions or "")
+  open_panel()
+  local params = { sessionId = session_id, instructions = instructions ~= "" and instructions or nil }
+  client.request("agent/compact", params, function(err, result)
     if err then
       return fail(err)
     end
-    if not result.aborted then
-      notify("nothing to abort: the agent is idle")
-    end
+    local after = result.tokensAfter and (" → %d"):format(result.tokensAfter) or ""
+    notify(("compacted: %d%s tokens"):format(result.tokensBefore, after))
   end)
 end
 
@@ -275,26 +330,6 @@ function M.panel()
     panel.show(state.current_transcript())
   end
   panel.toggle()
-end
-
---- Completion of :AgentModel: the models the server offers (only if it already runs).
-function M.complete_model(lead)
-  local c = client.get()
-  if not c then
-    return {}
-  end
-  local names = {}
-  local has_011 = vim.fn.has("nvim-0.11") == 1
-  local params = { sessionId = state.current }
-  local response = has_011 and c:request_sync("agent/listModels", params, 1000)
-    or c.request_sync("agent/listModels", params, 1000)
-  for _, model in ipairs(response and response.result and response.result.models or {}) do
-    local name = model.provider .. "/" .. model.id
-    if name:find(lead, 1, true) == 1 then
-      names[#names + 1] = name
-    end
-  end
-  return names
 end
 
 return M

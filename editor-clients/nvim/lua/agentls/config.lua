@@ -44,6 +44,7 @@ M.defaults = {
       steer = "s",
       follow_up = "f",
       abort = "<C-c>",
+      toggle = "<CR>",
     },
   },
 }

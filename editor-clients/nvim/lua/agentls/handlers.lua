@@ -1,4 +1,5 @@
---- The handlers of what the server sends: agent notifications and server→client requests.
+--- The handlers of what the server sends: agent notifications (events, queues, runs settled,
+--- compactions, the user's commands' output) and server→client requests.
 ---
 --- `$/progress` and `window/workDoneProgress/create` keep Neovim's built-in handlers, which
 --- fire the `LspProgress` autocmd, so statusline plugins show tool progress.
@@ -15,6 +16,15 @@ function M.lsp_handlers()
     end,
     ["agent/settled"] = function(_, params)
       state.on_settled(params)
+    end,
+    ["agent/compaction"] = function(_, params)
+      state.on_compaction(params)
+    end,
+    ["agent/bashOutput"] = function(_, params)
+      state.on_bash_output(params)
+    end,
+    ["agent/bashEnd"] = function(_, params)
+      state.on_bash_end(params)
     end,
     ["agent/requestPermission"] = function(_, params)
       return require("agentls.permissions").ask(params)

@@ -1,7 +1,9 @@
---- :checkhealth agentls: the server command, its version and capabilities, the models it offers.
+--- :checkhealth agentls: the server command, its version and capabilities, its models, and the
+--- project instructions and `/` commands it finds in the workspace.
 ---
 --- When no server runs yet, the check starts the command once, does the `initialize`
---- handshake, asks `agent/listModels` and shuts it down.
+--- handshake, asks what it reports and shuts it down. The context files and `/` commands are
+--- the current session's; without one, those of a session started for the check and deleted.
 local M = {}
 
 local health = vim.health
@@ -11,8 +13,10 @@ local function frame(message)
   return ("Content-Length: %d\r\n\r\n%s"):format(#body, body)
 end
 
---- Talk to a fresh server: initialize, agent/listModels, shutdown. Returns the answers by id.
-local function probe(cmd, env, init_options, timeout_ms)
+--- Start a fresh server, `initialize` it and call `report(ask, initialize_result)`, where
+--- `ask(method, params)` returns a request's result, or nil and the error; then shut it down.
+--- Returns the answer to `initialize` (a JSON-RPC response), or nil and why there is none.
+local function probe(cmd, env, init_options, timeout_ms, report)
   local output, responses = "", {}
   local ok, process = pcall(vim.system, cmd, {
     env = env,
@@ -40,7 +44,10 @@ local function probe(cmd, env, init_options, timeout_ms)
       end
     end
   end
-  local function ask(id, method, params)
+  local last_id = 0
+  local function send(method, params)
+    last_id = last_id + 1
+    local id = last_id
     process:write(frame({ id = id, method = method, params = params }))
     vim.wait(timeout_ms, function()
       parse()
@@ -48,17 +55,25 @@ local function probe(cmd, env, init_options, timeout_ms)
     end, 20)
     return responses[id]
   end
-  local init = ask(1, "initialize", {
+  local init = send("initialize", {
     processId = vim.fn.getpid(),
     rootUri = vim.NIL,
     capabilities = vim.empty_dict(),
     initializationOptions = next(init_options) and init_options or vim.empty_dict(),
   })
-  local models
   if init and init.result then
     process:write(frame({ method = "initialized", params = vim.empty_dict() }))
-    models = ask(2, "agent/listModels", vim.empty_dict())
-    ask(3, "shutdown", vim.NIL)
+    report(function(method, params)
+      local response = send(method, next(params) and params or vim.empty_dict())
+      if not response then
+        return nil, ("no answer to %s within %d ms"):format(method, timeout_ms)
+      end
+      if response.error then
+        return nil, tostring(response.error.message)
+      end
+      return response.result
+    end, init.result)
+    send("shutdown", vim.NIL)
     process:write(frame({ method = "exit" }))
   end
   pcall(process.write, process, nil)
@@ -66,7 +81,7 @@ local function probe(cmd, env, init_options, timeout_ms)
   if not init then
     return nil, ("no answer to initialize within %d ms"):format(timeout_ms)
   end
-  return { initialize = init, models = models }
+  return init
 end
 
 local function report_capabilities(server_info, capabilities)
@@ -79,32 +94,76 @@ local function report_capabilities(server_info, capabilities)
   local agent = vim.tbl_get(capabilities or {}, "experimental", "agent")
   if type(agent) ~= "table" then
     health.error("the server does not advertise capabilities.experimental.agent: is this agentls?")
-    return
+    return false
   end
   health.ok(("protocol version %s"):format(tostring(agent.version)))
   health.info("features: " .. table.concat(agent.features or {}, ", "))
   health.info(("methods: %d (%s)"):format(#(agent.methods or {}), table.concat(agent.methods or {}, ", ")))
   local sync = capabilities.textDocumentSync
   health.info("textDocumentSync: " .. vim.inspect(sync, { newline = " ", indent = "" }))
+  return true
 end
 
-local function report_models(response)
-  if not response then
-    return
-  end
-  local err = response.error or response.err -- a JSON-RPC response, or request_sync()'s answer
-  if err then
-    health.warn("agent/listModels failed: " .. tostring(err.message))
+local function report_models(ask)
+  local result, err = ask("agent/listModels", {})
+  if not result then
+    health.warn("agent/listModels failed: " .. err)
     return
   end
   local names = {}
-  for _, model in ipairs(response.result and response.result.models or {}) do
+  for _, model in ipairs(result.models or {}) do
     names[#names + 1] = model.provider .. "/" .. model.id
   end
   if #names == 0 then
     health.warn("no models: configure a provider or a faux script (initializationOptions.fauxScript), see the README")
   else
     health.ok("models: " .. table.concat(names, ", "))
+  end
+end
+
+--- The project instructions and `/` commands of `session_id`.
+local function report_session(ask, session_id, which)
+  local state, err = ask("agent/getState", { sessionId = session_id })
+  if not state then
+    health.warn("agent/getState failed: " .. err)
+    return
+  end
+  local files = state.contextFiles or {}
+  if #files == 0 then
+    health.info(("context files (%s): none (AGENTS.md or CLAUDE.md in the workspace or a folder above it)"):format(which))
+  else
+    health.ok(("context files (%s): %s"):format(which, table.concat(files, ", ")))
+  end
+  local listing, list_err = ask("agent/listCommands", { sessionId = session_id })
+  if not listing then
+    health.warn("agent/listCommands failed: " .. list_err)
+    return
+  end
+  local names = vim.tbl_map(function(command)
+    return "/" .. command.name
+  end, listing.commands or {})
+  health.info(("prompt templates and skills: %s"):format(#names > 0 and table.concat(names, " ") or "none"))
+end
+
+--- What the server reads from the workspace, through the current session or a throwaway one.
+local function report_workspace(ask, root)
+  local current = require("agentls.state").current
+  if current then
+    return report_session(ask, current, "current session")
+  end
+  local session, err = ask("agent/newSession", { cwd = root })
+  if not session then
+    health.info("context files: unknown, no session could start: " .. err)
+    return
+  end
+  report_session(ask, session.sessionId, "a new session")
+  ask("agent/deleteSession", { sessionId = session.sessionId })
+end
+
+local function report_server(ask, server_info, capabilities, root)
+  if report_capabilities(server_info, capabilities) then
+    report_models(ask)
+    report_workspace(ask, root)
   end
 end
 
@@ -134,33 +193,28 @@ function M.check()
     return
   end
   health.ok(("server command: %s (%s)"):format(table.concat(cmd, " "), path))
-  health.info("workspace: " .. config.root_dir())
 
-  local client = require("agentls.client").get()
+  local root = config.root_dir()
+  health.info("workspace: " .. root)
+
+  local agentls_client = require("agentls.client")
+  local client = agentls_client.get()
   if client then
     health.ok(("running: client %d, %d attached buffers"):format(client.id, vim.tbl_count(client.attached_buffers)))
-    report_capabilities(client.server_info, client.server_capabilities)
-    local params = vim.empty_dict()
-    if vim.fn.has("nvim-0.11") == 1 then
-      report_models(client:request_sync("agent/listModels", params, 5000))
-    else
-      report_models(client.request_sync("agent/listModels", params, 5000))
-    end
+    report_server(function(method, params)
+      return agentls_client.request_sync(method, params, 5000)
+    end, client.server_info, client.server_capabilities, root)
     return
   end
   health.info("not running: starting it once to ask")
-  local answers, err = probe(cmd, config.options.cmd_env, require("agentls.client").init_options(), 10000)
-  if not answers then
+  local init, err = probe(cmd, config.options.cmd_env, agentls_client.init_options(), 10000, function(ask, result)
+    report_server(ask, result.serverInfo, result.capabilities, root)
+  end)
+  if not init then
     health.error("the server did not start: " .. err)
-    return
+  elseif init.error then
+    health.error("initialize failed: " .. tostring(init.error.message))
   end
-  if answers.initialize.error then
-    health.error("initialize failed: " .. tostring(answers.initialize.error.message))
-    return
-  end
-  local result = answers.initialize.result
-  report_capabilities(result.serverInfo, result.capabilities)
-  report_models(answers.models)
 end
 
 return M

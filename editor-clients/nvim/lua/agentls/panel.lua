@@ -17,14 +17,20 @@ M.buf = nil
 ---@type agentls.Transcript?
 M.transcript = nil
 
--- What the buffer holds: per entry index {rev, start (0-based line), count}; the footer's first line.
-local cache = { transcript = nil, epoch = -1, entries = {}, footer_start = 0 }
+-- What the buffer holds: the header's text and line count; per entry index {rev, start (0-based
+-- line), count}; the footer's first line.
+local function empty_cache()
+  return { transcript = nil, epoch = -1, header = nil, header_count = 0, entries = {}, footer_start = 0 }
+end
+local cache = empty_cache()
 local scheduled = false
 
 local HIGHLIGHTS = {
   AgentlsUserHeading = { link = "Function" },
   AgentlsAssistantHeading = { link = "Title" },
   AgentlsCustomHeading = { link = "Special" },
+  AgentlsShellHeading = { link = "Function" },
+  AgentlsCompactionHeading = { link = "Special" },
   AgentlsThinking = { link = "Comment" },
   AgentlsToolName = { link = "Identifier" },
   AgentlsToolPending = { link = "Comment" },
@@ -75,6 +81,9 @@ local function set_keymaps(buf)
     end,
     abort = function()
       require("agentls.commands").abort()
+    end,
+    toggle = function()
+      M.toggle_entry(api.nvim_win_get_cursor(0)[1] - 1)
     end,
   }
   for action, lhs in pairs(config.options.panel.keymaps or {}) do
@@ -182,7 +191,7 @@ end
 
 --- Forget what the buffer holds: the next redraw rewrites all of it.
 function M.invalidate()
-  cache = { transcript = nil, epoch = -1, entries = {}, footer_start = 0 }
+  cache = empty_cache()
 end
 
 --- Request a redraw; several requests within `redraw_ms` make one.
@@ -217,9 +226,16 @@ function M.render()
     return
   end
   local buf = M.buf
-  local full = not t or cache.transcript ~= t or cache.epoch ~= t.epoch or #cache.entries > #t.entries
+  local header_lines, header_hls = render.header(t)
+  local header = table.concat(header_lines, "\n")
+  local full = not t
+    or cache.transcript ~= t
+    or cache.epoch ~= t.epoch
+    or #cache.entries > #t.entries
+    or cache.header ~= header
   if full then
-    cache = { transcript = t, epoch = t and t.epoch or -1, entries = {}, footer_start = 0 }
+    cache = empty_cache()
+    cache.transcript, cache.epoch, cache.header, cache.header_count = t, t and t.epoch or -1, header, #header_lines
   end
   local entries = t and t.entries or {}
   local first = #entries + 1
@@ -230,8 +246,9 @@ function M.render()
       break
     end
   end
-  local start = first <= #entries and (cache.entries[first - 1] and cache.entries[first - 1].start
-    + cache.entries[first - 1].count or 0) or cache.footer_start
+  local previous = cache.entries[first - 1]
+  local start = first <= #entries and (previous and previous.start + previous.count or cache.header_count)
+    or cache.footer_start
 
   local opts = config.options.panel
   local lines, hls = {}, {}
@@ -241,6 +258,10 @@ function M.render()
     for _, hl in ipairs(entry_hls) do
       hls[#hls + 1] = { hl[1] + offset, hl[2], hl[3], hl[4] }
     end
+  end
+  if full then
+    start = 0
+    add(header_lines, header_hls)
   end
   for i = first, #entries do
     local entry_lines, entry_hls = render.entry(entries[i], t, opts)
@@ -278,6 +299,27 @@ function M.render()
   end
   for _, win in ipairs(follow) do
     api.nvim_win_set_cursor(win, { last, 0 })
+  end
+end
+
+--- The transcript entry shown on buffer line `row` (0-based), if any.
+function M.entry_at(row)
+  local t = M.transcript
+  if not t or cache.transcript ~= t or cache.epoch ~= t.epoch then
+    return nil
+  end
+  for i, cached in ipairs(cache.entries) do
+    if row >= cached.start and row < cached.start + cached.count then
+      return t.entries[i]
+    end
+  end
+  return nil
+end
+
+--- Fold or unfold the summary or output of the entry on line `row` (0-based).
+function M.toggle_entry(row)
+  if M.transcript and M.transcript:toggle(M.entry_at(row)) then
+    M.render()
   end
 end
 

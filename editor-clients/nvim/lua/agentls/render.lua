@@ -15,6 +15,10 @@ M.icons = {
   failed = "✗",
   queued = "▸",
   output = "│",
+  shell = "▍",
+  compaction = "▍",
+  folded = "▸",
+  unfolded = "▾",
 }
 
 M.status_text = {
@@ -71,6 +75,16 @@ local function non_empty(lines)
   return kept
 end
 
+local function tail(lines, count)
+  return vim.list_slice(lines, math.max(1, #lines - count + 1), #lines)
+end
+
+--- 12345 as "12,345".
+local function grouped(number)
+  local digits = tostring(math.floor(number)):reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (digits:gsub("^,", ""))
+end
+
 --- How a finished tool's output is summed up under its row: the last lines of a command's
 --- output, the size of a listing or of a file read (the file is in the editor), else
 --- the first line (e.g. "Edited a.txt (1 replacement):").
@@ -93,7 +107,7 @@ local function tool_output(tool, max_lines)
       return { #lines > 1 and ("%s … %d more lines"):format(lines[1], #lines - 1) or lines[1] }
     end
   end
-  return vim.list_slice(lines, math.max(1, #lines - max_lines + 1), #lines)
+  return tail(lines, max_lines)
 end
 
 ---@class agentls.Builder
@@ -124,6 +138,11 @@ function Builder:text(text, indent, group)
   end
 end
 
+--- An output line under a row.
+function Builder:output(text, indent)
+  self:line(indent .. M.icons.output .. " " .. truncate((text:gsub("\t", "  ")), 200), "AgentlsToolOutput")
+end
+
 function Builder:tool_row(tool, opts)
   local status = tool.status or "pending"
   local icon = M.icons[status] or M.icons.pending
@@ -138,8 +157,86 @@ function Builder:tool_row(tool, opts)
   self:hl(#head, #head + #name, "AgentlsToolName")
   self:hl(#line + 2, -1, group)
   for _, out in ipairs(tool_output(tool, opts.tool_output_lines or 5)) do
-    local prefix = "    " .. M.icons.output .. " "
-    self:line(prefix .. truncate((out:gsub("\t", "  ")), 200), "AgentlsToolOutput")
+    self:output(out, "    ")
+  end
+end
+
+--- What the toggle key does, for the hint of a folded entry: " (<CR> shows all)".
+local function toggle_hint(opts, what)
+  local key = opts.keymaps and opts.keymaps.toggle
+  return key and (" (%s %s)"):format(key, what) or ""
+end
+
+--- A summary, folded to one line unless `expanded`.
+function Builder:summary(text, expanded, opts)
+  local lines = non_empty(lines_of(text))
+  if expanded then
+    self:line(("  %s summary%s"):format(M.icons.unfolded, toggle_hint(opts, "folds it")), "AgentlsHint")
+    self:text(vim.trim(text or ""), "  ")
+    return
+  end
+  local first = lines[1] and truncate(vim.trim(lines[1]), 60) or "(empty)"
+  local count = #lines == 1 and "1 line" or ("%d lines"):format(#lines)
+  self:line(("  %s summary, %s: %s%s"):format(M.icons.folded, count, first, toggle_hint(opts, "shows it")), "AgentlsHint")
+end
+
+M.compaction_reason = { threshold = "automatic", overflow = "after a context overflow", manual = "manual" }
+
+local function render_compaction(b, entry, opts)
+  local parts = { "Compaction" }
+  parts[#parts + 1] = M.compaction_reason[entry.reason]
+  if entry.tokens_before and entry.tokens_after then
+    parts[#parts + 1] = ("%s → %s tokens"):format(grouped(entry.tokens_before), grouped(entry.tokens_after))
+  elseif entry.tokens_before then
+    parts[#parts + 1] = ("%s tokens before"):format(grouped(entry.tokens_before))
+  end
+  b:heading(M.icons.compaction, table.concat(parts, " · "), "AgentlsCompactionHeading")
+  if entry.status == "running" then
+    b:line("  " .. M.icons.running .. " summarising the conversation…", "AgentlsToolRunning")
+  elseif entry.status == "failed" then
+    b:text(M.icons.failed .. " " .. (entry.error_message or "failed"), "  ", "AgentlsError")
+  elseif entry.status == "aborted" then
+    b:line("  ⊘ aborted: the session is as it was", "AgentlsNotice")
+  else
+    b:summary(entry.summary, entry.expanded, opts)
+  end
+end
+
+local function bash_status(entry)
+  if entry.status == "running" then
+    return "running", "AgentlsToolRunning"
+  elseif entry.status == "cancelled" then
+    return "cancelled", "AgentlsNotice"
+  elseif entry.error then
+    return "not run: " .. lines_of(entry.error)[1], "AgentlsToolFailed"
+  elseif entry.exit_code then
+    return "exit " .. entry.exit_code, entry.exit_code == 0 and "AgentlsToolDone" or "AgentlsToolFailed"
+  end
+  return "failed", "AgentlsToolFailed"
+end
+
+--- A command the user ran: `$ command · exit 0`, then the end of its output (all of it when expanded).
+local function render_bash(b, entry, opts)
+  local head = M.icons.shell .. "$ " .. truncate(lines_of(entry.command or "?")[1], 80)
+  local status, group = bash_status(entry)
+  local line = head .. "  · " .. status
+  b:line(line .. (entry.exclude and " · not sent to the model" or ""))
+  b:hl(0, #head, "AgentlsShellHeading")
+  b:hl(#head + 2, #line, group)
+  if entry.exclude then
+    b:hl(#line, -1, "AgentlsHint")
+  end
+  local lines = non_empty(lines_of(entry.output))
+  local shown = entry.expanded and lines or tail(lines, opts.tool_output_lines or 5)
+  if #shown < #lines then
+    b:line(("  … %d earlier lines%s"):format(#lines - #shown, toggle_hint(opts, "shows them")), "AgentlsHint")
+  end
+  for _, out in ipairs(shown) do
+    b:output(out, "  ")
+  end
+  if entry.truncated then
+    local where = entry.full_output_path and ("; all of it is in " .. entry.full_output_path) or ""
+    b:line("  … the output was cut" .. where, "AgentlsHint")
   end
 end
 
@@ -184,6 +281,13 @@ function M.entry(entry, transcript, opts)
     render_assistant(b, entry, transcript, opts)
   elseif entry.kind == "tool" then
     b:tool_row(transcript.tools[entry.id] or { status = "pending" }, opts)
+  elseif entry.kind == "bash" then
+    render_bash(b, entry, opts)
+  elseif entry.kind == "compaction" then
+    render_compaction(b, entry, opts)
+  elseif entry.kind == "branch" then
+    b:heading(M.icons.compaction, "Branch summary", "AgentlsCompactionHeading")
+    b:summary(entry.summary, entry.expanded, opts)
   elseif entry.kind == "custom" then
     b:heading(M.icons.user, entry.role, "AgentlsCustomHeading")
     b:text(entry.text, "  ", "AgentlsThinking")
@@ -192,6 +296,28 @@ function M.entry(entry, transcript, opts)
     b:text(entry.text, "", group)
   end
   b:line("")
+  return b.lines, b.hls
+end
+
+--- A context file as the panel names it: relative to the session's folder when it is inside.
+local function context_path(path, cwd)
+  if cwd and path:sub(1, #cwd + 1) == cwd .. "/" then
+    return path:sub(#cwd + 2)
+  end
+  return vim.fn.fnamemodify(path, ":~")
+end
+
+--- The lines before the entries: the project instructions (`AGENTS.md`...) the agent reads.
+function M.header(transcript)
+  local b = builder()
+  local files = transcript and transcript.context_files or {}
+  if #files > 0 then
+    local names = vim.tbl_map(function(path)
+      return context_path(path, transcript.cwd)
+    end, files)
+    b:line("Context: " .. table.concat(names, ", "), "AgentlsHint")
+    b:line("")
+  end
   return b.lines, b.hls
 end
 

@@ -71,35 +71,54 @@ function M.refresh_state(session_id, callback)
   end)
 end
 
-function M.on_event(params)
-  if type(params) ~= "table" or not params.sessionId then
-    return
+--- The handler of a notification about one session: `update(transcript, params)`, a redraw,
+--- then the `User` autocmd `pattern`, if given, with the params as `data`.
+local function session_notification(update, pattern)
+  return function(params)
+    if type(params) ~= "table" or not params.sessionId then
+      return
+    end
+    update(M.transcript(params.sessionId), params)
+    M.changed(params.sessionId)
+    if pattern then
+      vim.api.nvim_exec_autocmds("User", { pattern = pattern, modeline = false, data = params })
+    end
   end
-  local t = M.transcript(params.sessionId)
+end
+
+--- `agent/event`
+M.on_event = session_notification(function(t, params)
   if not t:check_seq(params.seq) then
     M.reload(params.sessionId)
   end
   t:apply(params.event, params.runId)
-  M.changed(params.sessionId)
-  vim.api.nvim_exec_autocmds("User", { pattern = "AgentlsEvent", modeline = false, data = params })
-end
+end, "AgentlsEvent")
 
-function M.on_queue(params)
-  if type(params) ~= "table" or not params.sessionId then
-    return
-  end
-  M.transcript(params.sessionId):set_queue(params)
-  M.changed(params.sessionId)
-end
+--- `agent/queue`
+M.on_queue = session_notification(function(t, params)
+  t:set_queue(params)
+end)
 
-function M.on_settled(params)
-  if type(params) ~= "table" or not params.sessionId then
-    return
-  end
-  M.transcript(params.sessionId):settled(params)
-  M.changed(params.sessionId)
-  vim.api.nvim_exec_autocmds("User", { pattern = "AgentlsSettled", modeline = false, data = params })
-end
+--- `agent/settled`; the state is read again (the context files may have changed during the run).
+M.on_settled = session_notification(function(t, params)
+  t:settled(params)
+  M.refresh_state(params.sessionId)
+end, "AgentlsSettled")
+
+--- `agent/compaction`
+M.on_compaction = session_notification(function(t, params)
+  t:compaction(params)
+end)
+
+--- `agent/bashOutput`
+M.on_bash_output = session_notification(function(t, params)
+  t:bash_output(params.bashId, params.chunk)
+end)
+
+--- `agent/bashEnd`
+M.on_bash_end = session_notification(function(t, params)
+  t:bash_ended(params.bashId, params.message)
+end)
 
 --- The server is gone: its sessions stopped running. The panel keeps the transcript; the
 --- next command starts a new server (the sessions are stored: :AgentSessions loads them).

@@ -9,9 +9,17 @@
 ---   { kind = "assistant", blocks = { {type="text"|"thinking", text} | {type="toolCall", id, name, args} },
 ---     stop_reason, error_message }
 ---   { kind = "tool", id }            a tool execution whose call is not in the transcript
----   { kind = "custom", role, text }  a message of another role (a note, a bookmark)
+---   { kind = "bash", id, command, exclude, status = "running"|"done"|"failed"|"cancelled", output,
+---     exit_code, truncated, full_output_path, error, expanded }
+---                                    a command the user ran (`agent/bash`, a `bashExecution` message)
+---   { kind = "compaction", status = "running"|"done"|"failed"|"aborted", reason, tokens_before,
+---     tokens_after, summary, error_message, expanded }
+---   { kind = "branch", summary, expanded }  a `branchSummary` message
+---   { kind = "custom", role, text }  a message of another role (a note, a bookmark), or a displayed
+---                                    `custom` message (role: its `customType`)
 ---   { kind = "notice", level = "error"|"warn"|"info", text }
 --- Tools (`tools[toolCallId]`): { id, name, args, status = "pending"|"asking"|"running"|"done"|"failed", output }
+--- `expanded` entries show their whole summary or output (`Transcript:toggle()`).
 local M = {}
 
 ---@class agentls.Transcript
@@ -26,6 +34,7 @@ local M = {}
 ---@field error_message string?
 ---@field model {provider: string, id: string}?
 ---@field cwd string?
+---@field context_files string[] the project instructions in the system prompt (`agent/getState`)
 ---@field epoch integer grows when the entries are replaced as a whole (load, reset)
 ---@field rev integer grows with any change (entries, queue, status)
 ---@field last_seq integer?
@@ -40,6 +49,9 @@ function M.new(session_id)
     tools = {},
     _tool_owner = {},
     _streaming = nil,
+    _bash = {},
+    _bash_pending = nil,
+    _compacting = nil,
     queue = { steering = {}, followUp = {} },
     running = false,
     run_id = nil,
@@ -47,6 +59,7 @@ function M.new(session_id)
     error_message = nil,
     model = nil,
     cwd = nil,
+    context_files = {},
     epoch = 0,
     rev = 0,
     last_seq = nil,
@@ -138,6 +151,45 @@ local function set_message(entry, message)
   entry.model = message.model
 end
 
+-- The output a running command's row keeps (its `bashExecution` message has the final output).
+local LIVE_OUTPUT_BYTES = 65536
+
+local function set_bash_message(entry, message)
+  entry.command = message.command or entry.command
+  entry.output = type(message.output) == "string" and message.output or ""
+  entry.exit_code = type(message.exitCode) == "number" and message.exitCode or nil
+  entry.truncated = message.truncated == true
+  entry.full_output_path = type(message.fullOutputPath) == "string" and message.fullOutputPath or nil
+  entry.exclude = message.excludeFromContext == true
+  entry.timestamp = message.timestamp
+  if message.cancelled == true then
+    entry.status = "cancelled"
+  else
+    entry.status = entry.exit_code == 0 and "done" or "failed"
+  end
+end
+
+--- The entry of a message of one of the coding agent's own roles; nil for a `custom` message
+--- that is not displayed.
+local function coding_entry(message)
+  local role = message.role
+  if role == "bashExecution" then
+    local entry = { kind = "bash" }
+    set_bash_message(entry, message)
+    return entry
+  elseif role == "compactionSummary" then
+    return { kind = "compaction", status = "done", summary = message.summary, tokens_before = message.tokensBefore }
+  elseif role == "branchSummary" then
+    return { kind = "branch", summary = message.summary }
+  elseif role == "custom" then
+    if message.display == false then
+      return nil
+    end
+    return { kind = "custom", role = tostring(message.customType or role), text = M.content_text(message.content) }
+  end
+  return { kind = "custom", role = tostring(role), text = M.content_text(message.content) }
+end
+
 --- Add a finished message (from `agent/getMessages` or a `message_start` of a non-assistant role).
 function Transcript:_add_message(message)
   local role = message.role
@@ -151,7 +203,8 @@ function Transcript:_add_message(message)
   elseif role == "toolResult" then
     self:_tool_result(message.toolCallId, message.toolName, message, message.isError)
   else
-    return self:_push({ kind = "custom", role = tostring(role), text = M.content_text(message.content) })
+    local entry = coding_entry(message)
+    return entry and self:_push(entry)
   end
 end
 
@@ -222,7 +275,7 @@ function Transcript:apply(event, run_id)
       local entry = self:_push({ kind = "assistant", blocks = blocks_of(message.content), stop_reason = "pending" })
       entry.model = message.model
       self._streaming = entry
-    else
+    elseif not (message.role == "bashExecution" and self:_join_bash(message)) then
       self:_add_message(message)
     end
   elseif kind == "message_update" then
@@ -249,6 +302,110 @@ function Transcript:apply(event, run_id)
     self._streaming = nil
     self:_changed()
   end
+end
+
+--- `agent/bash` was sent: a row for the command, running until its `agent/bashEnd`.
+function Transcript:bash_started(command, exclude)
+  local entry = self:_push({ kind = "bash", command = command, exclude = exclude, status = "running", output = "" })
+  self._bash_pending = entry
+  return entry
+end
+
+--- The answer to `agent/bash`: the command's id, or the error that kept it from running.
+function Transcript:bash_answered(entry, bash_id, err)
+  if self._bash_pending == entry then
+    self._bash_pending = nil
+  end
+  if err then
+    entry.status, entry.error = "failed", err
+  elseif bash_id then
+    entry.id = bash_id
+    self._bash[bash_id] = entry
+  end
+  self:_touch(entry)
+end
+
+--- The row of command `bash_id`. Its output may come before the answer to `agent/bash`
+--- (a session runs one command at a time, so it is the command waiting for its answer).
+function Transcript:_bash_entry(bash_id)
+  local entry = self._bash[bash_id]
+  if not entry then
+    entry = self._bash_pending or self:_push({ kind = "bash", status = "running", output = "" })
+    self._bash_pending = nil
+    entry.id = bash_id
+    self._bash[bash_id] = entry
+  end
+  return entry
+end
+
+--- `agent/bashOutput`: the next piece of a running command's output.
+function Transcript:bash_output(bash_id, chunk)
+  local entry = self:_bash_entry(bash_id)
+  if entry.status ~= "running" or type(chunk) ~= "string" then
+    return
+  end
+  local output = entry.output .. chunk
+  if #output > LIVE_OUTPUT_BYTES then
+    local cut = output:find("\n", #output - LIVE_OUTPUT_BYTES, true)
+    output = cut and output:sub(cut + 1) or output:sub(-LIVE_OUTPUT_BYTES):gsub("^[\128-\191]+", "")
+  end
+  entry.output = output
+  self:_touch(entry)
+end
+
+--- `agent/bashEnd`: the command's `bashExecution` message.
+function Transcript:bash_ended(bash_id, message)
+  local entry = self:_bash_entry(bash_id)
+  set_bash_message(entry, type(message) == "table" and message or {})
+  self:_touch(entry)
+end
+
+--- The `bashExecution` message of a command this transcript shows joins the session (at once,
+--- or when the run it ran during has ended): it is that command's row, not a new one.
+function Transcript:_join_bash(message)
+  local rows = vim.tbl_values(self._bash)
+  rows[#rows + 1] = self._bash_pending
+  for _, entry in ipairs(rows) do
+    local same = entry.timestamp ~= nil and entry.timestamp == message.timestamp
+      or entry.timestamp == nil and entry.status == "running" and entry.command == message.command
+    if not entry.joined and same then
+      entry.joined = true
+      set_bash_message(entry, message)
+      self:_touch(entry)
+      return true
+    end
+  end
+  return false
+end
+
+--- `agent/compaction`: a row from the compaction's start to its end.
+function Transcript:compaction(params)
+  local entry = self._compacting
+  if params.phase == "start" or not entry then
+    entry = self:_push({ kind = "compaction", status = "running" })
+  end
+  entry.reason = params.reason
+  entry.tokens_before = params.tokensBefore
+  if params.phase == "end" then
+    self._compacting = nil
+    entry.tokens_after, entry.summary, entry.error_message = params.tokensAfter, params.summary, params.errorMessage
+    entry.status = params.aborted and "aborted" or params.errorMessage and "failed" or "done"
+  else
+    self._compacting = entry
+  end
+  self:_touch(entry)
+end
+
+local EXPANDABLE = { bash = true, compaction = true, branch = true }
+
+--- Show all of an entry's summary or output, or fold it again; false if it has nothing folded.
+function Transcript:toggle(entry)
+  if not (entry and EXPANDABLE[entry.kind]) then
+    return false
+  end
+  entry.expanded = not entry.expanded
+  self:_touch(entry)
+  return true
 end
 
 --- A tool waits for the user's permission (`agent/requestPermission`), or got it.
@@ -292,6 +449,7 @@ end
 function Transcript:set_state(state)
   self.model = state.model ~= vim.NIL and state.model or nil
   self.cwd = state.cwd
+  self.context_files = state.contextFiles or {}
   if state.queue then
     self:set_queue(state.queue)
   end
@@ -301,12 +459,25 @@ function Transcript:set_state(state)
   self:_changed()
 end
 
---- Replace the entries with a stored transcript (`agent/getMessages`).
+--- Replace the entries with a stored transcript (`agent/getMessages`). The rows of commands
+--- whose message is not in the session yet (running, or waiting for the run's end) stay.
 function Transcript:load(messages)
-  self.entries, self.tools, self._tool_owner, self._streaming = {}, {}, {}, nil
+  local live = {}
+  for _, entry in ipairs(self.entries) do
+    if entry.kind == "bash" and not entry.joined and (entry.id or entry == self._bash_pending) then
+      live[#live + 1] = entry
+    end
+  end
+  self.entries, self.tools, self._tool_owner, self._streaming, self._bash = {}, {}, {}, nil, {}
   self.epoch = self.epoch + 1
   for _, message in ipairs(messages or {}) do
     self:_add_message(message)
+  end
+  for _, entry in ipairs(live) do
+    self:_push(entry)
+    if entry.id then
+      self._bash[entry.id] = entry
+    end
   end
   self:_changed()
 end

@@ -1,0 +1,93 @@
+"""What a session tells the model besides the transcript, and the commands its user can type.
+
+:class:`SessionInstructions` joins a session's prompt settings (a custom system
+prompt, text to append, whether to read project instructions) with what
+:class:`~agentls.session.resources.ProjectResources` finds around its folder, and
+builds the system prompt from them for the tools the session has at that moment.
+The session refreshes it before each turn (Pi's ``prepareNextTurn`` refresh), so an
+edited ``AGENTS.md``, a new skill or a changed tool set reach the next model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentls.protocol import CommandInfo
+from agentls.session.resources import ProjectResources
+from agentls.session.system_prompt import build_system_prompt, installed_documentation
+
+
+@dataclass(frozen=True)
+class PromptSettings:
+    """How a session's system prompt is made; stored with it, so that a loaded one makes it the same way."""
+
+    system_prompt: str | None = None
+    """Replaces agentls's base prompt (project instructions, skills, date and folder still follow)."""
+    append_system_prompt: str | None = None
+    """Added after the base (or custom) prompt."""
+    context_files: bool = True
+    """Whether ``AGENTS.md`` / ``CLAUDE.md`` files are read."""
+
+
+_documentation = functools.cache(installed_documentation)
+
+
+class SessionInstructions:
+    """A session's system prompt and slash commands, from its settings and the files around its folder."""
+
+    def __init__(self, cwd: str, data_dir: Path, settings: PromptSettings) -> None:
+        self.cwd = cwd
+        self.settings = settings
+        self.resources = ProjectResources(Path(cwd), data_dir, context_files=settings.context_files)
+
+    async def refresh(self) -> None:
+        """Look at the files again (in a worker thread: it reads the disk)."""
+        await asyncio.to_thread(self.resources.refresh)
+
+    def system_prompt(self, tools: Sequence[str]) -> str:
+        """The system prompt for these tools, from what the last refresh found."""
+        found = self.resources.current
+        return build_system_prompt(
+            cwd=self.cwd,
+            tools=tools,
+            today=datetime.date.today(),
+            custom_prompt=self.settings.system_prompt,
+            append=self.settings.append_system_prompt,
+            context_files=found.context_files,
+            skills=found.skills,
+            docs=_documentation(),
+        )
+
+    def context_files(self) -> list[str]:
+        """The absolute paths of the project instructions in the prompt."""
+        return [str(file.path) for file in self.resources.current.context_files]
+
+    def commands(self) -> list[CommandInfo]:
+        """The prompt templates, then the skills, as ``/`` commands (Pi's ``getCommands``)."""
+        found = self.resources.current
+        templates = [
+            CommandInfo(
+                name=template.name,
+                description=template.description,
+                kind="template",
+                argument_hint=template.argument_hint,
+                path=str(template.path),
+            )
+            for template in found.templates
+        ]
+        skills = [
+            CommandInfo(
+                name=f"skill:{skill.name}", description=skill.description, kind="skill", path=str(skill.path)
+            )
+            for skill in found.skills
+        ]
+        return templates + skills
+
+    def expand(self, text: str) -> str:
+        """``/skill:name args`` or ``/template args`` at the start of a prompt, expanded as Pi does."""
+        return self.resources.expand(text)

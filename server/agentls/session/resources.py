@@ -1,0 +1,150 @@
+"""Where a session finds its project instructions, skills and prompt templates, and reading them all at once.
+
+The folders are Pi's, with agentls's data folder as Pi's agent folder and
+``.agentls/`` as its project folder beside Pi's own ``.pi/``:
+
+- context files: ``<dataDir>/AGENTS.md``, then every folder from ``/`` down to the
+  session's (see :mod:`agentls.session.context_files`);
+- skills: ``.agentls/skills``, ``.pi/skills``, ``.agents/skills`` in the session's folder
+  and each folder above it up to the git repository's root, then ``<dataDir>/skills``
+  and ``~/.agents/skills``;
+- prompt templates: ``.agentls/prompts``, ``.pi/prompts``, then ``<dataDir>/prompts``.
+
+The project's come first, so they win a name both define. Pi reads a project's own
+folders only once the user trusts the project; agentls has no such step (the user
+chose the folder, and the tools run in it anyway), so they are always read, like
+``AGENTS.md`` in Pi.
+
+:meth:`ProjectResources.refresh` reads everything again, which costs a ``stat`` per
+file that did not change (see :class:`~agentls.session.resource_files.ResourceReader`);
+it blocks, so the session runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentls.session.context_files import ContextFile, context_reader, load_context_files
+from agentls.session.prompt_templates import (
+    PromptTemplate,
+    expand_prompt_template,
+    parse_template,
+    template_files,
+    unique_templates,
+)
+from agentls.session.resource_files import ResourceReader
+from agentls.session.skills import (
+    NESTED_FILES,
+    TOP_LEVEL_FILES,
+    FileRule,
+    Skill,
+    expand_skill_command,
+    parse_skill,
+    skill_files,
+    unique_skills,
+)
+
+logger = logging.getLogger(__name__)
+
+PROJECT_FOLDERS = (".agentls", ".pi")
+"""The project folders whose ``skills/`` and ``prompts/`` are read, in order."""
+AGENTS_SKILLS = Path(".agents", "skills")
+"""The skills folder shared by coding agents (the ``.agents`` convention)."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one refresh found."""
+
+    context_files: tuple[ContextFile, ...] = ()
+    skills: tuple[Skill, ...] = ()
+    templates: tuple[PromptTemplate, ...] = ()
+
+
+class ProjectResources:
+    """The context files, skills and prompt templates of a session's folder and of the data folder."""
+
+    def __init__(
+        self, cwd: Path, data_dir: Path, *, context_files: bool = True, home: Path | None = None
+    ) -> None:
+        self.cwd = cwd
+        self.data_dir = data_dir
+        self.load_context_files = context_files
+        self.home = home if home is not None else Path.home()
+        self.current = Resources()
+        """The latest refresh's findings (replaced whole, so a reader never sees half of one)."""
+        self._context = context_reader()
+        self._skills: ResourceReader[Skill] = ResourceReader(parse_skill)
+        self._templates: ResourceReader[PromptTemplate] = ResourceReader(parse_template)
+        self._ignore_files: ResourceReader[str] = ResourceReader(lambda path, text: text)
+        self._lock = threading.Lock()
+        self._warned: set[str] = set()
+
+    def refresh(self) -> Resources:
+        """Read everything again (files that did not change are not re-read); blocks."""
+        with self._lock:
+            context = (
+                load_context_files(self.cwd, self.data_dir, self._context) if self.load_context_files else []
+            )
+            skills = unique_skills(self._read_skills(), self._warn_once)
+            templates = unique_templates(self._read_templates(), self._warn_once)
+            for reader in (self._context, self._skills, self._templates, self._ignore_files):
+                reader.sweep()
+            self.current = Resources(tuple(context), tuple(skills), tuple(templates))
+            return self.current
+
+    def expand(self, text: str) -> str:
+        """``/skill:name args`` and ``/template args`` at the start of ``text`` expanded, as Pi does."""
+        resources = self.current
+        return expand_prompt_template(expand_skill_command(text, resources.skills), resources.templates)
+
+    def _skill_folders(self) -> list[tuple[Path, FileRule]]:
+        user_agents = self.home / AGENTS_SKILLS
+        project = [(self.cwd / folder / "skills", TOP_LEVEL_FILES) for folder in PROJECT_FOLDERS]
+        agents = [
+            (folder / AGENTS_SKILLS, NESTED_FILES)
+            for folder in _up_to_repository_root(self.cwd)
+            if folder / AGENTS_SKILLS != user_agents
+        ]
+        return [*project, *agents, (self.data_dir / "skills", TOP_LEVEL_FILES), (user_agents, NESTED_FILES)]
+
+    def _template_folders(self) -> list[Path]:
+        return [*(self.cwd / folder / "prompts" for folder in PROJECT_FOLDERS), self.data_dir / "prompts"]
+
+    def _read_skills(self) -> list[Skill]:
+        found = []
+        for folder, rule in self._skill_folders():
+            for path in skill_files(folder, rule, self._ignore_files):
+                skill = self._skills.read(path)
+                if skill is not None:
+                    found.append(skill)
+        return found
+
+    def _read_templates(self) -> list[PromptTemplate]:
+        found = []
+        for folder in self._template_folders():
+            for path in template_files(folder, self._ignore_files):
+                template = self._templates.read(path)
+                if template is not None:
+                    found.append(template)
+        return found
+
+    def _warn_once(self, message: str) -> None:
+        """Warn about what a refresh finds (name collisions) once, not before every turn."""
+        if message not in self._warned:
+            self._warned.add(message)
+            logger.warning("%s", message)
+
+
+def _up_to_repository_root(cwd: Path) -> list[Path]:
+    """``cwd`` and the folders above it, up to the first that holds ``.git`` (else up to ``/``)."""
+    folders = []
+    for folder in (cwd, *cwd.parents):
+        folders.append(folder)
+        if os.path.exists(folder / ".git"):
+            break
+    return folders

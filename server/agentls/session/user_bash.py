@@ -1,0 +1,150 @@
+"""The user's own shell commands (Pi's ``!cmd`` and ``!!cmd``): ``agent/bash`` and ``agent/abortBash``.
+
+The user typed the command, so no permission question is asked. It runs in the session's
+folder through the ``bash`` tool's executor (:class:`~agentls.tools.shell.ShellCommand`):
+the same process group, abort and truncation rules, and no time limit, as the tool
+without its ``timeout`` argument and as Pi's ``!cmd``. Its output streams as
+``agent/bashOutput`` notifications; when it ends, its ``bashExecution`` message goes to
+the session (``record``), which puts it in the transcript or holds it until the running
+run ends, and then ``agent/bashEnd`` carries the message.
+
+Processes a command leaves in the background are the user's, not a run's: they live
+until the session is closed (or the server exits), whereas those of the ``bash`` tool end
+with their run. One command runs at a time per session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentls.ai import AbortController, AgentMessage, to_wire
+from agentls.session.errors import SessionError
+from agentls.session.messages import bash_execution_message
+from agentls.tools.processes import ProcessTracker
+from agentls.tools.shell import ShellCommand, ShellResult
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class _Command:
+    bash_id: str
+    command: str
+    exclude_from_context: bool
+    controller: AbortController = field(default_factory=AbortController)
+    ended: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    """Done once the command's ``agent/bashEnd`` has been sent."""
+
+
+def _message(command: _Command, result: ShellResult) -> AgentMessage:
+    return bash_execution_message(
+        command.command,
+        output=result.output,
+        exit_code=result.exit_code,
+        cancelled=result.ended_by is not None,
+        truncated=result.truncated,
+        full_output_path=result.full_output_path,
+        exclude_from_context=command.exclude_from_context,
+    )
+
+
+class UserBash:
+    """The ``agent/bash`` commands of one session: at most one running, its processes tracked."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        cwd: str,
+        notify: Callable[[str, dict[str, Any]], None],
+        record: Callable[[AgentMessage], Awaitable[None]],
+    ) -> None:
+        self._session_id = session_id
+        self._cwd = cwd
+        self._notify = notify
+        self._record = record
+        self._tracker = ProcessTracker()
+        self._running: _Command | None = None
+        self._task: asyncio.Task[None] | None = None
+        """The running command's task (asyncio keeps only weak references to tasks)."""
+
+    async def start(self, command: str, exclude_from_context: bool) -> str:
+        """Start ``command``; its ``bashId`` once it runs. ``busy`` while another one runs."""
+        if not command.strip():
+            raise SessionError("invalidParams", "command must not be empty")
+        if self._running is not None:
+            raise SessionError(
+                "busy",
+                f"Session {self._session_id} is running the command {self._running.bash_id}: wait for its "
+                "agent/bashEnd or stop it with agent/abortBash.",
+            )
+        running = _Command(f"bash-{uuid.uuid4().hex[:12]}", command, exclude_from_context)
+        self._running = running
+        try:
+            shell = await ShellCommand.start(command, self._cwd, self._tracker, self._chunk_sender(running))
+        except OSError as error:
+            self._end(running)
+            raise SessionError("invalidParams", f"Cannot run a command in {self._cwd}: {error}") from error
+        except asyncio.CancelledError:  # the request was cancelled: nothing runs
+            self._end(running)
+            raise
+        self._task = asyncio.get_running_loop().create_task(self._finish(running, shell))
+        return running.bash_id
+
+    def _chunk_sender(self, running: _Command) -> Callable[[str], None]:
+        def send(chunk: str) -> None:
+            self._notify(
+                "agent/bashOutput", {"sessionId": self._session_id, "bashId": running.bash_id, "chunk": chunk}
+            )
+
+        return send
+
+    async def _finish(self, running: _Command, shell: ShellCommand) -> None:
+        try:
+            result = await shell.wait(running.controller.signal)
+        except Exception as error:  # e.g. the full-output file could not be written: report it as output
+            logger.exception("the command %s of session %s failed", running.bash_id, self._session_id)
+            message = bash_execution_message(
+                running.command, output=str(error), exit_code=None, cancelled=False, truncated=False
+            )
+        else:
+            message = _message(running, result)
+        try:
+            await self._record(message)
+        except Exception:  # the store failed: the message is in the transcript, not in the file
+            logger.exception(
+                "the command %s of session %s could not be recorded", running.bash_id, self._session_id
+            )
+        self._notify(
+            "agent/bashEnd",
+            {"sessionId": self._session_id, "bashId": running.bash_id, "message": to_wire(message)},
+        )
+        self._end(running)
+
+    def _end(self, running: _Command) -> None:
+        """The command is over: the next one may start, and :meth:`abort` returns."""
+        self._running = None
+        self._task = None
+        running.ended.set_result(None)
+
+    async def abort(self) -> bool:
+        """Stop the running command (its output so far is kept, ``cancelled: true``); whether one ran.
+
+        Returns once its ``agent/bashEnd`` has been sent.
+        """
+        running = self._running
+        if running is None:
+            return False
+        running.controller.abort()
+        await asyncio.shield(running.ended)
+        return True
+
+    async def close(self) -> None:
+        """Stop the running command and end every process the session's commands left behind."""
+        await self.abort()
+        await self._tracker.terminate_all()

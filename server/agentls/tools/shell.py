@@ -1,0 +1,277 @@
+"""One shell command run under the ``bash`` tool's rules, for the tool and for the user's own commands.
+
+The ``bash`` tool (:mod:`agentls.tools.bash`) and ``agent/bash`` (the user's ``!cmd``,
+:mod:`agentls.session.user_bash`) both run their commands through :class:`ShellCommand`, so
+the two follow one set of rules:
+
+- The command runs as ``bash -c COMMAND`` in its own process group and session, with
+  stdin from ``/dev/null``, stdout and stderr merged, and the marker of a
+  :class:`~agentls.tools.processes.ProcessTracker` call in its environment.
+- An abort or a timeout ends everything the command started (SIGTERM, SIGKILL after a
+  grace); background processes of a command that finished live on until its tracker's
+  owner ends them (see :mod:`agentls.tools.processes`). The command itself ends
+  :data:`EOF_GRACE` after bash exits even when such a process still holds the output pipe.
+- Output is read as it arrives and comes back tail-truncated: the END of the output is
+  kept, at most :data:`MAX_LINES` lines or :data:`MAX_BYTES` bytes. When output is cut,
+  the full output is written to a temporary file (:attr:`ShellResult.full_output_path`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+from agentls.ai import AbortSignal
+from agentls.tools.processes import ProcessTracker, TrackedCall
+
+MAX_LINES = 2000
+MAX_BYTES = 50 * 1024
+EOF_GRACE = 1.0
+"""Seconds to keep reading after bash exited while a background process still holds the output pipe."""
+READ_CHUNK = 64 * 1024
+_TAIL_KEEP = 2 * MAX_BYTES
+"""Bytes of output kept in memory once it has spilled to the full-output file."""
+
+
+def truncate_tail(text: str) -> tuple[str, bool, int]:
+    """The end of ``text`` within :data:`MAX_LINES` lines and :data:`MAX_BYTES` bytes.
+
+    Returns ``(shown, truncated, shown_line_count)``. A final newline ends the last
+    line rather than starting an empty one. If the last line alone is longer than the
+    byte budget, its end is shown.
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    total = len(lines)
+    shown: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        if len(shown) == MAX_LINES:
+            break
+        cost = len(line.encode("utf-8")) + (1 if shown else 0)
+        if used + cost > MAX_BYTES:
+            if not shown:
+                tail = line.encode("utf-8")[-MAX_BYTES:]
+                shown.append(tail.decode("utf-8", errors="ignore"))
+            break
+        shown.append(line)
+        used += cost
+    shown.reverse()
+    truncated = len(shown) < total or (total > 0 and shown[0] != lines[total - len(shown)])
+    return "\n".join(shown), truncated, len(shown)
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    """How a command ended and the end of its output."""
+
+    output: str
+    """The end of the output, within :data:`MAX_LINES` and :data:`MAX_BYTES` (invalid UTF-8 replaced)."""
+    exit_code: int | None
+    """bash's exit status; ``None`` when an abort or a timeout ended the command."""
+    ended_by: Literal["aborted", "timeout"] | None
+    truncated: bool
+    shown_lines: int
+    total_lines: int
+    full_output_path: str | None
+    """The file holding the whole output, when it was truncated."""
+
+
+class _Output:
+    """Collects the output: everything in memory up to :data:`MAX_BYTES`, then a file plus a tail."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+        self.total_bytes = 0
+        self.newlines = 0
+        self.ends_with_newline = True
+        self.file: IO[bytes] | None = None
+        self.path: str | None = None
+        self.version = 0
+        """Bumped on each chunk, so that a reader of :meth:`tail` knows when new output arrived."""
+
+    @property
+    def total_lines(self) -> int:
+        if self.total_bytes == 0:
+            return 0
+        return self.newlines + (0 if self.ends_with_newline else 1)
+
+    async def add(self, chunk: bytes) -> None:
+        self.total_bytes += len(chunk)
+        self.newlines += chunk.count(b"\n")
+        self.ends_with_newline = chunk.endswith(b"\n")
+        self.buffer += chunk
+        self.version += 1
+        if self.file is None and self.total_bytes > MAX_BYTES:
+            await self._open_file(bytes(self.buffer))
+        elif self.file is not None:
+            await asyncio.to_thread(self.file.write, chunk)
+        if self.file is not None and len(self.buffer) > 2 * _TAIL_KEEP:
+            del self.buffer[:-_TAIL_KEEP]
+
+    async def _open_file(self, data: bytes) -> None:
+        def create() -> tuple[IO[bytes], str]:
+            fd, path = tempfile.mkstemp(prefix="agentls-bash-", suffix=".log")
+            handle = os.fdopen(fd, "wb")
+            handle.write(data)
+            return handle, path
+
+        self.file, self.path = await asyncio.to_thread(create)
+
+    def tail(self) -> tuple[str, bool, int]:
+        text = self.buffer.decode("utf-8", errors="replace")
+        shown, truncated, count = truncate_tail(text)
+        return shown, truncated or self.file is not None, count
+
+    async def finish(self) -> tuple[str, bool, int]:
+        """:meth:`tail`, once the output is complete; a truncated output is then whole in the closed file."""
+        shown, truncated, count = self.tail()
+        if truncated and self.file is None:
+            await self._open_file(bytes(self.buffer))
+        if self.file is not None:
+            await asyncio.to_thread(self.file.close)
+        return shown, truncated, count
+
+
+class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
+    """The stream protocol of ``create_subprocess_exec``, plus :attr:`exited`: set when bash exits.
+
+    ``Process.wait()`` returns only once the output pipe is closed too (CPython 3.11),
+    which a background process (``server &``) may hold for as long as it runs.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=READ_CHUNK, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+
+async def _start_shell(
+    command: str, cwd: str, env: dict[str, str]
+) -> tuple[asyncio.subprocess.Process, _ShellProtocol]:
+    """``bash -c COMMAND`` in its own session, stdin from ``/dev/null``, stdout and stderr on one pipe."""
+    loop = asyncio.get_running_loop()
+    transport, protocol = await loop.subprocess_exec(
+        lambda: _ShellProtocol(loop),
+        "bash",
+        "-c",
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        start_new_session=True,
+    )
+    return asyncio.subprocess.Process(transport, protocol, loop), protocol
+
+
+class ShellCommand:
+    """A running command: its output so far (:meth:`tail`), and :meth:`wait` for its end.
+
+    Start one with :meth:`start`; the output is read from then on, and ``on_chunk``
+    gets each piece of it as text as it arrives (UTF-8 decoded across chunk
+    boundaries, invalid bytes replaced).
+    """
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        shell: _ShellProtocol,
+        call: TrackedCall,
+        on_chunk: Callable[[str], None] | None,
+    ) -> None:
+        self._process = process
+        self._shell = shell
+        self._call = call
+        self._on_chunk = on_chunk
+        self._output = _Output()
+        self._finished = asyncio.ensure_future(self._run_to_end())
+
+    @classmethod
+    async def start(
+        cls, command: str, cwd: str, tracker: ProcessTracker, on_chunk: Callable[[str], None] | None = None
+    ) -> ShellCommand:
+        """Start ``command`` in ``cwd`` as a call of ``tracker``; ``OSError`` if it cannot start."""
+        call = tracker.start_call()
+        process, shell = await _start_shell(command, cwd, call.environment)
+        return cls(process, shell, call, on_chunk)
+
+    @property
+    def output_version(self) -> int:
+        """Grows with every chunk of output."""
+        return self._output.version
+
+    def tail(self) -> tuple[str, bool]:
+        """The end of the output so far, as :attr:`ShellResult.output`, and whether it is cut."""
+        shown, truncated, _ = self._output.tail()
+        return shown, truncated
+
+    async def _read_output(self) -> None:
+        assert self._process.stdout is not None
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        while chunk := await self._process.stdout.read(READ_CHUNK):
+            await self._output.add(chunk)
+            if self._on_chunk is not None and (text := decoder.decode(chunk)):
+                self._on_chunk(text)
+        if self._on_chunk is not None and (rest := decoder.decode(b"", final=True)):
+            self._on_chunk(rest)
+
+    async def _run_to_end(self) -> int:
+        reader = asyncio.ensure_future(self._read_output())
+        try:
+            await self._shell.exited
+            # A background process may still hold the pipe: read on for a moment, then give up.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reader), EOF_GRACE)
+            assert self._process.returncode is not None
+            return self._process.returncode
+        finally:
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+
+    async def wait(self, signal: AbortSignal | None = None, time_limit: float | None = None) -> ShellResult:
+        """Wait for the command to end, or end it on ``signal`` or after ``time_limit`` seconds.
+
+        Cancelling the wait ends the command's processes too, as an abort does.
+        """
+        waits: set[asyncio.Future[Any]] = {self._finished}
+        aborted = asyncio.ensure_future(signal.wait()) if signal is not None else None
+        if aborted is not None:
+            waits.add(aborted)
+        ended_by: Literal["aborted", "timeout"] | None = None
+        try:
+            await asyncio.wait(waits, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
+            if not self._finished.done():
+                ended_by = "aborted" if aborted is not None and aborted.done() else "timeout"
+                await self._call.terminate(self._process.pid)  # start_new_session: bash leads its own group
+            exit_code = await self._finished
+        finally:
+            if aborted is not None:
+                aborted.cancel()
+            if not self._finished.done():  # the wait itself was cancelled: end what it started, as on abort
+                self._finished.cancel()
+                await asyncio.shield(self._call.terminate(self._process.pid))
+        shown, truncated, count = await self._output.finish()
+        return ShellResult(
+            output=shown,
+            exit_code=None if ended_by else exit_code,
+            ended_by=ended_by,
+            truncated=truncated,
+            shown_lines=count,
+            total_lines=self._output.total_lines,
+            full_output_path=self._output.path if truncated else None,
+        )
