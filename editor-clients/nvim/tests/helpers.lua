@@ -137,6 +137,8 @@ function M.new_session()
 end
 
 local settled = {}
+--- Every agent/settled so far, in order.
+M.settled = settled
 vim.api.nvim_create_autocmd("User", {
   pattern = "AgentlsSettled",
   callback = function(args)

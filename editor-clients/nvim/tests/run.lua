@@ -345,7 +345,8 @@ test("/ completes the workspace's prompt templates, on the command line and in t
   local ok, err = pcall(vim.cmd, "AgentPrompt")
   vim.ui.input = original
   assert(ok, err)
-  expect(asked and vim.deep_equal(vim.fn.getcompletion("/rev", asked.completion), { "/review" }), "the input completes it")
+  local offered = asked and vim.fn.getcompletion("/rev", asked.completion)
+  expect(vim.deep_equal(offered, { "/review" }), "the input completes it: " .. vim.inspect(offered))
   h.wait_settled(state.current)
   local text = h.panel_text()
   expect(text:find("You\n  Review this: the parser\n", 1, true), "the template was expanded:\n" .. text)
@@ -364,10 +365,13 @@ test(":AgentCompact shows a compaction row, its summary folded; <CR> unfolds it"
   wait(5000, function()
     return session ~= nil
   end, "a session that keeps little")
-  vim.cmd("AgentPrompt one")
-  h.wait_settled(session)
-  vim.cmd("AgentPrompt two")
-  h.wait_settled(session)
+  for _, prompt in ipairs({ "one", "two" }) do
+    local runs = #h.settled
+    vim.cmd("AgentPrompt " .. prompt)
+    wait(10000, function()
+      return #h.settled > runs
+    end, "the run of " .. prompt)
+  end
   h.notes = {}
   vim.cmd("AgentCompact keep the test names")
   wait(10000, function()

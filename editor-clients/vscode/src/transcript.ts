@@ -404,9 +404,14 @@ export class Transcript {
     return row;
   }
 
-  /** The running command's row: its message joined the transcript before its `agent/bashEnd`. */
+  /**
+   * The running command's row: its message joined the transcript before its `agent/bashEnd`
+   * (one command runs at a time; its command is unknown if only its output has come yet).
+   */
   private runningBash(command: string): string | undefined {
-    return this.list.find((row) => row.kind === 'bash' && row.status === 'running' && row.command === command)?.id;
+    const running = (row: Row): boolean =>
+      row.kind === 'bash' && row.status === 'running' && (row.command === command || row.command === '');
+    return this.list.find(running)?.id;
   }
 
   private putBash(id: string, message: BashExecutionMessage): void {

@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import {
+  appendTail,
+  bashLabel,
   contentText,
+  EMPTY_TAIL,
   formatCost,
   formatTokens,
   parseModelKey,
+  relativePath,
   summarizeArgs,
   summarizePartialArgs,
+  tailText,
   truncateHead,
   truncateTail,
 } from '../src/format';
@@ -75,5 +80,33 @@ describe('text helpers', () => {
     expect(parseModelKey('openrouter/meta/llama')).toEqual({ provider: 'openrouter', id: 'meta/llama' });
     expect(parseModelKey('nope')).toBeUndefined();
     expect(parseModelKey('x/')).toBeUndefined();
+  });
+});
+
+describe('streamed output', () => {
+  it('keeps the latest characters and counts the rest', () => {
+    let tail = appendTail(EMPTY_TAIL, 'abc', 4);
+    expect(tailText(tail)).toBe('abc');
+    tail = appendTail(tail, 'defg', 4);
+    expect(tail).toEqual({ text: 'defg', dropped: 3 });
+    expect(tailText(appendTail(tail, 'h', 4))).toBe('… (4 earlier characters)\nefgh');
+  });
+
+  it('says how a command ended', () => {
+    expect(bashLabel({ status: 'running', exitCode: null })).toBe('running');
+    expect(bashLabel({ status: 'done', exitCode: 0 })).toBe('exit 0');
+    expect(bashLabel({ status: 'error', exitCode: 2 })).toBe('exit 2');
+    expect(bashLabel({ status: 'cancelled', exitCode: null })).toBe('cancelled');
+    expect(bashLabel({ status: 'done', exitCode: null })).toBe('done');
+  });
+});
+
+describe('relativePath', () => {
+  it('is relative inside the folder, as it is elsewhere', () => {
+    expect(relativePath('/w/AGENTS.md', '/w')).toBe('AGENTS.md');
+    expect(relativePath('/w/sub/CLAUDE.md', '/w/')).toBe('sub/CLAUDE.md');
+    expect(relativePath('/wx/AGENTS.md', '/w')).toBe('/wx/AGENTS.md');
+    expect(relativePath('/AGENTS.md', '/w')).toBe('/AGENTS.md');
+    expect(relativePath('/w/AGENTS.md', undefined)).toBe('/w/AGENTS.md');
   });
 });

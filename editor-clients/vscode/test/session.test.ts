@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { EventNotification, QueueNotification, SettledNotification } from '../src/protocol';
+import type { AgentNotification, EventNotification, QueueNotification, SettledNotification } from '../src/protocol';
 import { type AgentRpc, SessionController } from '../src/session';
 
 const recording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'edit-run.json'), 'utf8')) as {
@@ -16,6 +16,7 @@ const STATE = {
   isRunning: false,
   messageCount: 0,
   queue: { steering: [], followUp: [] },
+  contextFiles: ['/w/AGENTS.md', '/home/u/.local/share/agentls/AGENTS.md'],
 };
 
 /** A fake server: canned answers per method, every request recorded. */
@@ -34,6 +35,12 @@ class FakeServer implements AgentRpc {
     'agent/steer': () => ({ itemId: 'q1' }),
     'agent/clearQueue': (p) => ({ steering: [{ id: p.itemId, kind: 'steering', text: 'back' }], followUp: [] }),
     'agent/abort': () => ({ aborted: true, runId: 'run-1', queue: { steering: [], followUp: [] } }),
+    'agent/bash': () => ({ bashId: `bash-${this.calls.filter((call) => call.method === 'agent/bash').length}` }),
+    'agent/abortBash': () => ({ aborted: true }),
+    'agent/compact': () => ({ summary: 'S', firstKeptEntryId: 'e1', tokensBefore: 3557, tokensAfter: 21 }),
+    'agent/listCommands': () => ({
+      commands: [{ name: 'review', description: 'Review a file', kind: 'template', argumentHint: '<file>', path: '/w/.agentls/prompts/review.md' }],
+    }),
   };
 
   async request<R>(method: string, params: object): Promise<R> {
@@ -161,5 +168,95 @@ describe('SessionController', () => {
     const result = await c.abort();
     expect(result?.aborted).toBe(true);
     expect(c.status).toBe('idle');
+  });
+});
+
+const commandsRecording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'bash-compact-run.json'), 'utf8')) as {
+  notifications: AgentNotification[];
+};
+
+describe('SessionController: user commands, compaction, templates', () => {
+  it('runs !cmd and !!cmd from the prompt box as agent/bash, whatever the mode', async () => {
+    const { server, c } = await started();
+    await c.submit('!ls -la', 'prompt');
+    c.handleNotification({ method: 'agent/bashEnd', params: { sessionId: 's1', bashId: 'bash-1', message: {
+      role: 'bashExecution', command: 'ls -la', output: '', exitCode: 0, cancelled: false, truncated: false, timestamp: 1,
+    } } });
+    await c.submit('  !!git status', 'steer');
+    const sent = server.calls.filter((call) => ['agent/bash', 'agent/prompt', 'agent/steer'].includes(call.method));
+    expect(sent).toEqual([
+      { method: 'agent/bash', params: { sessionId: 's1', command: 'ls -la', excludeFromContext: false } },
+      { method: 'agent/bash', params: { sessionId: 's1', command: 'git status', excludeFromContext: true } },
+    ]);
+  });
+
+  it('is running a command from agent/bash until its agent/bashEnd, and refuses a second one meanwhile', async () => {
+    const { server, c } = await started();
+    await c.bash('sleep 9', false);
+    expect(c.header()).toMatchObject({ bashRunning: true, status: 'idle' });
+    expect(c.transcript.rows).toMatchObject([{ kind: 'bash', id: 'bash:bash-1', command: 'sleep 9', status: 'running' }]);
+    await expect(c.submit('!ls', 'prompt')).rejects.toThrow('A command is already running');
+    expect(await c.abortBash()).toBe(true);
+    expect(server.calls.at(-1)).toEqual({ method: 'agent/abortBash', params: { sessionId: 's1' } });
+    c.handleNotification({ method: 'agent/bashEnd', params: { sessionId: 's1', bashId: 'bash-1', message: {
+      role: 'bashExecution', command: 'sleep 9', output: '', exitCode: null, cancelled: true, truncated: false, timestamp: 1,
+    } } });
+    expect(c.header().bashRunning).toBe(false);
+    expect(c.transcript.rows).toMatchObject([{ kind: 'bash', status: 'cancelled' }]);
+  });
+
+  it('does not take the events of a message joining between runs (runId null) for a run', async () => {
+    const { c } = await started();
+    for (const note of commandsRecording.notifications.slice(0, 4)) c.handleNotification(note);
+    expect(c.status).toBe('idle');
+    expect(c.transcript.rows).toMatchObject([{ kind: 'bash', command: 'echo hi', status: 'done' }]);
+    expect(c.lastRole).toBe('bashExecution');
+  });
+
+  it('plays the recorded commands and compaction into rows, refreshing the figures after the compaction', async () => {
+    const { server, c } = await started();
+    const notes = commandsRecording.notifications;
+    const end = notes.at(-1);
+    expect(end).toMatchObject({ method: 'agent/compaction', params: { phase: 'end' } });
+    for (const note of notes.slice(0, -1)) c.handleNotification(note);
+    expect(c.transcript.rows.at(-1)).toMatchObject({ kind: 'compaction', status: 'running' });
+    const statsCalls = (): number => server.calls.filter((call) => call.method === 'agent/getStats').length;
+    const before = statsCalls();
+    if (end) c.handleNotification(end);
+    expect(statsCalls()).toBe(before + 1);
+    expect(c.transcript.rows.map((row) => row.kind)).toEqual(['bash', 'user', 'text', 'bash', 'bash', 'compaction']);
+    expect(c.status).toBe('idle');
+  });
+
+  it('ignores commands and compactions of other sessions', async () => {
+    const { c } = await started();
+    c.handleNotification({ method: 'agent/bashOutput', params: { sessionId: 'other', bashId: 'b', chunk: 'x' } });
+    c.handleNotification({ method: 'agent/compaction', params: { sessionId: 'other', phase: 'start', reason: 'manual', tokensBefore: 1 } });
+    expect(c.transcript.rows).toEqual([]);
+  });
+
+  it('compacts with the instructions given, and without when there are none', async () => {
+    const { server, c } = await started();
+    expect(await c.compact('Keep the API decisions.')).toMatchObject({ tokensBefore: 3557, tokensAfter: 21 });
+    await c.compact();
+    expect(server.calls.filter((call) => call.method === 'agent/compact')).toEqual([
+      { method: 'agent/compact', params: { sessionId: 's1', instructions: 'Keep the API decisions.' } },
+      { method: 'agent/compact', params: { sessionId: 's1' } },
+    ]);
+  });
+
+  it('lists the templates and skills of agent/listCommands', async () => {
+    const { server, c } = await started();
+    expect(await c.listCommands()).toMatchObject([{ name: 'review', argumentHint: '<file>' }]);
+    expect(server.calls.at(-1)).toEqual({ method: 'agent/listCommands', params: { sessionId: 's1' } });
+  });
+
+  it('shows the context files of agent/getState, refreshed when a run settles', async () => {
+    const { server, c } = await started();
+    expect(c.header()).toMatchObject({ cwd: '/w', contextFiles: ['/w/AGENTS.md', '/home/u/.local/share/agentls/AGENTS.md'] });
+    server.answers['agent/getState'] = () => ({ ...STATE, contextFiles: ['/w/AGENTS.md', '/w/sub/CLAUDE.md'] });
+    c.handleSettled({ sessionId: 's1', runId: 'run-9', stopReason: 'stop' });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(c.header().contextFiles).toEqual(['/w/AGENTS.md', '/w/sub/CLAUDE.md']);
   });
 });

@@ -1,7 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { AgentEvent, AssistantMessage, EventNotification, Message } from '../src/protocol';
+import type {
+  AgentEvent,
+  AgentNotification,
+  AssistantMessage,
+  BashExecutionMessage,
+  BranchSummaryMessage,
+  CompactionSummaryMessage,
+  CustomTypeMessage,
+  EventNotification,
+  Message,
+} from '../src/protocol';
 import { Transcript } from '../src/transcript';
 import type { Row } from '../src/view';
 
@@ -253,6 +263,187 @@ describe('Transcript changes', () => {
     expect(t.rows).toMatchObject([
       { kind: 'user', text: 'look\n[image]', images: 1 },
       { kind: 'custom', role: 'bookmark', text: 'here' },
+    ]);
+  });
+});
+
+/** Notifications and messages of user commands and a compaction, recorded from the real server. */
+const commandsRecording = JSON.parse(
+  readFileSync(join(__dirname, 'fixtures', 'bash-compact-run.json'), 'utf8'),
+) as { notifications: AgentNotification[]; messages: Message[] };
+
+/** What the session controller does with each notification (its own tests check that it does). */
+function replay(t: Transcript, notes: readonly AgentNotification[], each?: (note: AgentNotification) => void): void {
+  for (const note of notes) {
+    if (note.method === 'agent/event') t.applyEvent(note.params.event);
+    else if (note.method === 'agent/bashOutput') t.bashOutput(note.params.bashId, note.params.chunk);
+    else if (note.method === 'agent/bashEnd') t.bashEnded(note.params.bashId, note.params.message);
+    else if (note.method === 'agent/compaction') t.applyCompaction(note.params);
+    each?.(note);
+  }
+}
+
+const bashMessage = (command: string, extra: Partial<BashExecutionMessage> = {}): BashExecutionMessage => ({
+  role: 'bashExecution',
+  command,
+  output: '',
+  exitCode: 0,
+  cancelled: false,
+  truncated: false,
+  timestamp: 1700000000000,
+  ...extra,
+});
+
+describe('Transcript of user commands and a compaction (recorded)', () => {
+  it('makes one row per command and one for the compaction', () => {
+    const t = new Transcript();
+    replay(t, commandsRecording.notifications);
+    expect(kinds(t.rows)).toEqual(['bash', 'user', 'text', 'bash', 'bash', 'compaction']);
+    const [hi, , , secret, stopped, compaction] = t.rows;
+    expect(hi).toMatchObject({ command: 'echo hi', output: 'hi', status: 'done', exitCode: 0, excluded: false });
+    expect(secret).toMatchObject({ command: 'echo secret', output: 'secret', status: 'done', excluded: true });
+    expect(stopped).toMatchObject({ command: 'echo started; sleep 30', output: 'started', status: 'cancelled', exitCode: null });
+    expect(compaction).toEqual({
+      kind: 'compaction',
+      id: 'compaction:1',
+      status: 'done',
+      reason: 'manual',
+      tokensBefore: 3557,
+      tokensAfter: 21,
+      summary: '## Goal\nGreet the user.\n\n## Progress\n- ran `echo hi`',
+    });
+    expect(t.plainText()).toContain('$ echo secret [exit 0, not sent to the model] secret');
+    expect(t.plainText()).toContain('$ echo started; sleep 30 [cancelled] started');
+  });
+
+  it('streams a running command\'s output into its row', () => {
+    const t = new Transcript();
+    const seen: unknown[] = [];
+    replay(t, commandsRecording.notifications, (note) => {
+      if (note.method === 'agent/bashOutput') seen.push(t.rows.find((row) => row.kind === 'bash' && row.status === 'running'));
+    });
+    expect(seen).toMatchObject([
+      { status: 'running', output: 'hi\n' },
+      { status: 'running', output: 'secret\n' },
+      { status: 'running', output: 'started\n' },
+    ]);
+  });
+
+  it('gives the rows of the stored messages, but for what only the notifications know of the compaction', () => {
+    const live = new Transcript();
+    replay(live, commandsRecording.notifications);
+    const loaded = new Transcript();
+    loaded.loadMessages(commandsRecording.messages);
+    const strip = (rows: readonly Row[]) =>
+      rows.map((row) => (row.kind === 'compaction' ? { ...row, id: '', reason: undefined, tokensAfter: undefined } : { ...row, id: '' }));
+    expect(strip(loaded.rows)).toEqual(strip(live.rows));
+    expect(loaded.rows.at(-1)).toMatchObject({ kind: 'compaction', status: 'done', tokensBefore: 3557 });
+  });
+});
+
+describe('Transcript user commands', () => {
+  it('joins the message to the row whether it comes before agent/bashEnd (idle) or after it (during a run)', () => {
+    const message = bashMessage('make', { output: 'built' });
+    for (const order of [['event', 'end'], ['end', 'event']]) {
+      const t = new Transcript();
+      t.bashStarted('b1', 'make', false);
+      t.bashOutput('b1', 'bui');
+      for (const step of order) {
+        if (step === 'end') t.bashEnded('b1', message);
+        else {
+          t.applyEvent({ type: 'message_start', message });
+          t.applyEvent({ type: 'message_end', message });
+        }
+      }
+      expect(t.rows).toMatchObject([{ kind: 'bash', id: 'bash:b1', command: 'make', output: 'built', status: 'done' }]);
+    }
+  });
+
+  it('takes output that came before the agent/bash answer, and says whether the command still runs', () => {
+    const t = new Transcript();
+    t.bashOutput('b1', 'early ');
+    expect(t.bashStarted('b1', '!!echo', true)).toBe(true);
+    t.bashOutput('b1', 'late');
+    expect(t.rows).toMatchObject([{ command: '!!echo', output: 'early late', status: 'running', excluded: true }]);
+    t.bashEnded('b2', bashMessage('true'));
+    expect(t.bashStarted('b2', 'true', false)).toBe(false);
+    t.bashOutput('b2', 'ignored: the message has the output');
+    expect(t.rows[1]).toMatchObject({ command: 'true', output: '', status: 'done' });
+  });
+
+  it('shows a non-zero exit as an error, and the truncation with the full output\'s file', () => {
+    const t = new Transcript();
+    t.loadMessages([
+      bashMessage('false', { exitCode: 1 }),
+      bashMessage('yes | head -n 100000', { truncated: true, fullOutputPath: '/tmp/out.log', timestamp: 2 }),
+    ]);
+    expect(t.rows).toMatchObject([
+      { status: 'error', exitCode: 1 },
+      { status: 'done', truncated: true, fullOutputPath: '/tmp/out.log' },
+    ]);
+    expect(t.plainText()).toContain('[exit 1]');
+  });
+
+  it('keeps the latest part of a long running output', () => {
+    const t = new Transcript();
+    t.bashStarted('b1', 'yes', false);
+    for (let i = 0; i < 100; i += 1) t.bashOutput('b1', `${'y\n'.repeat(50)}`);
+    t.bashOutput('b1', 'END');
+    const row = t.rows[0];
+    expect(row?.kind === 'bash' && row.output.endsWith('END')).toBe(true);
+    expect(row?.kind === 'bash' && row.output).toMatch(/^… \(\d+ earlier characters\)\n/);
+  });
+});
+
+describe('Transcript compactions', () => {
+  it('ends a failed or aborted compaction with what happened', () => {
+    const t = new Transcript();
+    t.applyCompaction({ sessionId: 's1', phase: 'start', reason: 'threshold', tokensBefore: 9000 });
+    expect(t.rows).toMatchObject([{ kind: 'compaction', status: 'running', reason: 'threshold', summary: '' }]);
+    t.applyCompaction({
+      sessionId: 's1',
+      phase: 'end',
+      reason: 'threshold',
+      tokensBefore: 9000,
+      errorMessage: 'Auto-compaction failed: overloaded',
+    });
+    t.applyCompaction({ sessionId: 's1', phase: 'start', reason: 'manual', tokensBefore: 9000 });
+    t.applyCompaction({ sessionId: 's1', phase: 'end', reason: 'manual', tokensBefore: 9000, aborted: true });
+    expect(t.rows).toEqual([
+      {
+        kind: 'compaction',
+        id: 'compaction:1',
+        status: 'failed',
+        reason: 'threshold',
+        tokensBefore: 9000,
+        summary: '',
+        error: 'Auto-compaction failed: overloaded',
+      },
+      { kind: 'compaction', id: 'compaction:2', status: 'aborted', reason: 'manual', tokensBefore: 9000, summary: '' },
+    ]);
+  });
+
+  it('makes a row for an end without a start (an overflow retry given up)', () => {
+    const t = new Transcript();
+    t.applyCompaction({ sessionId: 's1', phase: 'end', reason: 'overflow', tokensBefore: 5, errorMessage: 'recovery failed' });
+    expect(t.rows).toMatchObject([{ kind: 'compaction', status: 'failed', reason: 'overflow', error: 'recovery failed' }]);
+  });
+});
+
+describe('Transcript coding roles from stored messages', () => {
+  it('shows custom messages meant for display, branch and compaction summaries', () => {
+    const t = new Transcript();
+    const messages: (CustomTypeMessage | BranchSummaryMessage | CompactionSummaryMessage)[] = [
+      { role: 'custom', customType: 'attachment', content: [{ type: 'text', text: 'a.ts:1-9' }], display: true },
+      { role: 'custom', customType: 'hidden', content: 'for the model only', display: false },
+      { role: 'branchSummary', summary: 'Tried **X**; went back.', fromId: 'e12' },
+      { role: 'compactionSummary', summary: 'Earlier work.', tokensBefore: 120000 },
+    ];
+    t.loadMessages(messages);
+    expect(t.rows).toEqual([
+      { kind: 'custom', id: 'm1/custom', role: 'attachment', text: 'a.ts:1-9' },
+      { kind: 'branchSummary', id: 'm3/branch', summary: 'Tried **X**; went back.' },
+      { kind: 'compaction', id: 'm4/compaction', status: 'done', tokensBefore: 120000, summary: 'Earlier work.' },
     ]);
   });
 });

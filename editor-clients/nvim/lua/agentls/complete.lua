@@ -45,9 +45,9 @@ function M.command_line(_, line, pos)
   return args and slash_commands(args) or {}
 end
 
---- The completion of the prompt's input (for `input()`, the lead is the whole text).
-function M.input(_, line, pos)
-  return slash_commands(line:sub(1, pos))
+--- The completion of the prompt's input (for `input()`, the lead is all the text before the cursor).
+function M.input(lead)
+  return slash_commands(lead)
 end
 
 --- `vim.ui.input`'s `completion` option.
