@@ -283,6 +283,36 @@ test(":AgentModel picks a model through vim.ui.select", function()
   expect(#asked == 1 and asked[1].items[1].provider == "faux", "offered the server's models")
 end)
 
+test("a rebuilt transcript shows the coding agent's roles", function()
+  local t = require("agentls.transcript").new("roles")
+  t:load({
+    { role = "bashExecution", command = "make", output = "built\n", exitCode = 0, cancelled = false,
+      truncated = true, fullOutputPath = "/tmp/make.log", excludeFromContext = true },
+    { role = "bashExecution", command = "sleep 9", output = "", cancelled = true, truncated = false },
+    { role = "custom", customType = "note", content = "Remember the tests.", display = true },
+    { role = "custom", customType = "hidden", content = "Never shown.", display = false },
+    { role = "branchSummary", summary = "Tried the other parser.", fromId = "e1" },
+    { role = "compactionSummary", summary = "## Goal\nShip it.", tokensBefore = 123456 },
+  })
+  local lines = {}
+  for _, entry in ipairs(t.entries) do
+    vim.list_extend(lines, (require("agentls.render").entry(entry, t, require("agentls.config").options.panel)))
+  end
+  local text = table.concat(lines, "\n")
+  local expected = {
+    "▍$ make  · exit 0 · not sent to the model\n  │ built\n",
+    "  … the output was cut; all of it is in /tmp/make.log\n",
+    "▍$ sleep 9  · cancelled\n",
+    "▍note\n  Remember the tests.\n",
+    "▍Branch summary\n  ▸ summary, 1 line: Tried the other parser. (<CR> shows it)\n",
+    "▍Compaction · 123,456 tokens before\n  ▸ summary, 2 lines: Ship it. (<CR> shows it)\n",
+  }
+  for _, part in ipairs(expected) do
+    expect(text:find(part, 1, true), ("shows %q:\n%s"):format(part, text))
+  end
+  expect(not text:find("Never shown", 1, true), "a custom message with display = false is not shown")
+end)
+
 --- The panel's text after a re-read of the session's transcript (agent/getMessages).
 local function reloaded_text(session)
   local epoch = state.transcripts[session].epoch
@@ -310,7 +340,8 @@ test("!cmd runs a command in a row with its streamed output; !!cmd's row is not 
   end, "the whole output once it ended")
   vim.cmd("AgentPrompt !!echo secret; exit 3")
   wait(5000, function()
-    return h.panel_text():find("$ echo secret; exit 3  · exit 3 · not sent to the model\n  │ secret", 1, true) ~= nil
+    local row = "$ echo secret; exit 3  · exit 3 · not sent to the model\n  │ secret"
+    return h.panel_text():find(row, 1, true) ~= nil
   end, "the !! row, marked")
   local text = h.panel_text()
   expect(not text:find("You\n", 1, true), "no prompt was sent:\n" .. text)
@@ -354,7 +385,13 @@ end)
 
 test(":AgentCompact shows a compaction row, its summary folded; <CR> unfolds it", function()
   local summary = "## Goal\nTest the Neovim panel.\n\n## Progress\nTwo answers."
-  h.script({ { content = "First answer." }, { content = "Second answer." }, { content = summary }, { content = summary } })
+  -- the summary answers the compaction's two requests (the cut splits the last turn)
+  h.script({
+    { content = "First answer." },
+    { content = "Second answer." },
+    { content = summary },
+    { content = summary },
+  })
   local session
   client.request("agent/newSession", { cwd = env.ws, compaction = { keepRecentTokens = 1 } }, function(err, result)
     assert(not err, vim.inspect(err))
@@ -381,8 +418,9 @@ test(":AgentCompact shows a compaction row, its summary folded; <CR> unfolds it"
   local text = h.panel_text()
   local heading = text:match("▍Compaction · manual · [%d,]+ → [%d,]+ tokens\n")
   expect(heading, "a compaction row with the tokens before and after:\n" .. text)
-  expect(text:find("  ▸ summary, %d+ lines: ## Goal %(<CR> shows it%)\n"), "the summary folded:\n" .. text)
-  expect(not text:find("Test the Neovim panel.", 1, true), "its text hidden")
+  local folded = "  ▸ summary, %d+ lines: Test the Neovim panel%. %(<CR> shows it%)\n"
+  expect(text:find(folded), "the summary folded:\n" .. text)
+  expect(not text:find("## Progress", 1, true), "the rest hidden")
   local row
   for i, line in ipairs(panel.lines()) do
     if line:find("▸ summary", 1, true) then
@@ -395,7 +433,8 @@ test(":AgentCompact shows a compaction row, its summary folded; <CR> unfolds it"
     vim.cmd("normal " .. vim.keycode("<CR>"))
   end)
   text = h.panel_text()
-  expect(text:find("  ▾ summary (<CR> folds it)\n  ## Goal\n  Test the Neovim panel.\n", 1, true), "unfolded:\n" .. text)
+  local unfolded = "  ▾ summary (<CR> folds it)\n  ## Goal\n  Test the Neovim panel.\n"
+  expect(text:find(unfolded, 1, true), "unfolded:\n" .. text)
   text = reloaded_text(session)
   expect(text:find("▍Compaction · [%d,]+ tokens before\n  ▸ summary"), "the stored compaction:\n" .. text)
   expect(text:find("Second answer.", 1, true), "the whole history is still shown")

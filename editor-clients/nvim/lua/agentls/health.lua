@@ -130,7 +130,8 @@ local function report_session(ask, session_id, which)
   end
   local files = state.contextFiles or {}
   if #files == 0 then
-    health.info(("context files (%s): none (AGENTS.md or CLAUDE.md in the workspace or a folder above it)"):format(which))
+    local where = "AGENTS.md or CLAUDE.md in the workspace or a folder above it"
+    health.info(("context files (%s): none (%s)"):format(which, where))
   else
     health.ok(("context files (%s): %s"):format(which, table.concat(files, ", ")))
   end

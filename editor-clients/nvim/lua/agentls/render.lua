@@ -161,7 +161,7 @@ function Builder:tool_row(tool, opts)
   end
 end
 
---- What the toggle key does, for the hint of a folded entry: " (<CR> shows all)".
+--- What the toggle key does, for the hint of a folded entry: " (<CR> shows it)".
 local function toggle_hint(opts, what)
   local key = opts.keymaps and opts.keymaps.toggle
   return key and (" (%s %s)"):format(key, what) or ""
@@ -175,9 +175,14 @@ function Builder:summary(text, expanded, opts)
     self:text(vim.trim(text or ""), "  ")
     return
   end
-  local first = lines[1] and truncate(vim.trim(lines[1]), 60) or "(empty)"
+  -- the first line that says something: summaries start with a heading ("## Goal")
+  local first = vim.tbl_filter(function(line)
+    return not line:match("^%s*#")
+  end, lines)[1] or lines[1]
+  first = first and truncate(vim.trim(first), 60) or "(empty)"
   local count = #lines == 1 and "1 line" or ("%d lines"):format(#lines)
-  self:line(("  %s summary, %s: %s%s"):format(M.icons.folded, count, first, toggle_hint(opts, "shows it")), "AgentlsHint")
+  local hint = toggle_hint(opts, "shows it")
+  self:line(("  %s summary, %s: %s%s"):format(M.icons.folded, count, first, hint), "AgentlsHint")
 end
 
 M.compaction_reason = { threshold = "automatic", overflow = "after a context overflow", manual = "manual" }

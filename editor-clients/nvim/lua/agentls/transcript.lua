@@ -50,7 +50,7 @@ function M.new(session_id)
     _tool_owner = {},
     _streaming = nil,
     _bash = {},
-    _bash_pending = nil,
+    _bash_pending = {},
     _compacting = nil,
     queue = { steering = {}, followUp = {} },
     running = false,
@@ -307,15 +307,15 @@ end
 --- `agent/bash` was sent: a row for the command, running until its `agent/bashEnd`.
 function Transcript:bash_started(command, exclude)
   local entry = self:_push({ kind = "bash", command = command, exclude = exclude, status = "running", output = "" })
-  self._bash_pending = entry
+  table.insert(self._bash_pending, entry)
   return entry
 end
 
 --- The answer to `agent/bash`: the command's id, or the error that kept it from running.
 function Transcript:bash_answered(entry, bash_id, err)
-  if self._bash_pending == entry then
-    self._bash_pending = nil
-  end
+  self._bash_pending = vim.tbl_filter(function(pending)
+    return pending ~= entry
+  end, self._bash_pending)
   if err then
     entry.status, entry.error = "failed", err
   elseif bash_id then
@@ -325,13 +325,12 @@ function Transcript:bash_answered(entry, bash_id, err)
   self:_touch(entry)
 end
 
---- The row of command `bash_id`. Its output may come before the answer to `agent/bash`
---- (a session runs one command at a time, so it is the command waiting for its answer).
+--- The row of command `bash_id`. Its output may come before the answer to `agent/bash`: it is
+--- then the oldest command waiting for its answer (the server answers in order).
 function Transcript:_bash_entry(bash_id)
   local entry = self._bash[bash_id]
   if not entry then
-    entry = self._bash_pending or self:_push({ kind = "bash", status = "running", output = "" })
-    self._bash_pending = nil
+    entry = table.remove(self._bash_pending, 1) or self:_push({ kind = "bash", status = "running", output = "" })
     entry.id = bash_id
     self._bash[bash_id] = entry
   end
@@ -363,9 +362,7 @@ end
 --- The `bashExecution` message of a command this transcript shows joins the session (at once,
 --- or when the run it ran during has ended): it is that command's row, not a new one.
 function Transcript:_join_bash(message)
-  local rows = vim.tbl_values(self._bash)
-  rows[#rows + 1] = self._bash_pending
-  for _, entry in ipairs(rows) do
+  for _, entry in ipairs(vim.list_extend(vim.tbl_values(self._bash), self._bash_pending)) do
     local same = entry.timestamp ~= nil and entry.timestamp == message.timestamp
       or entry.timestamp == nil and entry.status == "running" and entry.command == message.command
     if not entry.joined and same then
@@ -464,7 +461,7 @@ end
 function Transcript:load(messages)
   local live = {}
   for _, entry in ipairs(self.entries) do
-    if entry.kind == "bash" and not entry.joined and (entry.id or entry == self._bash_pending) then
+    if entry.kind == "bash" and not entry.joined and (entry.id or vim.tbl_contains(self._bash_pending, entry)) then
       live[#live + 1] = entry
     end
   end
