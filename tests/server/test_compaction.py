@@ -76,9 +76,17 @@ async def test_a_run_that_crosses_the_threshold_is_compacted_before_it_settles(s
     assert end["phase"] == "end" and end["runId"] == run_id and end["summary"] == SUMMARY
     assert 10_000 <= end["tokensAfter"] < start["tokensBefore"]  # the long prompt is kept
     assert "errorMessage" not in end and "aborted" not in end
-    # the compaction comes before the run settles
-    order = [n.method for n in recorder.notes if n.session_id == session]
-    assert order.index("agent/compaction") < len(order) - 1 - order[::-1].index("agent/settled")
+    # the summary is streamed as a message of the run, between the compaction's start and end; then it settles
+    of_run = [n for n in recorder.notes if n.session_id == session and n.params.get("runId") == run_id]
+    labels = [n.params["event"]["type"] if n.method == "agent/event" else n.method for n in of_run]
+    assert labels[-5:] == [
+        "agent/compaction",
+        "message_start",
+        "message_end",
+        "agent/compaction",
+        "agent/settled",
+    ]
+    assert of_run[-3].params["event"]["message"] == summary
 
     state = await within(client.get_state(session))
     assert state.message_count == 5 and not state.is_compacting
@@ -167,7 +175,14 @@ async def test_a_failed_summary_leaves_the_session_as_it_was(shared: Shared) -> 
     assert [m["role"] for m in messages] == roles
     # the compaction came first, then the prompt's run
     of_run = [n for n in recorder.notes if n.session_id == session and n.params.get("runId") == run.run_id]
-    assert [n.method for n in of_run[:3]] == ["agent/compaction", "agent/compaction", "agent/event"]
+    labels = [n.params["event"]["type"] if n.method == "agent/event" else n.method for n in of_run]
+    assert labels[:5] == [
+        "agent/compaction",
+        "message_start",
+        "message_end",
+        "agent/compaction",
+        "agent_start",
+    ]
 
 
 async def test_compact_on_request(shared: Shared) -> None:

@@ -1,8 +1,9 @@
 """What the model is sent around a compaction: ``agentls serve`` on the Anthropic provider, a mock API.
 
-The session's model is a small Anthropic model of ``models.json`` (a 3 000-token window,
-``reserveTokens`` 1 000: compaction starts above 2 000 tokens), and the mock reports the
-usage each test needs. Every request body is kept, so the tests check the summary
+The session's model is an Anthropic model of ``models.json`` with a 20 000-token window
+and ``reserveTokens`` 18 000, so compaction starts above 2 000 tokens (a window of 2 000
+would leave no room to answer after the provider's safety margin), and the mock reports
+the usage each test needs. Every request body is kept, so the tests check the summary
 request (Pi's summariser prompt, the conversation as text) and that, after it, the model
 gets the system prompt, the summary and the kept messages, and nothing else.
 """
@@ -27,14 +28,14 @@ from tests.server.test_providers_e2e import NO_KEYS
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MODEL = "claude-small"
-SETTINGS = CompactionSettings(reserve_tokens=1_000, keep_recent_tokens=300)
+SETTINGS = CompactionSettings(reserve_tokens=18_000, keep_recent_tokens=300)
 SECOND = "Now the second question, with its long details: " + "y" * 1_200  # about 310 tokens
 SUMMARY = "## Goal\nAnswer two questions."
 OVERFLOW = "prompt is too long: 213462 tokens > 200000 maximum"
 
 
 def point_at(data_dir: Path, url: str) -> None:
-    model = {"id": MODEL, "contextWindow": 3_000, "maxTokens": 2_000}
+    model = {"id": MODEL, "contextWindow": 20_000, "maxTokens": 16_000}
     config = {"providers": {"anthropic": {"baseUrl": url, "apiKey": "test-key", "models": [model]}}}
     (data_dir / "models.json").write_text(json.dumps(config), encoding="utf-8")
 
@@ -107,7 +108,19 @@ async def test_a_tool_loop_compacts_between_turns_and_goes_on_with_the_summary(
         assert (await recorder.settled(run.run_id))["stopReason"] == "stop"
         messages = (await within(client.get_messages(session))).messages
         notes = recorder.of(session, "agent/compaction")
+        events = [p["event"] for p in recorder.events(session, run.run_id)]
     first, tool_turn, summary_request, after = (request.json() for request in mock.requests)
+    # between the tool batch's turn and the next one, the summary joins the transcript
+    kinds = ("turn_end", "turn_start", "message_end")
+    ended = [(e["type"], e.get("message", {}).get("role")) for e in events if e["type"] in kinds]
+    assert ended[-6:] == [
+        ("message_end", "toolResult"),
+        ("turn_end", "assistant"),
+        ("message_end", "compactionSummary"),
+        ("turn_start", None),
+        ("message_end", "assistant"),
+        ("turn_end", "assistant"),
+    ]
 
     # the summary request: Pi's summariser, the summarised part as text, no tools
     assert system_text(summary_request) == SUMMARIZATION_SYSTEM_PROMPT and "tools" not in summary_request
@@ -117,18 +130,19 @@ async def test_a_tool_loop_compacts_between_turns_and_goes_on_with_the_summary(
             [
                 (
                     "text",
-                    "<conversation>\n[User]: First question?\n\n[Assistant]: First answer.\n</conversation>\n\n"
-                    + SUMMARIZATION_PROMPT,
+                    "<conversation>\n[User]: First question?\n\n[Assistant]: First answer.\n"
+                    "</conversation>\n\n" + SUMMARIZATION_PROMPT,
                 )
             ],
         )
     ]
-    assert summary_request["max_tokens"] == 800  # 80% of reserveTokens
+    assert summary_request["max_tokens"] == 14_400  # 80% of reserveTokens
 
     # the next turn: the system prompt, the summary, the kept messages, nothing else
     assert system_text(after) == system_text(tool_turn) and after["tools"] == tool_turn["tools"]
     assert conversation(after) == [
-        ("user", [SUMMARY_MESSAGE, ("text", SECOND)]),  # Anthropic's API takes the two user messages as one
+        ("user", [SUMMARY_MESSAGE]),
+        ("user", [("text", SECOND)]),
         ("assistant", [("tool_use", "toolu_1")]),
         ("user", [("tool_result", "toolu_1")]),
     ]
@@ -172,7 +186,8 @@ async def test_compact_with_instructions_then_load_the_compacted_session(
     text = summary_request["messages"][0]["content"][0]["text"]
     assert text.endswith(SUMMARIZATION_PROMPT + "\n\nAdditional focus: the second question")
     assert conversation(after_load) == [
-        ("user", [SUMMARY_MESSAGE, ("text", SECOND)]),
+        ("user", [SUMMARY_MESSAGE]),
+        ("user", [("text", SECOND)]),
         ("assistant", [("text", "Second answer.")]),
         ("user", [("text", "Third question?")]),
     ]
@@ -194,7 +209,7 @@ async def test_a_context_overflow_is_compacted_and_asked_again_once(
     assert (start_note["reason"], start_note["runId"]) == ("overflow", run.run_id)
     assert end_note["willRetry"] is True and end_note["summary"] == SUMMARY
     retry = mock.requests[3].json()
-    assert conversation(retry) == [("user", [SUMMARY_MESSAGE, ("text", SECOND)])]  # the failure is not sent
+    assert conversation(retry) == [("user", [SUMMARY_MESSAGE]), ("user", [("text", SECOND)])]  # no failure
     roles = [m["role"] for m in messages]
     assert roles == ["user", "assistant", "user", "assistant", "compactionSummary", "assistant"]
     assert messages[3]["stopReason"] == "error" and OVERFLOW in messages[3]["errorMessage"]

@@ -6,10 +6,12 @@
 // the real agentls server on the faux model and writes one JSON line per check. When the
 // self-test needs a person (it writes `{"waiting": ...}`), this driver acts in the page:
 // it answers permission dialogs (Allow once, Reject, Allow always), clicks the panel's
-// Continue button, and uses the model and thinking-level pickers of the panel and
-// "Agent: Select Model" in the command palette. It asserts the checks, then types a
-// prompt into the panel and checks that the streamed answer shows in the panel's DOM
-// and on screen (pixels), and saves screenshots.
+// Continue button, uses the model and thinking-level pickers of the panel and
+// "Agent: Select Model" in the command palette, types `!cmd` commands into the panel's
+// prompt box (and Escape to stop one), runs "Agent: Compact" with instructions, and picks
+// the workspace's prompt template from the `/` completion list. It asserts the checks,
+// then types a prompt into the panel and checks that the streamed answer shows in the
+// panel's DOM and on screen (pixels), and saves screenshots.
 //
 // Environment: AGENTLS_SERVER (the agentls executable), CODE_SERVER, VSIX, CHROMIUM
 // (default /usr/bin/chromium), E2E_WORK (scratch folder), E2E_ARTIFACTS (screenshots,
@@ -63,6 +65,18 @@ const REQUIRED = [
   'panel model picker: agent/getState shows the model',
   'Agent: Select Model: agent/getState shows the faux model',
   'panel thinking picker: agent/getState shows the level',
+  'agent/getState lists the workspace AGENTS.md',
+  'panel lists the context file',
+  '!echo hi shows a bash row with its output',
+  'the transcript ends with its bashExecution message, for the model',
+  'Escape in the prompt box stopped the command (agent/abortBash)',
+  'the !! row is marked as not sent to the model',
+  'Agent: Compact shows a compaction row',
+  'the compaction row has the tokens before and after',
+  'panel shows the compaction with its tokens, the summary folded',
+  'agent/listCommands lists the workspace template',
+  'the prompt was the template expanded',
+  'loaded transcript has the compaction in its place, with its summary',
 ];
 /** The permission answers the self-test asks the driver for, in order. */
 const ANSWERS = ['Allow once', 'Reject', 'Allow always'];
@@ -102,12 +116,18 @@ function prepare() {
   for (const dir of ['ws', 'ext', 'user/User', 'data']) fs.mkdirSync(path.join(WORK, dir), { recursive: true });
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   fs.copyFileSync(path.join(here, 'fixture', 'notes.txt'), path.join(WORK, 'ws', 'notes.txt'));
+  // project instructions and a prompt template, where the server looks for them
+  fs.copyFileSync(path.join(here, 'fixture', 'AGENTS.md'), path.join(WORK, 'ws', 'AGENTS.md'));
+  fs.mkdirSync(path.join(WORK, 'ws', '.agentls', 'prompts'), { recursive: true });
+  fs.copyFileSync(path.join(here, 'fixture', 'greet.md'), path.join(WORK, 'ws', '.agentls', 'prompts', 'greet.md'));
   const script = path.join(WORK, 'faux-script.json');
   fs.copyFileSync(path.join(here, 'fixture', 'faux-script.json'), script);
   const settings = {
     'agentls.serverCommand': AGENTLS,
     'agentls.fauxScript': script,
     'agentls.dataDir': path.join(WORK, 'data'),
+    // keep only the newest message when compacting, so that the short e2e session has something to summarise
+    'agentls.initializationOptions': { compaction: { keepRecentTokens: 1 } },
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'chat.disableAIFeatures': true,
@@ -252,6 +272,47 @@ async function selectModelFromPalette(page, value) {
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
+/** The panel's prompt box, clicked (focused). */
+async function promptBox(page) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const box = frame.locator('#prompt');
+  await box.click();
+  return { frame, box };
+}
+
+/** "Agent: Compact" from the palette, with `instructions` in its input box. */
+async function compactFromPalette(page, instructions) {
+  await runFromPalette(page, 'Agent: Compact');
+  await page.locator('.quick-input-widget', { hasText: 'Summarise the conversation so far' }).waitFor({ timeout: 10_000 });
+  const input = page.locator('.quick-input-widget input');
+  await input.fill(instructions);
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** Type `/` in the prompt box: the list offers the template; Tab inserts it; then its arguments and Enter. */
+async function completeTemplate(page, { name, description, argumentHint, args }) {
+  const { frame, box } = await promptBox(page);
+  await box.fill('');
+  await box.pressSequentially('/');
+  const list = frame.locator('#completions');
+  await list.locator('li', { hasText: `/${name}` }).waitFor({ timeout: 10_000 });
+  const items = await list.locator('li').allInnerTexts();
+  check(`typing / lists the template /${name} with its description and argument hint`,
+    items.some((item) => item.includes(`/${name}`) && item.includes(description) && item.includes(argumentHint)), items);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'completion.png') });
+  await box.pressSequentially(name.slice(0, 2));
+  const filtered = await list.locator('li').allInnerTexts();
+  check(`typing /${name.slice(0, 2)} keeps the matching names only`,
+    filtered.length > 0 && filtered.every((item) => item.includes(name.slice(0, 2))), filtered);
+  await box.press('Tab');
+  const value = await box.inputValue();
+  check(`Tab inserts "/${name} " and closes the list`, value === `/${name} ` && (await list.isHidden()), value);
+  await box.pressSequentially(args);
+  await box.press('Enter');
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
@@ -266,6 +327,19 @@ async function act(page, request, acted) {
     await pickInPanel(page, '#thinking', request.value);
   } else if (request.waiting === 'pick' && request.picker === 'palette-model') {
     await selectModelFromPalette(page, request.value);
+  } else if (request.waiting === 'type') {
+    const { box } = await promptBox(page);
+    await box.fill(request.text);
+    await box.press('Enter');
+  } else if (request.waiting === 'key') {
+    const { box } = await promptBox(page);
+    await box.press(request.key);
+  } else if (request.waiting === 'compact') {
+    await compactFromPalette(page, request.instructions);
+    acted.compacted = true;
+  } else if (request.waiting === 'complete') {
+    await completeTemplate(page, request);
+    acted.completed = true;
   } else {
     throw new Error(`unknown request ${JSON.stringify(request)}`);
   }
@@ -274,7 +348,7 @@ async function act(page, request, acted) {
 }
 
 async function selfTest(page, resultFile) {
-  const acted = { permissions: [], continued: false, picks: 0 };
+  const acted = { permissions: [], continued: false, picks: 0, compacted: false, completed: false };
   let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
     const lines = readResults(resultFile);
@@ -377,6 +451,8 @@ async function main() {
     check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);
     check('Continue clicked in the panel', acted.continued);
     check('the three pickers used in the page', acted.picks === 3, acted.picks);
+    check('"Agent: Compact" run from the command palette', acted.compacted);
+    check('the template picked from the / completion list', acted.completed);
 
     // 2. A prompt typed into the panel in the browser; its answer streams into the DOM.
     await widenPanel(page, 300);
@@ -395,6 +471,26 @@ async function main() {
       failedRows.some((row) => row.includes('bash') && row.includes('The user rejected the bash call.')), failedRows);
     const thinking = await frame.locator('#thinking').inputValue();
     check('panel thinking picker shows the level picked', thinking === 'high', thinking);
+    const echo = await frame.locator('.row.bash[data-status="done"]', { hasText: 'echo hi' }).allInnerTexts();
+    check('panel DOM shows the !echo hi row with its output', echo.some((row) => /exit 0/.test(row) && /\bhi\b/.test(row)), echo);
+    const stopped = await frame.locator('.row.bash.excluded[data-status="cancelled"]', { hasText: 'sleep 30' }).allInnerTexts();
+    check('panel DOM shows the stopped !!sleep 30 row, not sent to the model',
+      stopped.some((row) => row.includes('cancelled') && row.includes('not sent to the model')), stopped);
+    const context = frame.locator('#context');
+    const tooltip = await context.getAttribute('title');
+    check('panel header lists the context file, with its path in the tooltip',
+      (await context.innerText()).includes('AGENTS.md') && tooltip.includes(path.join(WORK, 'ws', 'AGENTS.md')), tooltip);
+    // the loaded session's compaction: folded, then opened
+    const compaction = frame.locator('.row.compaction').last();
+    const body = compaction.locator('.summary-body');
+    const folded = !(await body.isVisible());
+    await compaction.locator('summary').click();
+    await body.waitFor({ state: 'visible', timeout: 5_000 });
+    const summary = await body.innerText();
+    check('panel DOM shows the compaction folded, its summary on a click',
+      folded && summary.includes('Keep notes.txt greeting agentls.'), { folded, summary });
+    await compaction.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'compaction.png') });
 
     // 3. On screen: the streamed answer is visible in the page and drawn (not a blank box).
     await answer.scrollIntoViewIfNeeded();

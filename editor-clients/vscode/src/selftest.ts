@@ -8,8 +8,10 @@
  * (then undone in the editor), a steer during a slow answer, an abort, `bash` calls whose
  * permission questions the driver answers in the real dialog (Allow once, Reject, Allow
  * always, then a call that must not ask), a `write` that creates a new file through the
- * editor, a run that ends in an error followed by the panel's Continue button, and the
- * model and thinking-level pickers. Each check is one JSON line in the result file.
+ * editor, a run that ends in an error followed by the panel's Continue button, the
+ * model and thinking-level pickers, commands typed into the prompt box (`!echo hi`, then
+ * `!!sleep 30` stopped with Escape), Agent: Compact from the palette, and the `/`
+ * completion of the workspace's prompt template. Each check is one JSON line in the result file.
  *
  * Where a person has to act in the real UI, the self-test writes `{"waiting": ...}` (what
  * to do, e.g. `{"waiting": "permission", "answer": "Reject"}`) and waits for the effect;
@@ -20,7 +22,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { AgentExtension } from './extension';
-import type { SettledNotification, StateResult } from './protocol';
+import type { BashExecutionMessage, CompactionSummaryMessage, Message, SettledNotification, StateResult } from './protocol';
 import type { Row } from './view';
 
 export const SELFTEST_ENV = 'AGENTLS_VSCODE_SELFTEST';
@@ -52,12 +54,30 @@ const CONTINUED_ANSWER = 'Continued after the error: the follow-up was answered.
 const FAUX_MODEL = 'faux/faux-1';
 const OTHER_MODEL = 'e2e-local/stand-in';
 const THINKING = 'high';
+/** The workspace's project instructions and prompt template (e2e/fixture/AGENTS.md, greet.md). */
+const CONTEXT_FILE = 'AGENTS.md';
+const TEMPLATE = { name: 'greet', description: 'Greet someone by name', argumentHint: '<name>', args: 'agentls' };
+const EXPANDED = 'Say hello to agentls in one short sentence.';
+const GREETING = 'Hello, agentls!';
+/** Commands typed into the panel's prompt box. */
+const ECHO = { command: 'echo hi', output: 'hi' };
+const SLEEP = 'sleep 30';
+const COMPACT_INSTRUCTIONS = 'Focus on the commands the user ran.';
+const SUMMARY_START = '## Goal\nKeep notes.txt greeting agentls.';
 
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
 type Waiting =
   | { waiting: 'permission'; answer: 'Allow once' | 'Allow always' | 'Reject' }
   | { waiting: 'continue' }
-  | { waiting: 'pick'; picker: 'panel-model' | 'palette-model' | 'panel-thinking'; value: string };
+  | { waiting: 'pick'; picker: 'panel-model' | 'palette-model' | 'panel-thinking'; value: string }
+  /** Type `text` into the panel's prompt box and press Enter. */
+  | { waiting: 'type'; text: string }
+  /** Press `key` in the panel's prompt box. */
+  | { waiting: 'key'; key: 'Escape' }
+  /** Run Agent: Compact from the palette and enter `instructions`. */
+  | { waiting: 'compact'; instructions: string }
+  /** Type `/` in the prompt box, check the list offers `name`, pick it with Tab, type `args`, press Enter. */
+  | { waiting: 'complete'; name: string; description: string; argumentHint: string; args: string };
 
 interface PermissionRule {
   workspace: string;
@@ -475,6 +495,128 @@ async function pickers(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(step, 'panel thinking picker: agent/getState shows the level', level === THINKING, level);
 }
 
+async function contextFiles(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'context-files';
+  const expected = fs.realpathSync(path.join(folder, CONTEXT_FILE));
+  const files = api.controller.contextFiles;
+  rec.check(step, 'agent/getState lists the workspace AGENTS.md', files.some((file) => fs.realpathSync(file) === expected), files);
+  const shown = await api.panel.renderedText();
+  rec.check(step, 'panel lists the context file', shown.includes(`Context: ${CONTEXT_FILE}`), shown.slice(0, 300));
+}
+
+function bashRow(api: AgentExtension, command: string): Extract<Row, { kind: 'bash' }> | undefined {
+  return rows(api).findLast((row): row is Extract<Row, { kind: 'bash' }> => row.kind === 'bash' && row.command === command);
+}
+
+async function messages(api: AgentExtension): Promise<Message[]> {
+  const sessionId = api.controller.sessionId;
+  return (await api.connection.request<{ messages: Message[] }>('agent/getMessages', { sessionId })).messages;
+}
+
+async function userBash(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'user-bash';
+  const c = api.controller;
+  const runs = c.settled.length;
+  // The driver types `!echo hi` into the panel: a command, not a prompt.
+  rec.ask({ waiting: 'type', text: `!${ECHO.command}` });
+  // Done once its message has ended and its agent/bashEnd has come.
+  const ended = (command: string): boolean =>
+    bashRow(api, command)?.status !== 'running' && c.lastRole === 'bashExecution' && !c.header().bashRunning;
+  await waitFor(api, () => ended(ECHO.command), 30_000, `!${ECHO.command} to end`);
+  const echo = bashRow(api, ECHO.command);
+  rec.check(
+    step,
+    '!echo hi shows a bash row with its output',
+    echo?.output === ECHO.output && echo.exitCode === 0 && !echo.excluded,
+    echo,
+  );
+  rec.check(step, 'the command started no run', c.status === 'idle' && c.settled.length === runs);
+  const last = (await messages(api)).at(-1) as BashExecutionMessage | undefined;
+  rec.check(
+    step,
+    'the transcript ends with its bashExecution message, for the model',
+    last?.role === 'bashExecution' && last.command === ECHO.command && last.excludeFromContext !== true,
+    last,
+  );
+  const shown = await api.panel.renderedText();
+  rec.check(step, 'panel shows the command and how it ended', shown.includes(ECHO.command) && shown.includes('exit 0'));
+
+  // `!!sleep 30`: not for the model; Escape in the prompt box stops it.
+  rec.ask({ waiting: 'type', text: `!!${SLEEP}` });
+  await waitFor(api, () => c.header().bashRunning && bashRow(api, SLEEP)?.status === 'running', 30_000, `!!${SLEEP} to run`);
+  rec.check(step, 'the header says a command runs', c.header().bashRunning);
+  await api.panel.renderedText(); // the panel has that header now
+  rec.ask({ waiting: 'key', key: 'Escape' });
+  await waitFor(api, () => ended(SLEEP), 30_000, `!!${SLEEP} to stop`);
+  const stopped = bashRow(api, SLEEP);
+  rec.check(
+    step,
+    'Escape in the prompt box stopped the command (agent/abortBash)',
+    stopped?.status === 'cancelled' && stopped.exitCode === null,
+    stopped,
+  );
+  rec.check(step, 'the !! row is marked as not sent to the model', stopped?.excluded === true);
+  rec.check(step, 'no command running after the stop', !c.header().bashRunning);
+  const after = await api.panel.renderedText();
+  rec.check(step, 'panel says the command was not sent to the model', after.includes('not sent to the model'));
+}
+
+function compactionRows(api: AgentExtension): Extract<Row, { kind: 'compaction' }>[] {
+  return rows(api).filter((row): row is Extract<Row, { kind: 'compaction' }> => row.kind === 'compaction');
+}
+
+async function compact(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'compact';
+  const before = compactionRows(api).length;
+  rec.ask({ waiting: 'compact', instructions: COMPACT_INSTRUCTIONS });
+  const ended = (): boolean => compactionRows(api).length > before && compactionRows(api).at(-1)?.status !== 'running';
+  await waitFor(api, ended, 60_000, 'the compaction started with Agent: Compact');
+  const row = compactionRows(api).at(-1);
+  rec.check(step, 'Agent: Compact shows a compaction row', row?.status === 'done' && row.reason === 'manual', row);
+  rec.check(step, 'the compaction row holds the summary', row?.summary.startsWith(SUMMARY_START) === true, row?.summary);
+  rec.check(
+    step,
+    'the compaction row has the tokens before and after',
+    row !== undefined && row.tokensBefore > 0 && row.tokensAfter !== undefined && row.tokensAfter < row.tokensBefore,
+    row && { before: row.tokensBefore, after: row.tokensAfter },
+  );
+  const last = (await messages(api)).at(-1) as CompactionSummaryMessage | undefined;
+  rec.check(
+    step,
+    'the transcript ends with the compactionSummary',
+    last?.role === 'compactionSummary' && last.summary === row?.summary,
+    last,
+  );
+  const shown = await api.panel.renderedText();
+  rec.check(
+    step,
+    'panel shows the compaction with its tokens, the summary folded',
+    shown.includes('Compacted the context') && shown.includes('→') && !shown.includes(SUMMARY_START.split('\n')[1] ?? ''),
+    shown.slice(-400),
+  );
+}
+
+async function template(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'template';
+  const c = api.controller;
+  const commands = await c.listCommands();
+  const greet = commands.find((command) => command.name === TEMPLATE.name);
+  rec.check(
+    step,
+    'agent/listCommands lists the workspace template',
+    greet?.kind === 'template' && greet.description === TEMPLATE.description && greet.argumentHint === TEMPLATE.argumentHint,
+    commands,
+  );
+  const known = new Set(c.settled.map((s) => s.runId));
+  rec.ask({ waiting: 'complete', ...TEMPLATE });
+  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
+  await waitFor(api, () => next() !== undefined, 30_000, `the run of /${TEMPLATE.name} ${TEMPLATE.args}`);
+  rec.check(step, 'the /greet run settled with stop', next()?.stopReason === 'stop', next());
+  const user = rows(api).findLast((row) => row.kind === 'user');
+  rec.check(step, 'the prompt was the template expanded', user?.kind === 'user' && user.text === EXPANDED, user);
+  rec.check(step, 'the model answered it', textRows(api).some((row) => row.text === GREETING));
+}
+
 async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
   const step = 'sessions';
   const c = api.controller;
@@ -484,12 +626,34 @@ async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(step, 'session listed', mine !== undefined && mine.messageCount > 0, mine);
   await c.loadSession(c.sessionId as string);
   const loaded = c.transcript.plainText();
-  const texts = [FIRST_ANSWER, 'Make it short.', STEERED_ANSWER, BASH_OUTPUT, REJECTION, SECOND_ANSWER, CONTINUED_ANSWER];
+  const texts = [
+    FIRST_ANSWER,
+    'Make it short.',
+    STEERED_ANSWER,
+    BASH_OUTPUT,
+    REJECTION,
+    SECOND_ANSWER,
+    CONTINUED_ANSWER,
+    `$ ${ECHO.command} [exit 0] ${ECHO.output}`,
+    `$ ${SLEEP} [cancelled, not sent to the model]`,
+    EXPANDED,
+  ];
   for (const text of texts) {
     rec.check(step, `loaded transcript has "${text}"`, loaded.includes(text) && live.includes(text));
   }
   const rejected = toolRow(api, 'call-bash-reject');
   rec.check(step, 'loaded rejected bash row is an error', rejected?.status === 'error', rejected);
+  // The compaction comes after the commands it summarised and before the template's prompt.
+  const list = rows(api);
+  const compaction = compactionRows(api).at(-1);
+  const order = [bashRow(api, SLEEP), compaction, list.find((row) => row.kind === 'user' && row.text === EXPANDED)];
+  const at = order.map((row) => (row ? list.indexOf(row) : -1));
+  rec.check(
+    step,
+    'loaded transcript has the compaction in its place, with its summary',
+    compaction?.summary.startsWith(SUMMARY_START) === true && at.every((i, n) => i >= 0 && (n === 0 || i > (at[n - 1] ?? 0))),
+    { compaction, at },
+  );
   rec.check(step, 'loaded session keeps the thinking level', c.thinkingLevel === THINKING, c.thinkingLevel);
 }
 
@@ -518,6 +682,7 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await waitFor(api, () => api.panel.visible, 20_000, 'the panel');
     await api.controller.ensureSession();
     rec.check('setup', 'session created', api.controller.sessionId !== undefined);
+    await contextFiles(api, rec, folder);
     await promptAndEdit(api, rec, document);
     await undoEdit(api, rec, document);
     await steer(api, rec);
@@ -528,6 +693,9 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await writeNewFile(api, rec, folder);
     await continueAfterError(api, rec);
     await pickers(api, rec);
+    await userBash(api, rec);
+    await compact(api, rec);
+    await template(api, rec);
     await reload(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));

@@ -10,8 +10,9 @@
  * A command the user ran (`agent/bash`) is one row, fed by its `agent/bashOutput` chunks
  * and ended by `agent/bashEnd`; its `bashExecution` message, which joins the transcript
  * through `message_start` / `message_end` (at once, or after the run going on), ends the
- * same row. A compaction is a row from its `agent/compaction` start and end, and a
- * `compactionSummary` message where a stored transcript has one.
+ * same row. A compaction is a row from its `agent/compaction` start to its end; its
+ * `compactionSummary` message, which joins the transcript in between, fills the same row
+ * (and makes the row in a stored transcript).
  *
  * Row ids are stable (`m3/0` for block 0 of the third message), so a consumer can
  * take only the rows that changed since it last looked (`takeChanges`).
@@ -167,7 +168,8 @@ export class Transcript {
   applyCompaction(note: CompactionNotification): void {
     if (note.phase === 'start') {
       this.compacting = this.newCompactionId();
-      this.put({ kind: 'compaction', id: this.compacting, status: 'running', reason: note.reason, tokensBefore: note.tokensBefore, summary: '' });
+      const { reason, tokensBefore } = note;
+      this.put({ kind: 'compaction', id: this.compacting, status: 'running', reason, tokensBefore, summary: '' });
       return;
     }
     const id = this.compacting ?? this.newCompactionId();
@@ -220,7 +222,9 @@ export class Transcript {
           case 'bash':
             return `$ ${row.command} [${bashLabel(row)}${row.excluded ? ', not sent to the model' : ''}] ${row.output}`;
           case 'compaction':
-            return `[compaction ${row.status}: ${row.tokensBefore} -> ${row.tokensAfter ?? '?'} tokens] ${row.error ?? row.summary}`;
+            return `[compaction ${row.status}: ${row.tokensBefore} -> ${row.tokensAfter ?? '?'} tokens] ${
+              row.error ?? row.summary
+            }`;
           case 'branchSummary':
             return `[branch summary] ${row.summary}`;
           case 'notice':
@@ -269,41 +273,50 @@ export class Transcript {
   /** User, tool-result, coding-role and custom messages (whole at start and again at end). */
   private showMessage(key: string, message: Message): void {
     switch (message.role) {
+      case 'user': {
+        const content = (message as { content: unknown }).content;
+        this.put({ kind: 'user', id: `${key}/user`, text: contentText(content), images: countImages(content) });
+        break;
+      }
+      case 'toolResult': {
+        const result = message as ToolResultMessage;
+        const row = this.toolRow(result.toolCallId, result.toolName, undefined);
+        this.updateTool(row, {
+          status: result.isError ? 'error' : 'done',
+          output: truncateHead(contentText(result.content)),
+        });
+        break;
+      }
       case 'bashExecution': {
         const bash = message as BashExecutionMessage;
-        this.putBash(this.bashByMessage.get(bashKey(bash)) ?? this.runningBash(bash.command) ?? `${key}/bash`, bash);
-        return;
+        const id = this.bashByMessage.get(bashKey(bash)) ?? this.runningBash(bash.command) ?? `${key}/bash`;
+        this.putBash(id, bash);
+        break;
       }
       case 'compactionSummary': {
+        // Live, the summary joins the transcript between the compaction's start and end: its row, still running.
         const { summary, tokensBefore } = message as CompactionSummaryMessage;
-        this.put({ kind: 'compaction', id: `${key}/compaction`, status: 'done', tokensBefore, summary });
-        return;
+        const running = this.compacting !== undefined ? this.byId.get(this.compacting) : undefined;
+        if (running?.kind === 'compaction') this.put({ ...running, tokensBefore, summary });
+        else this.put({ kind: 'compaction', id: `${key}/compaction`, status: 'done', tokensBefore, summary });
+        break;
       }
       case 'branchSummary':
         this.put({ kind: 'branchSummary', id: `${key}/branch`, summary: (message as BranchSummaryMessage).summary });
-        return;
+        break;
       case 'custom': {
         const custom = message as CustomTypeMessage;
         if (custom.display) {
-          this.put({ kind: 'custom', id: `${key}/custom`, role: custom.customType, text: contentText(custom.content) });
+          const text = contentText(custom.content);
+          this.put({ kind: 'custom', id: `${key}/custom`, role: custom.customType, text });
         }
-        return;
+        break;
       }
-    }
-    if (message.role === 'user') {
-      const content = (message as { content: unknown }).content;
-      this.put({ kind: 'user', id: `${key}/user`, text: contentText(content), images: countImages(content) });
-    } else if (message.role === 'toolResult') {
-      const result = message as ToolResultMessage;
-      const row = this.toolRow(result.toolCallId, result.toolName, undefined);
-      this.updateTool(row, {
-        status: result.isError ? 'error' : 'done',
-        output: truncateHead(contentText(result.content)),
-      });
-    } else {
-      const content = (message as { content?: unknown }).content;
-      const text = typeof content === 'string' || Array.isArray(content) ? contentText(content) : '';
-      this.put({ kind: 'custom', id: `${key}/custom`, role: message.role, text: text || JSON.stringify(message) });
+      default: {
+        const content = (message as { content?: unknown }).content;
+        const text = typeof content === 'string' || Array.isArray(content) ? contentText(content) : '';
+        this.put({ kind: 'custom', id: `${key}/custom`, role: message.role, text: text || JSON.stringify(message) });
+      }
     }
   }
 
@@ -399,7 +412,16 @@ export class Transcript {
     this.bashById.set(bashId, id);
     const found = this.byId.get(id);
     if (found?.kind === 'bash') return found;
-    const row: BashRow = { kind: 'bash', id, command: '', output: '', status: 'running', exitCode: null, truncated: false, excluded: false };
+    const row: BashRow = {
+      kind: 'bash',
+      id,
+      command: '',
+      output: '',
+      status: 'running',
+      exitCode: null,
+      truncated: false,
+      excluded: false,
+    };
     this.put(row);
     return row;
   }

@@ -39,7 +39,9 @@ class FakeServer implements AgentRpc {
     'agent/abortBash': () => ({ aborted: true }),
     'agent/compact': () => ({ summary: 'S', firstKeptEntryId: 'e1', tokensBefore: 3557, tokensAfter: 21 }),
     'agent/listCommands': () => ({
-      commands: [{ name: 'review', description: 'Review a file', kind: 'template', argumentHint: '<file>', path: '/w/.agentls/prompts/review.md' }],
+      commands: [
+        { name: 'review', description: 'Review a file', kind: 'template', argumentHint: '<file>', path: '/w/p/review.md' },
+      ],
     }),
   };
 
@@ -219,11 +221,15 @@ describe('SessionController: user commands, compaction, templates', () => {
     const end = notes.at(-1);
     expect(end).toMatchObject({ method: 'agent/compaction', params: { phase: 'end' } });
     for (const note of notes.slice(0, -1)) c.handleNotification(note);
-    expect(c.transcript.rows.at(-1)).toMatchObject({ kind: 'compaction', status: 'running' });
+    // the summary message came between the start and the end: one row, running until the end
+    const summary = expect.stringContaining('## Goal');
+    expect(c.transcript.rows.at(-1)).toMatchObject({ kind: 'compaction', status: 'running', summary });
+    expect(c.lastRole).toBe('compactionSummary');
     const statsCalls = (): number => server.calls.filter((call) => call.method === 'agent/getStats').length;
     const before = statsCalls();
     if (end) c.handleNotification(end);
     expect(statsCalls()).toBe(before + 1);
+    expect(c.transcript.rows.at(-1)).toMatchObject({ kind: 'compaction', status: 'done', tokensBefore: 3557, tokensAfter: 21 });
     expect(c.transcript.rows.map((row) => row.kind)).toEqual(['bash', 'user', 'text', 'bash', 'bash', 'compaction']);
     expect(c.status).toBe('idle');
   });
@@ -231,7 +237,10 @@ describe('SessionController: user commands, compaction, templates', () => {
   it('ignores commands and compactions of other sessions', async () => {
     const { c } = await started();
     c.handleNotification({ method: 'agent/bashOutput', params: { sessionId: 'other', bashId: 'b', chunk: 'x' } });
-    c.handleNotification({ method: 'agent/compaction', params: { sessionId: 'other', phase: 'start', reason: 'manual', tokensBefore: 1 } });
+    c.handleNotification({
+      method: 'agent/compaction',
+      params: { sessionId: 'other', phase: 'start', reason: 'manual', tokensBefore: 1 },
+    });
     expect(c.transcript.rows).toEqual([]);
   });
 

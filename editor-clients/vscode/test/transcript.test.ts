@@ -335,7 +335,9 @@ describe('Transcript of user commands and a compaction (recorded)', () => {
     const loaded = new Transcript();
     loaded.loadMessages(commandsRecording.messages);
     const strip = (rows: readonly Row[]) =>
-      rows.map((row) => (row.kind === 'compaction' ? { ...row, id: '', reason: undefined, tokensAfter: undefined } : { ...row, id: '' }));
+      rows.map((row) =>
+        row.kind === 'compaction' ? { ...row, id: '', reason: undefined, tokensAfter: undefined } : { ...row, id: '' },
+      );
     expect(strip(loaded.rows)).toEqual(strip(live.rows));
     expect(loaded.rows.at(-1)).toMatchObject({ kind: 'compaction', status: 'done', tokensBefore: 3557 });
   });

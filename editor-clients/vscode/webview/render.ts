@@ -63,7 +63,9 @@ function compactionTokens(row: CompactionRow): string {
 function bashNote(row: BashRow): string {
   const notes: string[] = [];
   if (row.excluded) notes.push('not sent to the model');
-  if (row.truncated) notes.push(row.fullOutputPath ? `output truncated; all of it is in ${row.fullOutputPath}` : 'output truncated');
+  if (row.truncated) {
+    notes.push(row.fullOutputPath ? `output truncated; all of it is in ${row.fullOutputPath}` : 'output truncated');
+  }
   return notes.join(' · ');
 }
 

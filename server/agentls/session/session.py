@@ -4,7 +4,9 @@ Product policy on top of the kernel lives here, not in the server: run ids,
 queued continuations (a run lasts until nothing queued is left to do), queue
 items with ids that clients can show and remove, persistence of every finished
 message, and the shape of events on the wire (``message_update`` without the
-cumulative partial message).
+cumulative partial message). The transcript keeps every message; the agent holds the
+context, which a :class:`~agentls.session.compaction.Compactor` keeps inside the
+model's window.
 """
 
 from __future__ import annotations
@@ -176,6 +178,7 @@ class AgentSession:
             writer=writer,
             notify=notify,
             run_id=lambda: self.run_id,
+            announce=self._announce,
         )
         self._compacting: asyncio.Future[None] | None = None
         """Set while ``agent/compact`` runs: the session is busy as during a run."""
@@ -193,6 +196,9 @@ class AgentSession:
             entry_id = await writer.append_message(event.message) if writer is not None else new_entry_id()
             self.transcript.append(TranscriptEntry(entry_id, event.message))
         self.compactor.observe(event)
+        self._send(event)
+
+    def _send(self, event: AgentEvent) -> None:
         run_id = self._run.run_id if self._run else None
         self._seq += 1
         self._notify(
@@ -202,6 +208,12 @@ class AgentSession:
         if isinstance(event, MessageStartEvent) and id(event.message) in self._items:
             self._items.pop(id(event.message))
             self._publish_queue()
+
+    async def _announce(self, message: AgentMessage) -> None:
+        """Send the events of a message the session itself put in the transcript (a compaction's summary)."""
+        async with self._emitting:
+            self._send(MessageStartEvent(message=message))
+            self._send(MessageEndEvent(message=message))
 
     def _queue_state(self) -> QueueState:
         def items(messages: tuple[AgentMessage, ...]) -> list[QueueItem]:
@@ -354,7 +366,7 @@ class AgentSession:
         So ``agent/setModel``, ``agent/setThinkingLevel`` and an edited ``AGENTS.md`` take
         effect at the next turn of a running run, not at the next run.
         """
-        context = await self.compactor.before_next_turn(turn.context)
+        context = await self.compactor.before_next_turn(turn.context, signal)
         await self.refresh_instructions()
         state = self.agent.state
         context = dataclasses.replace(context, system_prompt=state.system_prompt, tools=list(state.tools))

@@ -5,7 +5,7 @@ Pi checks the context's size in three places, and so does :class:`Compactor`:
 - between the turns of a run, once a tool batch's results are in and before the next
   model request (:meth:`Compactor.before_next_turn`, from the kernel's
   ``prepare_next_turn`` hook): the run goes on with the summary and the kept messages;
-- before a new prompt is sent (:meth:`Compactor.check` with the last response);
+- before a new prompt is sent (:meth:`Compactor.before_prompt`, on the last response);
 - after each kernel run (:meth:`Compactor.after_run`), which is also where a response
   that failed because its context was too large is answered: the failed response leaves
   the context, the session compacts, and the request is made again, once.
@@ -19,11 +19,11 @@ was; ``agent/compaction`` notifications say what happened.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from agentls.agent import Agent, AgentContext, AgentEvent, MessageEndEvent, MessageStartEvent
-from agentls.ai import AbortController, AssistantMessage
+from agentls.ai import AbortController, AbortSignal, AgentMessage, AssistantMessage
 from agentls.protocol import CompactionNotification, CompactionReason, CompactionSettings, CompactResult
 from agentls.session.compaction.compact import CompactionResult, Preparation, compact, prepare_compaction
 from agentls.session.compaction.overflow import is_context_overflow, is_recoverable_length
@@ -64,6 +64,7 @@ class Compactor:
         writer: SessionWriter | None,
         notify: Notify,
         run_id: Callable[[], str | None],
+        announce: Callable[[AgentMessage], Awaitable[None]],
     ) -> None:
         self.session_id = session_id
         self.settings = settings
@@ -72,6 +73,8 @@ class Compactor:
         self._writer = writer
         self._notify = notify
         self._run_id = run_id
+        self._announce = announce
+        """Sends the summary's ``message_start`` and ``message_end`` events, as for any message."""
         self._controller: AbortController | None = None
         self._last_assistant: AssistantMessage | None = None
         self._overflow_retried = False
@@ -97,10 +100,13 @@ class Compactor:
 
     # --- the three checks ------------------------------------------------------------------
 
-    async def before_next_turn(self, context: AgentContext) -> AgentContext:
-        """Pi's ``_compactBeforeNextAssistantResponse``: compact between turns when over the threshold."""
+    async def before_next_turn(self, context: AgentContext, signal: AbortSignal | None) -> AgentContext:
+        """Pi's ``_compactBeforeNextAssistantResponse``: compact between turns when over the threshold.
+
+        ``signal`` is the run's: once the run is aborted there is no next turn to compact for.
+        """
         window = self._agent.state.model.context_window
-        if not self.settings.enabled or window <= 0:
+        if not self.settings.enabled or window <= 0 or (signal is not None and signal.aborted):
             return context
         tokens = estimate_context_tokens(context.messages).tokens
         if not should_compact(tokens, window, self.settings.reserve_tokens):
@@ -113,14 +119,14 @@ class Compactor:
         messages = self._agent.state.messages
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
         if last is not None:
-            await self.check(last, skip_aborted=False)
+            await self._check(last, skip_aborted=False)
 
     async def after_run(self) -> bool:
         """Pi's check after a kernel run; whether the session should continue (a retry, or what is queued)."""
         message, self._last_assistant = self._last_assistant, None
-        return message is not None and await self.check(message)
+        return message is not None and await self._check(message)
 
-    async def check(self, message: AssistantMessage, *, skip_aborted: bool = True) -> bool:
+    async def _check(self, message: AssistantMessage, *, skip_aborted: bool = True) -> bool:
         """Pi's ``_checkCompaction`` of the response ``message``; whether to continue the session."""
         settings, model = self.settings, self._agent.state.model
         if not settings.enabled or (skip_aborted and message.stop_reason == "aborted"):
@@ -257,6 +263,7 @@ class Compactor:
         self._transcript.append(TranscriptEntry(entry_id, summary, result.compaction))
         context = self._transcript.context()
         self._agent.state.messages = context
+        await self._announce(summary)
         return estimate_messages_tokens(context)
 
     # --- notifications ---------------------------------------------------------------------
