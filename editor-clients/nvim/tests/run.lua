@@ -418,6 +418,8 @@ test(":AgentCompact shows a compaction row, its summary folded; <CR> unfolds it"
   local text = h.panel_text()
   local heading = text:match("▍Compaction · manual · [%d,]+ → [%d,]+ tokens\n")
   expect(heading, "a compaction row with the tokens before and after:\n" .. text)
+  local _, rows = text:gsub("▍Compaction", "")
+  expect(rows == 1, "one row for the compaction (its summary message joins it):\n" .. text)
   local folded = "  ▸ summary, %d+ lines: Test the Neovim panel%. %(<CR> shows it%)\n"
   expect(text:find(folded), "the summary folded:\n" .. text)
   expect(not text:find("## Progress", 1, true), "the rest hidden")

@@ -275,6 +275,10 @@ function Transcript:apply(event, run_id)
       local entry = self:_push({ kind = "assistant", blocks = blocks_of(message.content), stop_reason = "pending" })
       entry.model = message.model
       self._streaming = entry
+    elseif message.role == "compactionSummary" and self._compacting then
+      -- the summary of the compaction whose row `agent/compaction` opened: one row, not two
+      self._compacting.summary = message.summary
+      self:_touch(self._compacting)
     elseif not (message.role == "bashExecution" and self:_join_bash(message)) then
       self:_add_message(message)
     end
