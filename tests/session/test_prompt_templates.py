@@ -14,11 +14,7 @@ from agentls.session.prompt_templates import (
 )
 from agentls.session.resources import ProjectResources
 
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.session.files import write
 
 
 def test_a_template_is_named_after_its_file_and_described_by_its_front_matter_or_first_line() -> None:

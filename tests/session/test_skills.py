@@ -17,11 +17,7 @@ from agentls.session.skills import (
     skill_files,
 )
 
-
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+from tests.session.files import write
 
 
 def skill_md(description: str | None = "Does things", **fields: str) -> str:

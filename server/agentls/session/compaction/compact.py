@@ -9,13 +9,13 @@ transcript and the model's answers: nothing here changes a session.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 
 from agentls.ai.types import AgentMessage, Usage, UsageCost
 from agentls.session.compaction.cut_point import find_cut_point
 from agentls.session.compaction.file_ops import FileOperations, format_file_operations
-from agentls.session.compaction.summary import Summarizer
+from agentls.session.compaction.summary import Summarizer, Summary
 from agentls.session.compaction.tokens import estimate_context_tokens
 from agentls.session.transcript import Compaction, Transcript, TranscriptEntry
 
@@ -112,26 +112,25 @@ async def compact(
     Raises :class:`~agentls.session.compaction.summary.SummaryError` or ``SummaryAborted``.
     """
     p = preparation
-    if p.is_split_turn and p.turn_prefix_messages:
-        history_text, history_usage = "No prior history.", None
-        if p.messages_to_summarize:
-            history = await summarizer.summarize(
-                p.messages_to_summarize,
-                reserve_tokens,
-                instructions=instructions,
-                previous_summary=p.previous_summary,
-            )
-            history_text, history_usage = history.text, history.usage
-        prefix = await summarizer.summarize_turn_prefix(p.turn_prefix_messages, reserve_tokens)
-        summary = f"{history_text}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix.text}"
-        usage = _add_usage(history_usage, prefix.usage) if history_usage else prefix.usage
-    else:
-        result = await summarizer.summarize(
+
+    def summarize_history() -> Awaitable[Summary]:
+        return summarizer.summarize(
             p.messages_to_summarize,
             reserve_tokens,
             instructions=instructions,
             previous_summary=p.previous_summary,
         )
+
+    if p.is_split_turn and p.turn_prefix_messages:
+        history_text, history_usage = "No prior history.", None
+        if p.messages_to_summarize:
+            history = await summarize_history()
+            history_text, history_usage = history.text, history.usage
+        prefix = await summarizer.summarize_turn_prefix(p.turn_prefix_messages, reserve_tokens)
+        summary = f"{history_text}\n\n---\n\n**Turn Context (split turn):**\n\n{prefix.text}"
+        usage = _add_usage(history_usage, prefix.usage) if history_usage else prefix.usage
+    else:
+        result = await summarize_history()
         summary, usage = result.text, result.usage
     read_files, modified_files = p.file_ops.file_lists()
     return CompactionResult(
