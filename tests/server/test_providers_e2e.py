@@ -17,7 +17,7 @@ from agentls.client import AgentClientError
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, a_tool
 from tests.ai.providers.mock_http import MockServer
-from tests.server.conftest import Recorder, Servers, within
+from tests.server.conftest import FauxScript, Recorder, Servers, within
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,10 +33,16 @@ def point_anthropic_at(data_dir: Path, url: str) -> None:
 
 
 def sdk_probe(report: Path) -> list[str]:
-    """A server command that writes, at exit, whether the ``anthropic`` SDK was imported."""
+    """A server command that writes, at exit, whether the ``anthropic`` SDK was imported (once the
+    background warm-up, if one was started, has ended)."""
     code = (
-        "import atexit, sys\n"
-        f"atexit.register(lambda: open({str(report)!r}, 'w').write(str('anthropic' in sys.modules)))\n"
+        "import atexit, sys, threading\n"
+        "def report():\n"
+        "    for thread in threading.enumerate():\n"
+        "        if thread.name == 'agentls-warm-up':\n"
+        "            thread.join(30)\n"
+        f"    open({str(report)!r}, 'w').write(str('anthropic' in sys.modules))\n"
+        "atexit.register(report)\n"
         "from agentls.cli import console_main\n"
         "console_main()\n"
     )
@@ -114,7 +120,7 @@ async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
     assert report.read_text() == "True", "a request was made: the SDK was imported then"
 
 
-async def test_the_server_does_not_import_the_sdk_before_a_request(
+async def test_the_sdk_is_imported_in_the_background_once_a_client_has_initialized(
     servers: Servers, data_dir: Path, tmp_path: Path
 ) -> None:
     point_anthropic_at(data_dir, "http://127.0.0.1:9")
@@ -122,8 +128,18 @@ async def test_the_server_does_not_import_the_sdk_before_a_request(
     client = await servers.start({"dataDir": str(data_dir)}, command=sdk_probe(report), env=NO_KEYS)
     models = await within(client.list_models())
     assert models and all(m["provider"] == "anthropic" for m in models)
+    await within(client.close(), 15)
+    assert report.read_text() == "True", "no request was made: the warm-up imported it"
+
+
+async def test_without_an_anthropic_provider_the_sdk_is_never_imported(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, tmp_path: Path
+) -> None:
+    report = tmp_path / "sdk-imported"
+    options = {"dataDir": str(data_dir), "fauxScript": str(faux_script.path)}
+    client = await servers.start(options, command=sdk_probe(report), env=NO_KEYS)
     session = await within(client.new_session())
-    assert (await within(client.get_state(session))).model.provider == "anthropic"
+    assert (await within(client.prompt(session, "Hi", wait=True))).stop_reason == "stop"
     await within(client.close(), 15)
     assert report.read_text() == "False"
 

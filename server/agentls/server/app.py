@@ -20,7 +20,6 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import lsp_method
 
@@ -66,12 +65,18 @@ from agentls.protocol import (
     json_converter,
 )
 from agentls.server.editor import LspEditor
-from agentls.server.framing import DEFAULT_MAX_MESSAGE_BYTES, Frame, FrameParser, read_frames
+from agentls.server.framing import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    CoalescingWriter,
+    Frame,
+    FrameParser,
+    read_frames,
+)
 from agentls.server.logs import ClientLogHandler
 from agentls.server.progress import ToolProgress
 from agentls.server.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
 from agentls.session import SessionError, SessionManager
-from agentls.session.providers import model_listing, resolve_model
+from agentls.session.providers import model_listing, resolve_model, warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -202,12 +207,14 @@ class AgentServer(LanguageServer):
 
     def serve_stdio(self, max_message_bytes: int) -> int:
         """Serve on stdin and stdout until ``exit`` or the end of input; the exit code."""
-        self.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        writer = CoalescingWriter(sys.stdout.buffer, lambda error: self.connection_lost())
+        self.protocol.set_writer(writer)
         try:
             asyncio.run(self._serve(sys.stdin.buffer.fileno(), FrameParser(max_message_bytes)))
         except SystemExit as exit_request:  # pygls's ``exit`` handler: 0 after shutdown, else 1
             return exit_request.code if isinstance(exit_request.code, int) else 0
         finally:
+            writer.flush()
             self.shutdown()
         return 0
 
@@ -309,6 +316,7 @@ def create_server() -> AgentServer:
             ls.options = InitializationOptions.model_validate(params.initialization_options or {})
         except ValidationError as error:
             raise invalid_params("initialize", error, ("initializationOptions",)) from None
+        warm_up(ls.manager.providers)
         experimental = getattr(params.capabilities, "experimental", None)
         if isinstance(experimental, dict) and isinstance(experimental.get("agent"), dict):
             try:
@@ -351,9 +359,7 @@ def create_server() -> AgentServer:
     @request("agent/loadSession", SessionParams)
     async def load_session(ls: AgentServer, p: SessionParams) -> LoadSessionResult:
         session = await ls.manager.load_session(p.session_id)
-        return LoadSessionResult(
-            session_id=session.session_id, message_count=len(session.transcript)
-        )
+        return LoadSessionResult(session_id=session.session_id, message_count=len(session.transcript))
 
     @request("agent/deleteSession", SessionParams)
     async def delete_session(ls: AgentServer, p: SessionParams) -> DeleteSessionResult:

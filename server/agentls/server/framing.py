@@ -17,11 +17,13 @@ is skipped whole, and a lying length is skipped up to the next real header.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from typing import BinaryIO
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """A frame body larger than this is refused (``--max-message-bytes`` / ``AGENTLS_MAX_MESSAGE_BYTES``)."""
@@ -169,3 +171,54 @@ async def read_frames(fd: int, parser: FrameParser) -> AsyncIterator[Frame | Fra
     async for chunk in read_chunks(fd):
         for item in parser.feed(chunk):
             yield item
+
+
+class CoalescingWriter:
+    """Frames to a binary stream, flushed once per turn of the event loop rather than once per frame.
+
+    A run sends events in bursts (a tool batch, a stream of deltas read from one network
+    chunk); writing them with one flush saves a system call per frame. Outside a running
+    loop (at exit) every write is flushed at once. ``on_error`` is called, once, when the
+    stream fails (the client is gone).
+    """
+
+    def __init__(self, stream: BinaryIO, on_error: Callable[[OSError], None]) -> None:
+        self._stream = stream
+        self._on_error = on_error
+        self._flush_pending = False
+        self._failed = False
+
+    def write(self, data: bytes) -> None:
+        if self._failed:
+            return
+        try:
+            self._stream.write(data)
+        except (OSError, ValueError) as error:
+            self._fail(error)
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        if not self._flush_pending:
+            self._flush_pending = True
+            loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._flush_pending = False
+        if self._failed:
+            return
+        try:
+            self._stream.flush()
+        except (OSError, ValueError) as error:
+            self._fail(error)
+
+    def close(self) -> None:
+        self.flush()
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.close()
+
+    def _fail(self, error: Exception) -> None:
+        self._failed = True
+        self._on_error(error if isinstance(error, OSError) else OSError(str(error)))

@@ -371,13 +371,20 @@ class StrictProtocol(LanguageServerProtocol):
         return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
     def write(self, frame: bytes) -> None:
-        if self.writer is None:
-            return
-        try:
+        """Hand a frame to the writer (which reports a client that is gone to the server itself)."""
+        if self.writer is not None:
             self.writer.write(frame)
-        except (BrokenPipeError, ConnectionError, ValueError, OSError) as error:  # the client is gone
-            logger.debug("could not write to the client: %s", error)
-            self._server.connection_lost()
+
+    def notify(self, method: str, params: Any | None = None) -> None:
+        """A notification; agentls's own (plain JSON params) go straight to the encoder.
+
+        pygls would wrap them in an attrs object that cattrs then unstructures value by value:
+        most of the cost of an ``agent/event``.
+        """
+        if isinstance(params, dict) and self.get_message_type(method) is None:
+            self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
+        else:
+            super().notify(method, params)
 
     def _send_data(self, data: Any) -> None:
         if not data:

@@ -11,13 +11,17 @@ default when a session names none):
    (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, or ``apiKey`` in ``models.json``).
 
 ``models.json`` is read again for each new session, so edits apply without a
-restart. Provider modules are imported when a session is built, and the
-``anthropic`` SDK only when a request is made: starting the server imports neither.
+restart. Provider modules and the ``anthropic`` SDK are not imported when the
+server starts: :func:`warm_up` imports those of the configured providers in the
+background once a client has initialized (or a session needs them first).
 """
 
 from __future__ import annotations
 
+import importlib
+import logging
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +40,10 @@ from agentls.ai.providers.faux import FauxProvider, FauxScript, FauxScriptError
 from agentls.ai.secrets import redact
 from agentls.session.errors import SessionError
 
+logger = logging.getLogger(__name__)
+
 FAUX_SCRIPT_ENV = "AGENTLS_FAUX_SCRIPT"
+
 FAUX_MODEL_IDS = ("faux-1",)
 MODELS_FILE = "models.json"
 
@@ -84,6 +91,27 @@ def _provider(spec: ProviderSpec) -> Provider:
     from agentls.ai.providers.openai_compat import OpenAICompatProvider
 
     return OpenAICompatProvider(spec)
+
+
+def warm_up(settings: ProviderSettings) -> None:
+    """Import the modules the configured providers need, in a daemon thread, now.
+
+    The Anthropic SDK takes most of a second to import; done on the first request it
+    delayed the first streamed token by as much. A broken configuration is reported by
+    the session that uses it, not here.
+    """
+
+    def load() -> None:
+        try:
+            for spec in settings.provider_specs():
+                if spec.usable:
+                    _provider(spec)
+                    if spec.api == ANTHROPIC_MESSAGES:
+                        importlib.import_module("anthropic")
+        except Exception as error:
+            logger.debug("warming up the providers failed: %s", error)
+
+    threading.Thread(target=load, name="agentls-warm-up", daemon=True).start()
 
 
 def catalog(settings: ProviderSettings) -> list[Model]:

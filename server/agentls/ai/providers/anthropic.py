@@ -35,6 +35,7 @@ from agentls.ai.providers.budgets import (
     clamp_thinking_budget_to_answer_room,
 )
 from agentls.ai.providers.catalog import ProviderSpec
+from agentls.ai.providers.clients import shared_client
 from agentls.ai.providers.json_parse import parse_json_with_repair
 from agentls.ai.providers.retry import (
     Failure,
@@ -231,34 +232,71 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     }
 
 
+class ConvertedMessages:
+    """Each message's Anthropic form, made once per message object: finished messages do not change.
+
+    Converting the whole transcript again for every request was most of a long session's
+    per-turn cost. Entries hold their message (so its ``id`` is not reused) and are kept
+    only for the messages of the latest request. The forms are shared between requests:
+    nothing may change them (the prompt-cache mark goes on a copy).
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+        self._next: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
+
+    def get(self, message: Message, allow_empty_signature: bool) -> dict[str, Any] | None:
+        entry = self._entries.get(id(message))
+        if entry is None or entry[0] is not message or entry[1] != allow_empty_signature:
+            entry = (message, allow_empty_signature, _convert(message, allow_empty_signature))
+        self._next[id(message)] = entry
+        return entry[2]
+
+    def done(self) -> None:
+        """The request is built: forget the messages it did not have."""
+        self._entries, self._next = self._next, {}
+
+
+def _convert(message: Message, allow_empty_signature: bool) -> dict[str, Any] | None:
+    if isinstance(message, UserMessage):
+        return _user(message)
+    if isinstance(message, AssistantMessage):
+        return _assistant(message, allow_empty_signature)
+    return _tool_result(message)
+
+
 def convert_messages(
-    messages: list[Message], cache: dict[str, str] | None, allow_empty_signature: bool
+    messages: list[Message],
+    cache: dict[str, str] | None,
+    allow_empty_signature: bool,
+    converted: ConvertedMessages | None = None,
 ) -> list[dict[str, Any]]:
     """Anthropic's messages: consecutive tool results share a user message; the last is cached."""
+    forms = converted or ConvertedMessages()
     params: list[dict[str, Any]] = []
     index = 0
     while index < len(messages):
         message = messages[index]
         index += 1
-        converted: dict[str, Any] | None
-        if isinstance(message, UserMessage):
-            converted = _user(message)
-        elif isinstance(message, AssistantMessage):
-            converted = _assistant(message, allow_empty_signature)
-        else:
-            results = [_tool_result(message)]
+        if isinstance(message, ToolResultMessage):
+            results = [forms.get(message, allow_empty_signature)]
             while index < len(messages) and isinstance(following := messages[index], ToolResultMessage):
-                results.append(_tool_result(following))
+                results.append(forms.get(following, allow_empty_signature))
                 index += 1
-            converted = {"role": "user", "content": results}
-        if converted is not None:
-            params.append(converted)
+            params.append({"role": "user", "content": results})
+        elif (form := forms.get(message, allow_empty_signature)) is not None:
+            params.append(form)
+    forms.done()
     if cache is not None and params and params[-1]["role"] == "user":
         last = params[-1]
         if isinstance(last["content"], str):
-            last["content"] = [{"type": "text", "text": last["content"], "cache_control": cache}]
+            params[-1] = {
+                **last,
+                "content": [{"type": "text", "text": last["content"], "cache_control": cache}],
+            }
         elif last["content"] and last["content"][-1]["type"] in ("text", "image", "tool_result"):
-            last["content"][-1]["cache_control"] = cache
+            *rest, final = last["content"]
+            params[-1] = {**last, "content": [*rest, {**final, "cache_control": cache}]}
     return params
 
 
@@ -288,13 +326,14 @@ def build_params(
     compat: AnthropicCompat,
     thinking: Thinking,
     level_map: dict[str, str | None],
+    converted: ConvertedMessages | None = None,
 ) -> dict[str, Any]:
-    """The body of ``POST /v1/messages`` (pi-ai's ``buildParams``)."""
+    """The body of ``POST /v1/messages`` (pi-ai's ``buildParams``); ``converted`` keeps messages' forms."""
     cache = cache_control(options, compat)
     messages = transform_messages(context.messages, model, normalize_tool_call_id)
     params: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(messages, cache, compat.allow_empty_signature),
+        "messages": convert_messages(messages, cache, compat.allow_empty_signature, converted),
         "max_tokens": thinking.max_tokens,
         "stream": True,
     }
@@ -488,6 +527,7 @@ class AnthropicProvider:
         self.spec = spec
         self.provider = spec.id
         self.models = list(spec.models)
+        self._converted = ConvertedMessages()
 
     def compat(self, model: Model) -> AnthropicCompat:
         return self.spec.compat_for(model).apply_to(AnthropicCompat())
@@ -506,7 +546,7 @@ class AnthropicProvider:
         level_map = self.spec.thinking_level_map(model)
         try:
             thinking = plan_thinking(model, context, options, compat, level_map)
-            params = build_params(model, context, options, compat, thinking, level_map)
+            params = build_params(model, context, options, compat, thinking, level_map, self._converted)
         except Exception as error:  # content the API cannot take: an error message, not an exception
             return error_stream(model, f"Cannot build the request: {error}")
         betas = beta_features(model, context, compat, thinking)
@@ -554,16 +594,25 @@ class _Request:
         payload = dict(await self._payload())
         fixed = {name: payload.pop(name) for name in ("model", "messages", "max_tokens")}
         payload.pop("stream", None)
-        client = anthropic.AsyncAnthropic(
-            api_key=self.api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            timeout=anthropic.Timeout(None, connect=self.timeouts.connect),
-            default_headers=self.headers,
+        key = (
+            "anthropic",
+            self.api_key,
+            self.base_url,
+            tuple(sorted(self.headers.items())),
+            self.timeouts.connect,
+        )
+        client = shared_client(
+            key,
+            lambda: anthropic.AsyncAnthropic(
+                api_key=self.api_key,
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=anthropic.Timeout(None, connect=self.timeouts.connect),
+                default_headers=self.headers,
+            ),
         )
         idle = self.timeouts.idle
         async with contextlib.AsyncExitStack() as stack:
-            stack.push_async_callback(client.close)
             request = client.messages.with_streaming_response.create(**fixed, stream=True, extra_body=payload)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
             http = response.http_response

@@ -35,6 +35,7 @@ from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.models import error_stream
 from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context, clamp_thinking_level
 from agentls.ai.providers.catalog import ProviderSpec
+from agentls.ai.providers.clients import shared_client
 from agentls.ai.providers.json_parse import parse_json_with_repair
 from agentls.ai.providers.retry import (
     Failure,
@@ -588,8 +589,11 @@ class _Request:
     async def __call__(self, builder: ResponseBuilder) -> None:
         payload = await self._payload()
         idle = self.timeouts.idle
-        timeout = httpx.Timeout(None, connect=self.timeouts.connect)
-        async with httpx.AsyncClient(timeout=timeout) as client, contextlib.AsyncExitStack() as stack:
+        connect = self.timeouts.connect
+        client = shared_client(
+            ("httpx", connect), lambda: httpx.AsyncClient(timeout=httpx.Timeout(None, connect=connect))
+        )
+        async with contextlib.AsyncExitStack() as stack:
             request = client.stream("POST", self.url, json=payload, headers=self.headers)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
             if response.status_code >= 400:

@@ -264,21 +264,45 @@ async def idle_wait(awaitable: Awaitable[T], seconds: float, waiting_for: str) -
 
 
 async def idle_limited(source: AsyncIterable[T], seconds: float, waiting_for: str) -> AsyncIterator[T]:
-    """The items of ``source``; raises :class:`StreamStalled` if one takes longer than ``seconds``."""
+    """The items of ``source``; raises :class:`StreamStalled` if one takes longer than ``seconds``.
+
+    One timer for the whole stream, not one per item: each item only notes the time it
+    came, and the timer, when it fires, looks at how long the current wait has lasted and
+    either ends it (cancelling this task while it waits for ``source``, never while the
+    consumer works on an item) or is set again for the rest of the time.
+    """
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
     iterator = aiter(source)
+    waiting_since: float | None = None
+    stalled = False
+
+    def check() -> None:
+        nonlocal timer, stalled
+        now = loop.time()
+        if waiting_since is not None and now - waiting_since >= seconds and task is not None:
+            stalled = True
+            task.cancel()
+        else:
+            timer = loop.call_at((waiting_since if waiting_since is not None else now) + seconds, check)
+
+    timer = loop.call_at(loop.time() + seconds, check)
     try:
         while True:
+            waiting_since = loop.time()
             try:
-                async with asyncio.timeout(seconds) as deadline:
-                    item = await anext(iterator)
+                item = await anext(iterator)
             except StopAsyncIteration:
                 return
-            except TimeoutError:
-                if deadline.expired():
+            except asyncio.CancelledError:
+                if stalled and task is not None and task.uncancel() == 0:
                     raise StreamStalled(seconds, waiting_for) from None
                 raise
+            finally:
+                waiting_since = None
             yield item
     finally:
+        timer.cancel()
         close = getattr(iterator, "aclose", None)
         if close is not None:
             await close()

@@ -32,8 +32,12 @@ _LONE_SURROGATE = re.compile("[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\ud
 
 
 def sanitize_surrogates(text: str) -> str:
-    """Drop unpaired UTF-16 surrogates, which APIs reject as invalid JSON text."""
-    return _LONE_SURROGATE.sub("", text)
+    """Drop unpaired UTF-16 surrogates, which APIs reject as invalid JSON text.
+
+    ASCII text (most of a coding transcript) has none: checked in C, it skips the regex,
+    which was a large part of building a request over a long transcript.
+    """
+    return text if text.isascii() else _LONE_SURROGATE.sub("", text)
 
 
 def _replace_images(
