@@ -8,6 +8,7 @@ form, as JavaScript leaves out ``undefined``.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -53,14 +54,27 @@ class WireModel(BaseModel):
         data = handler(self)
         if isinstance(data, dict):
             fields_set = self.model_fields_set
-            for name, field_info in type(self).model_fields.items():
-                if name not in fields_set and getattr(self, name) is None:
-                    data.pop(field_info.alias if info.by_alias and field_info.alias else name, None)
+            values = self.__dict__
+            by_alias = bool(info.by_alias)
+            for name, alias in _none_default_fields(type(self)):
+                if name not in fields_set and values.get(name) is None:
+                    data.pop(alias if by_alias else name, None)
         return data
 
     def defined(self, name: str) -> bool:
         """Whether field ``name`` has a value on the wire (``null`` included)."""
         return name in self.model_fields_set or getattr(self, name) is not None
+
+
+@functools.cache
+def _none_default_fields(cls: type[WireModel]) -> tuple[tuple[str, str], ...]:
+    """``(name, wire name)`` of the fields whose default is ``None``: the only ones that can be
+    ``None`` without having been set (serialising every event walked every field)."""
+    return tuple(
+        (name, info.alias or name)
+        for name, info in cls.model_fields.items()
+        if not info.is_required() and info.default is None and info.default_factory is None
+    )
 
 
 # --- content blocks --------------------------------------------------------------------

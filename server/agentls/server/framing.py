@@ -173,13 +173,18 @@ async def read_frames(fd: int, parser: FrameParser) -> AsyncIterator[Frame | Fra
             yield item
 
 
-class CoalescingWriter:
-    """Frames to a binary stream, flushed once per turn of the event loop rather than once per frame.
+FLUSH_DELAY = 0.002
+"""Seconds a written frame may wait for others before the stream is flushed (an editor draws at
+most every 16 ms)."""
 
-    A run sends events in bursts (a tool batch, a stream of deltas read from one network
-    chunk); writing them with one flush saves a system call per frame. Outside a running
-    loop (at exit) every write is flushed at once. ``on_error`` is called, once, when the
-    stream fails (the client is gone).
+
+class CoalescingWriter:
+    """Frames to a binary stream, flushed at most every :data:`FLUSH_DELAY` rather than once per frame.
+
+    A streaming run sends an event every few tens of microseconds, each in its own turn of
+    the event loop; one flush for all that came in the last 2 ms saves a system call per
+    frame. Outside a running loop (at exit) every write is flushed at once. ``on_error`` is
+    called, once, when the stream fails (the client is gone).
     """
 
     def __init__(self, stream: BinaryIO, on_error: Callable[[OSError], None]) -> None:
@@ -203,7 +208,7 @@ class CoalescingWriter:
             return
         if not self._flush_pending:
             self._flush_pending = True
-            loop.call_soon(self.flush)
+            loop.call_later(FLUSH_DELAY, self.flush)
 
     def flush(self) -> None:
         self._flush_pending = False
