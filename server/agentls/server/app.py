@@ -9,13 +9,15 @@ params are ``-32602`` with a message naming the field; agent errors are
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import logging
+import os
 import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from lsprotocol import types as lsp
 from pydantic import BaseModel, ValidationError
@@ -77,6 +79,7 @@ from agentls.server.progress import ToolProgress
 from agentls.server.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
 from agentls.session import SessionError, SessionManager
 from agentls.session.providers import model_listing, resolve_model, warm_up
+from agentls.session.store import finish_writing
 
 logger = logging.getLogger(__name__)
 
@@ -459,14 +462,29 @@ def create_server() -> AgentServer:
     return server
 
 
-def serve(max_message_bytes: int | None = None) -> int:
+def serve(max_message_bytes: int | None = None) -> NoReturn:
     """Run the server on stdio until ``exit`` or the end of input (running work is aborted then)."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentls: %(levelname)s %(message)s")
-    logging.getLogger().handlers[0].addFilter(
-        RedactingFilter()
-    )  # on the handler: it sees every logger's records
+    # On the handler, not a logger: a handler sees the records of every logger.
+    logging.getLogger().handlers[0].addFilter(RedactingFilter())
     server = create_server()
     logging.getLogger("agentls").addHandler(ClientLogHandler(server))
+    code = 0
     with contextlib.suppress(KeyboardInterrupt):
-        return server.serve_stdio(max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES)
-    return 0
+        code = server.serve_stdio(max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES)
+    end_process(code)
+
+
+def end_process(code: int) -> NoReturn:
+    """Exit without the interpreter's teardown of its modules, which took 0.35 s after ``exit``.
+
+    What a normal exit would still do is done first: the session files' last lines
+    written and closed, the ``atexit`` handlers run (logging's, and the one that ends
+    what ``bash`` left running), the standard streams flushed.
+    """
+    finish_writing()
+    atexit._run_exitfuncs()  # CPython's, what a normal exit calls
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)

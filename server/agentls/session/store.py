@@ -279,6 +279,20 @@ def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
 # --- writer ----------------------------------------------------------------------------
 
 
+_writing: set[ThreadPoolExecutor] = set()
+"""The writers' threads that may still have lines to write (a closed writer's until its file is closed)."""
+
+
+def finish_writing() -> None:
+    """Wait until every line handed to any writer is written and closed files are closed.
+
+    Normal interpreter exit joins these threads itself; a process that ends with
+    ``os._exit`` (the server, to skip the teardown of its modules) calls this first.
+    """
+    for executor in list(_writing):
+        executor.shutdown(wait=True)
+
+
 class SessionWriter:
     """Appends entries to one session file (from :meth:`SessionStore.create` or ``open_writer``).
 
@@ -304,6 +318,7 @@ class SessionWriter:
         self._closed = False
         self._failure: BaseException | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentls-session-{session_id}")
+        _writing.add(self._executor)
 
     @property
     def last_entry_id(self) -> str | None:
@@ -357,8 +372,9 @@ class SessionWriter:
         if self._closed:
             return
         self._closed = True
-        self._executor.submit(os.close, self._fd)
-        self._executor.shutdown(wait=False)
+        executor = self._executor
+        executor.submit(os.close, self._fd).add_done_callback(lambda _: _writing.discard(executor))
+        executor.shutdown(wait=False)
 
     async def _append(self, entry_type: str, payload: dict[str, Any], timestamp: int | None = None) -> str:
         # Everything up to run_in_executor runs synchronously at call time: that fixes the
