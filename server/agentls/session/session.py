@@ -93,8 +93,9 @@ def event_to_wire(event: AgentEvent) -> dict[str, Any]:
     its assistant message event: the delta and ``contentIndex`` are enough.
     """
     if isinstance(event, MessageUpdateEvent):
-        update = to_wire(event.assistant_message_event)
-        update.pop("partial", None)
+        # Left out while serialising, not dropped after: dumping the whole partial message for
+        # every delta made a long answer cost the square of its length.
+        update = event.assistant_message_event.model_dump(mode="python", by_alias=True, exclude={"partial"})
         return {"type": "message_update", "assistantMessageEvent": update}
     return to_wire(event)
 
