@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 from pathlib import Path
@@ -40,17 +41,35 @@ def open_regular_file(path: Path) -> BinaryIO:
         raise
 
 
-def _not_json(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+class JsonTooDeep(ValueError):
+    """JSON nested deeper than the parser's stack allows."""
 
 
-def parse_strict_json(data: bytes | str, *, allow_nan: bool = False) -> Any:
-    """JSON as RFC 8259 has it (``allow_nan``: and ``NaN``, ``Infinity`` as Python writes them);
-    raises :class:`ValueError` (also for nesting too deep to parse)."""
+def _not_a_value(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        shown = repr(text) if len(text) <= 58 else repr(text[:57]) + "…"
+        raise ValueError(f"the number {shown} is out of range")
+    return value
+
+
+def parse_strict_json(data: bytes | str, *, allow_nan: bool = False, finite: bool = False) -> Any:
+    """JSON as RFC 8259 has it; raises :class:`ValueError`, :class:`JsonTooDeep` for deep nesting.
+
+    ``allow_nan`` also takes ``NaN`` and ``Infinity`` as Python writes them; ``finite``
+    refuses numbers beyond the float range (``1e999``), which would read as infinity.
+    """
+    hooks: dict[str, Any] = {} if allow_nan else {"parse_constant": _not_a_value}
+    if finite:
+        hooks["parse_float"] = _finite_float
     try:
-        return json.loads(data) if allow_nan else json.loads(data, parse_constant=_not_json)
+        return json.loads(data, **hooks)
     except RecursionError:
-        raise ValueError("the JSON is nested too deeply") from None
+        raise JsonTooDeep("the JSON is nested too deeply") from None
 
 
 def read_json_file(path: Path, *, limit: int = MAX_CONFIG_BYTES, allow_nan: bool = False) -> Any:

@@ -40,6 +40,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
 
+from agentls.ai.local_files import parse_strict_json
 from agentls.ai.secrets import redact
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
 
@@ -67,10 +68,6 @@ class CancelledByClient(JsonRpcException):
     """The client sent ``$/cancelRequest`` for one of the server's own requests."""
 
     CODE = REQUEST_CANCELLED
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 def _valid_id(value: Any) -> bool:
@@ -101,11 +98,8 @@ class StrictProtocol(LanguageServerProtocol):
     def handle_body(self, body: bytes) -> None:
         """One frame's body: parse it and dispatch the message (module doc for the answers)."""
         try:
-            message = json.loads(body, parse_constant=_reject_constant)
-        except RecursionError:
-            self.reply_error(None, PARSE_ERROR, "Parse error: the JSON is nested too deeply")
-            return
-        except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, NaN, int digits limit
+            message = parse_strict_json(body)
+        except ValueError as error:  # not JSON, not UTF-8, NaN, too deep, an int of too many digits
             self.reply_error(None, PARSE_ERROR, f"Parse error: {error}")
             return
         self.dispatch(message)

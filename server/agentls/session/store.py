@@ -50,7 +50,7 @@ from typing import Any, BinaryIO
 
 import platformdirs
 
-from agentls.ai.local_files import NotARegularFile, open_regular_file
+from agentls.ai.local_files import JsonTooDeep, NotARegularFile, open_regular_file, parse_strict_json
 from agentls.ai.types import AgentMessage, Usage, UserMessage, now_ms, parse_message
 from agentls.ai.wire import to_wire
 from agentls.session.messages import compaction_summary_message
@@ -496,17 +496,6 @@ def _lines(file: BinaryIO) -> Iterator[_Line]:
             yield _Line(number, None, size - 1 if ended else size, ended)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"the number {_brief(text)} is out of range")
-    return value
-
-
 def _parse_line(line: _Line) -> Any:
     """The JSON value of ``line``; ``ValueError`` saying what is wrong if it has none.
 
@@ -521,8 +510,8 @@ def _parse_line(line: _Line) -> Any:
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8: {error.reason} at byte {error.start + 1}") from None
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
-    except RecursionError:
+        return parse_strict_json(text, finite=True)
+    except JsonTooDeep:
         raise ValueError("not JSON that can be read: it nests too deeply") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"not JSON: {error.msg} at column {error.colno}") from None
