@@ -113,25 +113,9 @@ class AgentProtocol(StrictProtocol):
         return result
 
 
-def server_converter() -> Any:
-    """:func:`json_converter`, accepting requests and notifications that leave out ``params``.
-
-    JSON-RPC allows that (``agent/listModels`` has nothing required); without it such a
-    request could not even be read and would never be answered.
-    """
-    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage
-
-    converter = json_converter()
-    for cls in (JsonRPCRequestMessage, JsonRPCNotification):
-        converter.register_structure_hook(cls, lambda obj, cls: cls(**{"params": None, **obj}))
-    return converter
-
-
 class AgentServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(
-            "agentls", __version__, protocol_cls=AgentProtocol, converter_factory=server_converter
-        )
+        super().__init__("agentls", __version__, protocol_cls=AgentProtocol, converter_factory=json_converter)
         self.options = InitializationOptions()
         self.client_agent = ClientAgentCapabilities()
         self._manager: SessionManager | None = None
