@@ -193,18 +193,14 @@ class StrictProtocol(LanguageServerProtocol):
                 logger.warning("$/cancelRequest without a usable id: ignored")
             return
         message_type = self.get_message_type(method)
-        if message_type is None:
-            if method in REQUESTS:
-                logger.warning(
-                    "%s is a request: sent without an id it cannot be answered, so it is ignored", method
-                )
-                return
-            structured: Any = JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
-        elif _is_request_type(message_type):
+        is_request = method in REQUESTS if message_type is None else _is_request_type(message_type)
+        if is_request:
             logger.warning(
                 "%s is a request: sent without an id it cannot be answered, so it is ignored", method
             )
             return
+        if message_type is None:
+            structured: Any = JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
         else:
             try:
                 structured = self._converter.structure(
