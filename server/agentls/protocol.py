@@ -96,6 +96,9 @@ class InitializationOptions(ProtocolModel):
     """How long a tool waits for the answer to ``workspace/applyEdit`` or ``agent/saveDocuments``."""
     compaction: CompactionSettings | None = None
     """Compaction settings of sessions that set none of their own."""
+    coalesce_deltas: bool = True
+    """Deltas of one content block that arrive together travel as one ``message_update`` (false: one
+    event per delta the provider streamed)."""
 
 
 class ClientAgentCapabilities(ProtocolModel):

@@ -3,7 +3,7 @@
 The server reads ``models.json`` from its data directory, which points the built-in
 ``anthropic`` provider at a mock server on 127.0.0.1; the model answers with a tool
 call (``ls``, allowed without asking) and then with text, and the run settles. The
-``anthropic`` SDK is imported by the server only once a request is made.
+HTTP stack (``httpx``) is imported by the server only when a network provider is configured.
 """
 
 from __future__ import annotations
@@ -32,16 +32,16 @@ def point_anthropic_at(data_dir: Path, url: str) -> None:
     (data_dir / "models.json").write_text(json.dumps(config), encoding="utf-8")
 
 
-def sdk_probe(report: Path) -> list[str]:
-    """A server command that writes, at exit, whether the ``anthropic`` SDK was imported (once the
-    background warm-up, if one was started, has ended)."""
+def import_probe(report: Path) -> list[str]:
+    """A server command that writes, at exit, whether ``httpx`` was imported (once the background
+    warm-up, if one was started, has ended)."""
     code = (
         "import atexit, sys, threading\n"
         "def report():\n"
         "    for thread in threading.enumerate():\n"
         "        if thread.name == 'agentls-warm-up':\n"
         "            thread.join(30)\n"
-        f"    open({str(report)!r}, 'w').write(str('anthropic' in sys.modules))\n"
+        f"    open({str(report)!r}, 'w').write(str('httpx' in sys.modules))\n"
         "atexit.register(report)\n"
         "from agentls.cli import console_main\n"
         "console_main()\n"
@@ -68,8 +68,8 @@ async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
     ]
     async with MockServer(replies) as mock:
         point_anthropic_at(data_dir, mock.url)
-        report = tmp_path / "sdk-imported"
-        client = await servers.start({"dataDir": str(data_dir)}, command=sdk_probe(report), env=NO_KEYS)
+        report = tmp_path / "httpx-imported"
+        client = await servers.start({"dataDir": str(data_dir)}, command=import_probe(report), env=NO_KEYS)
         recorder = await Recorder(client).start()
         try:
             models = await within(client.list_models())
@@ -103,7 +103,9 @@ async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
                 for e in recorder.events(session, run.run_id)
                 if e["event"]["type"] == "message_update"
             ]
-            assert [u["delta"] for u in updates if u["type"] == "toolcall_delta"] == ['{"pa', 'th": "."}']
+            # deltas that arrived together may travel as one (coalesceDeltas, the default)
+            argument_deltas = [u["delta"] for u in updates if u["type"] == "toolcall_delta"]
+            assert "".join(argument_deltas) == '{"path": "."}' and 1 <= len(argument_deltas) <= 2
 
             stats = await within(client.get_stats(session))
             assert stats.tokens.cache_read == 900 and stats.cost > 0
@@ -117,27 +119,54 @@ async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
     assert "notes.txt" in tool_result["content"] and tool_result["cache_control"] == {"type": "ephemeral"}
     assert second["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert second["tools"][-1]["cache_control"] == {"type": "ephemeral"}
-    assert report.read_text() == "True", "a request was made: the SDK was imported then"
+    assert report.read_text() == "True", "a request was made: httpx was imported then"
+    headers = mock.requests[0].headers
+    assert headers["x-api-key"] == "test-key" and headers["anthropic-version"] == "2023-06-01"
+    assert headers["content-type"] == "application/json"
 
 
-async def test_the_sdk_is_imported_in_the_background_once_a_client_has_initialized(
+async def test_with_coalesce_deltas_off_each_streamed_delta_is_its_own_event(
+    servers: Servers, data_dir: Path, workspace: Path
+) -> None:
+    reply = a_reply(a_start(model=MODEL), a_text(0, "one ", "two ", "three"), a_end())
+    async with MockServer([reply]) as mock:
+        point_anthropic_at(data_dir, mock.url)
+        client = await servers.start({"dataDir": str(data_dir), "coalesceDeltas": False}, env=NO_KEYS)
+        recorder = await Recorder(client).start()
+        try:
+            session = await within(client.new_session(cwd=str(workspace)))
+            run = await within(client.prompt(session, "Count"))
+            await recorder.settled(run.run_id)
+            deltas = [
+                e["event"]["assistantMessageEvent"]["delta"]
+                for e in recorder.events(session, run.run_id)
+                if e["event"]["type"] == "message_update"
+                and e["event"]["assistantMessageEvent"]["type"] == "text_delta"
+            ]
+            assert deltas == ["one ", "two ", "three"]
+        finally:
+            await recorder.stop()
+            await within(client.close(), 15)
+
+
+async def test_the_http_stack_is_imported_in_the_background_once_a_client_has_initialized(
     servers: Servers, data_dir: Path, tmp_path: Path
 ) -> None:
     point_anthropic_at(data_dir, "http://127.0.0.1:9")
-    report = tmp_path / "sdk-imported"
-    client = await servers.start({"dataDir": str(data_dir)}, command=sdk_probe(report), env=NO_KEYS)
+    report = tmp_path / "httpx-imported"
+    client = await servers.start({"dataDir": str(data_dir)}, command=import_probe(report), env=NO_KEYS)
     models = await within(client.list_models())
     assert models and all(m["provider"] == "anthropic" for m in models)
     await within(client.close(), 15)
-    assert report.read_text() == "True", "no request was made: the warm-up imported it"
+    assert report.read_text() == "True", "no request was made: the warm-up imported httpx"
 
 
-async def test_without_an_anthropic_provider_the_sdk_is_never_imported(
+async def test_without_a_network_provider_the_http_stack_is_never_imported(
     servers: Servers, data_dir: Path, faux_script: FauxScript, tmp_path: Path
 ) -> None:
-    report = tmp_path / "sdk-imported"
+    report = tmp_path / "httpx-imported"
     options = {"dataDir": str(data_dir), "fauxScript": str(faux_script.path)}
-    client = await servers.start(options, command=sdk_probe(report), env=NO_KEYS)
+    client = await servers.start(options, command=import_probe(report), env=NO_KEYS)
     session = await within(client.new_session())
     assert (await within(client.prompt(session, "Hi", wait=True))).stop_reason == "stop"
     await within(client.close(), 15)

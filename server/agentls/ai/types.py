@@ -292,3 +292,5 @@ class StreamOptions:
     on_payload: Callable[[Any, Model], Any] | None = None
     on_response: Callable[[dict[str, Any], Model], Awaitable[None] | None] | None = None
     metadata: dict[str, Any] | None = None
+    coalesce_deltas: bool = False
+    """agentls's: deltas of one block that arrive together are pushed as one event (HTTP providers)."""

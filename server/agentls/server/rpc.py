@@ -27,7 +27,6 @@ internal errors, and never sent.
 from __future__ import annotations
 
 import contextvars
-import json
 import logging
 import uuid
 from concurrent.futures import Future
@@ -40,6 +39,7 @@ from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
 
+from agentls.ai.json_codec import json_bytes
 from agentls.ai.local_files import parse_strict_json
 from agentls.ai.secrets import redact
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
@@ -55,7 +55,6 @@ REQUEST_CANCELLED = -32800
 
 MsgId = str | int
 
-COMPACT = (",", ":")
 
 INVALID_PARAMS_DATA = {"kind": "invalidParams"}
 """``data`` of ``-32602`` errors, as the handlers' own (``protocol.md``)."""
@@ -347,17 +346,8 @@ class StrictProtocol(LanguageServerProtocol):
     # --- writing -------------------------------------------------------------------------
 
     def encode(self, data: Any) -> bytes:
-        """A frame: compact JSON with its ``Content-Length`` header.
-
-        ``NaN`` and the infinities are not JSON (a strict client cannot read them): they
-        are sent as ``null``, as JavaScript's ``JSON.stringify`` writes them.
-        """
-        try:
-            text = json.dumps(data, default=self._serialize_message, separators=COMPACT, allow_nan=False)
-        except ValueError:
-            lenient = json.dumps(data, default=self._serialize_message, separators=COMPACT)
-            text = json.dumps(json.loads(lenient, parse_constant=lambda _: None), separators=COMPACT)
-        body = text.encode()
+        """A frame: compact JSON (NaN and the infinities as ``null``) with its ``Content-Length`` header."""
+        body = json_bytes(data, self._serialize_message)
         return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
     def write(self, frame: bytes) -> None:

@@ -179,6 +179,7 @@ class SessionManager:
             before_tool_call=self._permission_hook(session_id, cwd, params.permissions, allow_outside),
             instructions=SessionInstructions(cwd, self.store.root, prompt),
             compaction=self._compaction(header.compaction),
+            coalesce_deltas=self.options.coalesce_deltas,
         )
         self.sessions[session_id] = session
         await session.refresh_instructions()
@@ -226,6 +227,7 @@ class SessionManager:
             ),
             instructions=SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded)),
             compaction=self._compaction(loaded.header.compaction),
+            coalesce_deltas=self.options.coalesce_deltas,
         )
         self.sessions[session_id] = session
         await session.refresh_instructions()

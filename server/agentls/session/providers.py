@@ -11,14 +11,13 @@ default when a session names none):
    (``ANTHROPIC_API_KEY``, ``OPENAI_API_KEY``, or ``apiKey`` in ``models.json``).
 
 ``models.json`` is read again for each new session, so edits apply without a
-restart. Provider modules and the ``anthropic`` SDK are not imported when the
-server starts: :func:`warm_up` imports those of the configured providers in the
-background once a client has initialized (or a session needs them first).
+restart. Provider modules (and ``httpx``) are not imported when the server starts:
+:func:`warm_up` imports those of the configured providers in the background once a
+client has initialized (or a session needs them first).
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
@@ -96,9 +95,9 @@ def _provider(spec: ProviderSpec) -> Provider:
 def warm_up(settings: ProviderSettings) -> None:
     """Import the modules the configured providers need, in a daemon thread, now.
 
-    The Anthropic SDK takes most of a second to import; done on the first request it
-    delayed the first streamed token by as much. A broken configuration is reported by
-    the session that uses it, not here.
+    Done on the first request, the imports (``httpx`` and its TLS stack) delayed the
+    first streamed token. A broken configuration is reported by the session that uses
+    it, not here.
     """
 
     def load() -> None:
@@ -106,8 +105,6 @@ def warm_up(settings: ProviderSettings) -> None:
             for spec in settings.provider_specs():
                 if spec.usable:
                     _provider(spec)
-                    if spec.api == ANTHROPIC_MESSAGES:
-                        importlib.import_module("anthropic")
         except Exception as error:
             logger.debug("warming up the providers failed: %s", error)
 

@@ -37,9 +37,12 @@ from agentls.ai import (
     AbortSignal,
     AgentMessage,
     AssistantMessage,
+    Context,
     ImageContent,
     Model,
     Models,
+    StreamFn,
+    StreamOptions,
     TextContent,
     UserMessage,
     to_wire,
@@ -76,6 +79,7 @@ logger = logging.getLogger(__name__)
 Notify = Callable[[str, dict[str, Any]], None]
 """Sends a server -> client notification: ``notify(method, params)``."""
 
+
 def _new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
@@ -84,6 +88,16 @@ def _user_message(text: str, images: list[ImageParam] | None) -> UserMessage:
     content: list[TextContent | ImageContent] = [TextContent(text=text)]
     content.extend(ImageContent(data=i.data, mime_type=i.mime_type) for i in images or [])
     return UserMessage(content=content)
+
+
+def _coalescing(stream_fn: StreamFn) -> StreamFn:
+    """``stream_fn`` asking providers to push the deltas that arrive together as one event."""
+
+    def stream(model: Model, context: Context, options: StreamOptions | None = None) -> Any:
+        coalescing = dataclasses.replace(options or StreamOptions(), coalesce_deltas=True)
+        return stream_fn(model, context, coalescing)
+
+    return stream
 
 
 def event_to_wire(event: AgentEvent) -> dict[str, Any]:
@@ -133,6 +147,7 @@ class AgentSession:
         processes: ProcessTracker | None = None,
         instructions: SessionInstructions | None = None,
         compaction: CompactionSettings | None = None,
+        coalesce_deltas: bool = False,
     ) -> None:
         self.session_id = session_id
         self.instructions = instructions
@@ -162,7 +177,7 @@ class AgentSession:
                 messages=transcript.context(),
                 tools=tools,
             ),
-            stream_fn=models.stream_simple,
+            stream_fn=_coalescing(models.stream_simple) if coalesce_deltas else models.stream_simple,
             convert_to_llm=convert_to_llm,
             session_id=session_id,
             before_tool_call=before_tool_call,

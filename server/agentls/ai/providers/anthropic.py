@@ -1,14 +1,15 @@
-"""The Anthropic Messages API through the official ``anthropic`` SDK (pi-ai's ``api/anthropic-messages.js``).
+"""The Anthropic Messages API over ``httpx`` (pi-ai's ``api/anthropic-messages.js``).
 
-The SDK sends the request (authentication, version header, base URL, typed errors
-for error statuses); its retries are off, :mod:`agentls.ai.providers.retry` does them.
+``POST {baseUrl}/v1/messages`` with the key in ``x-api-key`` and the API version
+header, as the official SDK sends it; retries are :mod:`agentls.ai.providers.retry`'s.
 As in pi-ai, the streamed body is read as raw server-sent events and turned into
 the assistant message event stream here: text, thinking (with its signature, sent
 back on later turns; redacted thinking kept opaque), tool use with the arguments'
 JSON streamed as ``toolcall_delta``, usage and cost.
 
-The SDK is imported on the first request, not with this module: starting the server
-must not pay for it.
+Not the ``anthropic`` SDK: importing it took 0.85 s, which every new editor window
+paid before its first token, and it copied and encoded the whole request again on
+every turn. The request is plain JSON; this module sends it as the SDK did.
 
 Not ported from pi-ai: OAuth subscription tokens (Claude Code identity), deferred
 tools and tool references, server-side model fallback, mid-conversation effort
@@ -17,16 +18,16 @@ changes and strict (constrained-sampling) tools.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import importlib
 import logging
 import re
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
+import httpx
+
 from agentls.ai.event_stream import AssistantMessageEventStream
+from agentls.ai.json_codec import json_bytes
 from agentls.ai.models import error_stream
 from agentls.ai.providers.budgets import (
     adjust_max_tokens_for_thinking,
@@ -35,7 +36,7 @@ from agentls.ai.providers.budgets import (
     clamp_thinking_budget_to_answer_room,
 )
 from agentls.ai.providers.catalog import ProviderSpec
-from agentls.ai.providers.clients import shared_client
+from agentls.ai.providers.clients import http_client
 from agentls.ai.providers.json_parse import parse_json_with_repair
 from agentls.ai.providers.retry import (
     Failure,
@@ -84,16 +85,9 @@ _RETRYABLE_ERROR_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit
 """Error events (mid-stream) that mean "try again", like the statuses 529, 500 and 429."""
 
 
-_sdk: ModuleType | None = None
-"""The ``anthropic`` SDK once imported (complete: a module still being imported is not set here)."""
-
-
-async def _load_sdk() -> ModuleType:
-    """The SDK, imported on first use in a worker thread: it takes a second, the event loop goes on."""
-    global _sdk
-    if _sdk is None:
-        _sdk = await asyncio.to_thread(importlib.import_module, "anthropic")
-    return _sdk
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header (the SDK's)."""
+_ERROR_BODY_LIMIT = 2000
 
 
 # --- settings of one request ----------------------------------------------------------------
@@ -578,7 +572,7 @@ class _Request:
         self.api_key = api_key
         self.headers = headers
         self.timeouts = timeouts
-        self.base_url = base_url
+        self.url = f"{base_url.rstrip('/')}/v1/messages"
         self._payload_ready = False
 
     async def _payload(self) -> dict[str, Any]:
@@ -590,35 +584,27 @@ class _Request:
         return self.params
 
     async def __call__(self, builder: ResponseBuilder) -> None:
-        anthropic = await _load_sdk()
-        payload = dict(await self._payload())
-        fixed = {name: payload.pop(name) for name in ("model", "messages", "max_tokens")}
-        payload.pop("stream", None)
-        key = (
-            "anthropic",
-            self.api_key,
-            self.base_url,
-            tuple(sorted(self.headers.items())),
-            self.timeouts.connect,
-        )
-        client = shared_client(
-            key,
-            lambda: anthropic.AsyncAnthropic(
-                api_key=self.api_key,
-                base_url=self.base_url,
-                max_retries=0,
-                timeout=anthropic.Timeout(None, connect=self.timeouts.connect),
-                default_headers=self.headers,
-            ),
-        )
+        payload = await self._payload()
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "anthropic-version": API_VERSION,
+            **({"x-api-key": self.api_key} if self.api_key else {}),
+            **self.headers,
+        }
         idle = self.timeouts.idle
+        client = http_client(self.timeouts.connect)
         async with contextlib.AsyncExitStack() as stack:
-            request = client.messages.with_streaming_response.create(**fixed, stream=True, extra_body=payload)
+            request = client.stream("POST", self.url, content=json_bytes(payload), headers=headers)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
-            http = response.http_response
-            await response_hook(self.options, http.status_code, http.headers, self.model)
+            if response.status_code >= 400:
+                body = await idle_wait(response.aread(), idle, "response")
+                raise AnthropicStatusError(
+                    response.status_code, response.headers, body.decode("utf-8", "replace")
+                )
+            await response_hook(self.options, response.status_code, response.headers, self.model)
             reader = _EventReader(builder)
-            async for sse in idle_limited(iter_sse(response.iter_bytes()), idle, "data"):
+            async for sse in idle_limited(iter_sse(response.aiter_bytes()), idle, "data"):
                 if sse.event == "error":
                     raise AnthropicStreamError(sse.data)
                 if sse.event not in _MESSAGE_EVENTS:
@@ -636,25 +622,26 @@ class _Request:
             raise AnthropicStreamEnded("Anthropic stream ended without a stop reason")
 
 
-def _status_message(error: Any) -> str:
-    """``429 rate_limit_error: <the API's message>`` from an ``APIStatusError``."""
-    body = error.body
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        kind = body["error"].get("type") or "error"
-        text = body["error"].get("message")
-        return f"{error.status_code} {kind}: {text}" if text else f"{error.status_code} {kind}"
-    return f"{error.status_code}: {body if isinstance(body, str) and body else error.message}"
+class AnthropicStatusError(Exception):
+    """An error status: ``429 rate_limit_error: <the API's message>`` when the body says so."""
+
+    def __init__(self, status: int, headers: httpx.Headers, body: str) -> None:
+        self.status = status
+        self.headers = headers
+        detail = f"{status}: {body.strip()[:_ERROR_BODY_LIMIT]}" if body.strip() else f"{status} status code"
+        with contextlib.suppress(ValueError, AttributeError):  # not JSON, or not an object: the raw body
+            error = parse_json_with_repair(body).get("error")
+            if isinstance(error, dict):
+                kind = error.get("type") or "error"
+                text = error.get("message")
+                detail = f"{status} {kind}: {text}" if text else f"{status} {kind}"
+        super().__init__(detail)
 
 
 def classify(error: BaseException) -> Failure:
     """What a failed attempt means: retryable before any content, and the message to show."""
-    anthropic = _sdk  # loaded, unless the import itself failed
-    if anthropic is not None and isinstance(error, anthropic.APIStatusError):
-        return status_failure(error.status_code, error.response.headers, _status_message(error))
-    if anthropic is not None and isinstance(error, anthropic.APIConnectionError):
-        cause = error.__cause__
-        detail = f"{error.message} {cause}" if cause is not None and str(cause) else error.message
-        return Failure(detail, "connection error", retryable=True)
+    if isinstance(error, AnthropicStatusError):
+        return status_failure(error.status, error.headers, str(error))
     if isinstance(error, AnthropicStreamError):
         return Failure(str(error), error.error_type, retryable=error.error_type in _RETRYABLE_ERROR_TYPES)
     if isinstance(error, AnthropicStreamEnded):

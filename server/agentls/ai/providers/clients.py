@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+import httpx
+
 T = TypeVar("T")
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Hashable, Any]] = (
@@ -27,3 +29,11 @@ def shared_client(key: Hashable, create: Callable[[], T]) -> T:
     if client is None:
         client = clients[key] = create()
     return client
+
+
+def http_client(connect_timeout: float | None) -> httpx.AsyncClient:
+    """The running loop's ``httpx`` client for a connect timeout (no read timeout: streams stall-check)."""
+    return shared_client(
+        ("httpx", connect_timeout),
+        lambda: httpx.AsyncClient(timeout=httpx.Timeout(None, connect=connect_timeout)),
+    )

@@ -32,10 +32,11 @@ from typing import Any
 import httpx
 
 from agentls.ai.event_stream import AssistantMessageEventStream
+from agentls.ai.json_codec import json_bytes
 from agentls.ai.models import error_stream
 from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context, clamp_thinking_level
 from agentls.ai.providers.catalog import ProviderSpec
-from agentls.ai.providers.clients import shared_client
+from agentls.ai.providers.clients import http_client
 from agentls.ai.providers.json_parse import parse_json_with_repair
 from agentls.ai.providers.retry import (
     Failure,
@@ -589,12 +590,9 @@ class _Request:
     async def __call__(self, builder: ResponseBuilder) -> None:
         payload = await self._payload()
         idle = self.timeouts.idle
-        connect = self.timeouts.connect
-        client = shared_client(
-            ("httpx", connect), lambda: httpx.AsyncClient(timeout=httpx.Timeout(None, connect=connect))
-        )
+        client = http_client(self.timeouts.connect)
         async with contextlib.AsyncExitStack() as stack:
-            request = client.stream("POST", self.url, json=payload, headers=self.headers)
+            request = client.stream("POST", self.url, content=json_bytes(payload), headers=self.headers)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
             if response.status_code >= 400:
                 body = await idle_wait(response.aread(), idle, "response")

@@ -147,7 +147,7 @@ def transport_failure(error: BaseException) -> Failure | None:
 
 
 def _is_transport_error(error: BaseException) -> bool:
-    """httpx's ``TransportError`` or httpx2's (newer ``anthropic`` SDKs use that fork), importing neither."""
+    """httpx's ``TransportError``, without importing httpx (providers without HTTP do not need it)."""
     return any(
         cls.__name__ == "TransportError" and cls.__module__.startswith("httpx") for cls in type(error).__mro__
     )

@@ -8,6 +8,12 @@ tool call's arguments arrive as JSON text: each ``toolcall_delta`` carries a pie
 the partial arguments are re-parsed after each one, and the complete text is parsed
 when the block ends.
 
+With ``coalesce_deltas`` (a stream option; agentls's sessions set it), deltas of one
+block that arrive together, in one read of the response, are pushed as one event whose
+``delta`` is their text joined: a model streaming faster than a client renders costs an
+event per read instead of one per token, and a partial tool call is parsed once per
+read. Deltas are held only until the reading task waits for the network again.
+
 ``start`` is pushed with the first content block (or at the end, for a response
 without any), not when the response headers arrive as in pi-ai: until then nothing
 was streamed, so a failed attempt can be retried without the consumer seeing two
@@ -57,6 +63,8 @@ from agentls.ai.types import (
     UsageCost,
 )
 
+_DeltaEvent = TextDeltaEvent | ThinkingDeltaEvent | ToolCallDeltaEvent
+
 
 def calculate_cost(cost: ModelCost, usage: Usage, cache_write_1h: int = 0) -> None:
     """Set ``usage.cost`` in dollars from per-million-token prices (1-hour cache writes cost 2x input)."""
@@ -73,12 +81,15 @@ def calculate_cost(cost: ModelCost, usage: Usage, cache_write_1h: int = 0) -> No
 class ResponseBuilder:
     """The assistant message of one response, and the events that announce its growth."""
 
-    def __init__(self, model: Model, stream: AssistantMessageEventStream) -> None:
+    def __init__(self, model: Model, stream: AssistantMessageEventStream, coalesce: bool = False) -> None:
         self.model = model
         self.stream = stream
         self.output = self._empty()
         self.started = False
         self._arguments_json: dict[int, str] = {}
+        self._coalesce = coalesce
+        self._pending: tuple[type[_DeltaEvent], int, list[str]] | None = None
+        """A delta event not pushed yet: its kind, content index and pieces."""
 
     def _empty(self) -> AssistantMessage:
         return AssistantMessage(
@@ -88,10 +99,12 @@ class ResponseBuilder:
     def restart(self) -> None:
         """Start from an empty message, forgetting what an attempt that streamed nothing had set."""
         assert not self.started, "an attempt that streamed content cannot be retried"
+        self._pending = None
         self.output = self._empty()
         self._arguments_json.clear()
 
     def _start(self) -> None:
+        self._flush()
         if not self.started:
             self.started = True
             self.stream.push(StartEvent(partial=self.output))
@@ -127,24 +140,50 @@ class ResponseBuilder:
         block = self.output.content[index]
         assert isinstance(block, TextContent)
         block.text += delta
-        self.stream.push(TextDeltaEvent(content_index=index, delta=delta, partial=self.output))
+        self._delta(TextDeltaEvent, index, delta)
 
     def add_thinking(self, index: int, delta: str) -> None:
         block = self.output.content[index]
         assert isinstance(block, ThinkingContent)
         block.thinking += delta
-        self.stream.push(ThinkingDeltaEvent(content_index=index, delta=delta, partial=self.output))
+        self._delta(ThinkingDeltaEvent, index, delta)
 
     def add_arguments(self, index: int, delta: str) -> None:
         """A piece of a tool call's arguments (JSON text); the partial arguments are parsed so far."""
-        block = self.output.content[index]
-        assert isinstance(block, ToolCall)
+        assert isinstance(self.output.content[index], ToolCall)
         self._arguments_json[index] += delta
-        block.arguments = parse_streaming_json(self._arguments_json[index])
-        self.stream.push(ToolCallDeltaEvent(content_index=index, delta=delta, partial=self.output))
+        self._delta(ToolCallDeltaEvent, index, delta)
+
+    def _delta(self, kind: type[_DeltaEvent], index: int, delta: str) -> None:
+        pending = self._pending
+        if pending is not None and pending[0] is kind and pending[1] == index:
+            pending[2].append(delta)
+            return
+        self._flush()
+        if self._coalesce:
+            self._pending = (kind, index, [delta])
+            asyncio.get_running_loop().call_soon(self._flush)
+        else:
+            self._push_delta(kind, index, delta)
+
+    def _flush(self) -> None:
+        """Push the delta held back, if any (before any other event, and once the reader waits)."""
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            kind, index, pieces = pending
+            self._push_delta(kind, index, pieces[0] if len(pieces) == 1 else "".join(pieces))
+
+    def _push_delta(self, kind: type[_DeltaEvent], index: int, delta: str) -> None:
+        if kind is ToolCallDeltaEvent:
+            block = self.output.content[index]
+            assert isinstance(block, ToolCall)
+            block.arguments = parse_streaming_json(self._arguments_json[index])
+        self.stream.push(kind(content_index=index, delta=delta, partial=self.output))
 
     def close(self, index: int) -> None:
         """The block is complete: ``*_end`` (a tool call's arguments parsed from the whole JSON text)."""
+        self._flush()
         block = self.output.content[index]
         if isinstance(block, TextContent):
             self.stream.push(TextEndEvent(content_index=index, content=block.text, partial=self.output))
@@ -180,6 +219,7 @@ class ResponseBuilder:
         Every failure of a request ends here, its text from the HTTP library or the server:
         credentials are redacted from it (:func:`~agentls.ai.secrets.redact`).
         """
+        self._flush()
         self._arguments_json.clear()
         self.output.stop_reason = "aborted" if aborted else "error"
         self.output.error_message = redact(message)
@@ -222,7 +262,7 @@ def stream_response(
 ) -> AssistantMessageEventStream:
     """Start ``attempt`` (retried as ``policy`` allows) in a task; the stream it feeds."""
     stream = AssistantMessageEventStream()
-    builder = ResponseBuilder(model, stream)
+    builder = ResponseBuilder(model, stream, coalesce=bool(options and options.coalesce_deltas))
     signal = options.signal if options else None
 
     async def one_attempt() -> None:
