@@ -102,6 +102,8 @@ def _for_target(
                     renamed[call.id] = new_id
                     call = call.model_copy(update={"id": new_id})
             content.append(call)
+    if len(content) == len(message.content) and all(a is b for a, b in zip(content, message.content)):
+        return message  # unchanged: the same object, whose wire form providers keep between requests
     return message.model_copy(update={"content": content})
 
 
