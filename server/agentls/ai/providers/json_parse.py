@@ -14,6 +14,8 @@ import math
 import re
 from typing import Any
 
+import orjson
+
 _CONTROL_ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
 _STRING_START = re.compile(r'"([^"\\]*+(?:\\.[^"\\]*+)*+)(\\?)("?)', re.DOTALL)
@@ -54,7 +56,15 @@ def repair_json(text: str) -> str:
 
 
 def parse_json_with_repair(text: str) -> Any:
-    """``json.loads``, retried once on the repaired text; raises ``ValueError`` when both fail."""
+    """``json.loads``, retried once on the repaired text; raises ``ValueError`` when both fail.
+
+    ``orjson`` reads the common case, several times faster; what it refuses and JSON
+    readers in JavaScript take (lone surrogates, ``NaN``) goes to ``json.loads``.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
     try:
         return json.loads(text)
     except ValueError:

@@ -19,33 +19,6 @@ class ServerSentEvent:
     data: str
 
 
-class _Decoder:
-    def __init__(self) -> None:
-        self.event: str | None = None
-        self.data: list[str] = []
-
-    def line(self, line: str) -> ServerSentEvent | None:
-        if line == "":
-            return self.flush()
-        if line.startswith(":"):
-            return None
-        name, colon, value = line.partition(":")
-        if colon and value.startswith(" "):
-            value = value[1:]
-        if name == "event":
-            self.event = value
-        elif name == "data":
-            self.data.append(value)
-        return None
-
-    def flush(self) -> ServerSentEvent | None:
-        if self.event is None and not self.data:
-            return None
-        event = ServerSentEvent(self.event, "\n".join(self.data))
-        self.event, self.data = None, []
-        return event
-
-
 def _split_lines(buffer: str) -> tuple[list[str], str]:
     """Complete lines of ``buffer`` and the rest; a final ``\\r`` waits, as a ``\\n`` may follow."""
     lines: list[str] = []
@@ -68,22 +41,44 @@ def _split_lines(buffer: str) -> tuple[list[str], str]:
 
 
 async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
-    """The events of a body given as byte chunks (split anywhere, UTF-8 across chunks included)."""
-    decoder = _Decoder()
-    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    """The events of a body given as byte chunks (split anywhere, UTF-8 across chunks included).
+
+    One loop with the decoder's state in locals: a streamed answer is tens of thousands
+    of events, and a method call per line was a good part of reading one.
+    """
+    decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+    event: str | None = None
+    data: list[str] = []
     buffer = ""
-    async for chunk in chunks:
-        buffer += text.decode(chunk)
-        lines, buffer = _split_lines(buffer)
+    finished = False
+    chunk_iterator = aiter(chunks)
+    while not finished:
+        try:
+            buffer += decode(await anext(chunk_iterator))
+        except StopAsyncIteration:
+            finished = True
+            buffer += decode(b"", final=True)
+        if "\r" in buffer:
+            lines, buffer = _split_lines(buffer)
+        else:
+            lines = buffer.split("\n")
+            buffer = lines.pop()
+        if finished and buffer:
+            lines.append(buffer.removesuffix("\r"))
         for line in lines:
-            if (event := decoder.line(line)) is not None:
-                yield event
-    buffer += text.decode(b"", final=True)
-    lines, buffer = _split_lines(buffer)
-    if buffer:
-        lines.append(buffer.removesuffix("\r"))
-    for line in lines:
-        if (event := decoder.line(line)) is not None:
-            yield event
-    if (event := decoder.flush()) is not None:
-        yield event
+            if not line:
+                if event is not None or data:
+                    yield ServerSentEvent(event, "\n".join(data))
+                    event, data = None, []
+                continue
+            if line[0] == ":":
+                continue
+            name, colon, value = line.partition(":")
+            if colon and value[:1] == " ":
+                value = value[1:]
+            if name == "data":
+                data.append(value)
+            elif name == "event":
+                event = value
+    if event is not None or data:
+        yield ServerSentEvent(event, "\n".join(data))

@@ -79,7 +79,9 @@ def _for_target(
     normalize_tool_call_id: Callable[[str], str] | None,
     renamed: dict[str, str],
 ) -> AssistantMessage:
-    same_model = (message.provider, message.api, message.model) == (model.provider, model.api, model.id)
+    same_model = message.model == model.id and message.provider == model.provider and message.api == model.api
+    if same_model and not any(isinstance(block, ThinkingContent) for block in message.content):
+        return message  # the model's own text and tool calls: nothing to change
     content: list[TextContent | ThinkingContent | ToolCall] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
@@ -102,7 +104,9 @@ def _for_target(
                     renamed[call.id] = new_id
                     call = call.model_copy(update={"id": new_id})
             content.append(call)
-    if len(content) == len(message.content) and all(a is b for a, b in zip(content, message.content)):
+    if len(content) == len(message.content) and all(
+        a is b for a, b in zip(content, message.content, strict=True)
+    ):
         return message  # unchanged: the same object, whose wire form providers keep between requests
     return message.model_copy(update={"content": content})
 
@@ -140,7 +144,8 @@ def transform_messages(
 
     for message in transformed:
         if isinstance(message, AssistantMessage):
-            answer_pending()
+            if pending:
+                answer_pending()
             if message.stop_reason in ("error", "aborted"):
                 continue
             calls = [b for b in message.content if isinstance(b, ToolCall)]
@@ -151,7 +156,8 @@ def transform_messages(
             answered.add(message.tool_call_id)
             result.append(message)
         else:
-            answer_pending()
+            if pending:
+                answer_pending()
             result.append(message)
     answer_pending()
     return result
