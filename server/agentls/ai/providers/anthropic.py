@@ -50,6 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
+from agentls.ai.providers.wire_forms import WireForms
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -226,31 +227,6 @@ def _tool_result(message: ToolResultMessage) -> dict[str, Any]:
     }
 
 
-class ConvertedMessages:
-    """Each message's Anthropic form, made once per message object: finished messages do not change.
-
-    Converting the whole transcript again for every request was most of a long session's
-    per-turn cost. Entries hold their message (so its ``id`` is not reused) and are kept
-    only for the messages of the latest request. The forms are shared between requests:
-    nothing may change them (the prompt-cache mark goes on a copy).
-    """
-
-    def __init__(self) -> None:
-        self._entries: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
-        self._next: dict[int, tuple[Message, bool, dict[str, Any] | None]] = {}
-
-    def get(self, message: Message, allow_empty_signature: bool) -> dict[str, Any] | None:
-        entry = self._entries.get(id(message))
-        if entry is None or entry[0] is not message or entry[1] != allow_empty_signature:
-            entry = (message, allow_empty_signature, _convert(message, allow_empty_signature))
-        self._next[id(message)] = entry
-        return entry[2]
-
-    def done(self) -> None:
-        """The request is built: forget the messages it did not have."""
-        self._entries, self._next = self._next, {}
-
-
 def _convert(message: Message, allow_empty_signature: bool) -> dict[str, Any] | None:
     if isinstance(message, UserMessage):
         return _user(message)
@@ -263,22 +239,27 @@ def convert_messages(
     messages: list[Message],
     cache: dict[str, str] | None,
     allow_empty_signature: bool,
-    converted: ConvertedMessages | None = None,
+    forms: WireForms | None = None,
 ) -> list[dict[str, Any]]:
     """Anthropic's messages: consecutive tool results share a user message; the last is cached."""
-    forms = converted or ConvertedMessages()
+    forms = forms or WireForms()
+    forms.start(allow_empty_signature)
+
+    def convert(message: Message) -> dict[str, Any] | None:
+        return _convert(message, allow_empty_signature)
+
     params: list[dict[str, Any]] = []
     index = 0
     while index < len(messages):
         message = messages[index]
         index += 1
         if isinstance(message, ToolResultMessage):
-            results = [forms.get(message, allow_empty_signature)]
+            results = [forms.get(message, convert)]
             while index < len(messages) and isinstance(following := messages[index], ToolResultMessage):
-                results.append(forms.get(following, allow_empty_signature))
+                results.append(forms.get(following, convert))
                 index += 1
             params.append({"role": "user", "content": results})
-        elif (form := forms.get(message, allow_empty_signature)) is not None:
+        elif (form := forms.get(message, convert)) is not None:
             params.append(form)
     forms.done()
     if cache is not None and params and params[-1]["role"] == "user":
@@ -320,14 +301,14 @@ def build_params(
     compat: AnthropicCompat,
     thinking: Thinking,
     level_map: dict[str, str | None],
-    converted: ConvertedMessages | None = None,
+    forms: WireForms | None = None,
 ) -> dict[str, Any]:
-    """The body of ``POST /v1/messages`` (pi-ai's ``buildParams``); ``converted`` keeps messages' forms."""
+    """The body of ``POST /v1/messages`` (pi-ai's ``buildParams``); ``forms`` keeps messages' forms."""
     cache = cache_control(options, compat)
     messages = transform_messages(context.messages, model, normalize_tool_call_id)
     params: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(messages, cache, compat.allow_empty_signature, converted),
+        "messages": convert_messages(messages, cache, compat.allow_empty_signature, forms),
         "max_tokens": thinking.max_tokens,
         "stream": True,
     }
@@ -521,7 +502,7 @@ class AnthropicProvider:
         self.spec = spec
         self.provider = spec.id
         self.models = list(spec.models)
-        self._converted = ConvertedMessages()
+        self._forms = WireForms()
 
     def compat(self, model: Model) -> AnthropicCompat:
         return self.spec.compat_for(model).apply_to(AnthropicCompat())
@@ -540,7 +521,7 @@ class AnthropicProvider:
         level_map = self.spec.thinking_level_map(model)
         try:
             thinking = plan_thinking(model, context, options, compat, level_map)
-            params = build_params(model, context, options, compat, thinking, level_map, self._converted)
+            params = build_params(model, context, options, compat, thinking, level_map, self._forms)
         except Exception as error:  # content the API cannot take: an error message, not an exception
             return error_stream(model, f"Cannot build the request: {error}")
         betas = beta_features(model, context, compat, thinking)

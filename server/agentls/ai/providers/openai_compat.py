@@ -50,6 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
+from agentls.ai.providers.wire_forms import WireForms
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -210,9 +211,44 @@ def _assistant(message: AssistantMessage, model: Model, compat: OpenAICompat) ->
     return converted
 
 
-def convert_messages(model: Model, context: Context, compat: OpenAICompat) -> list[dict[str, Any]]:
-    """The chat completion ``messages`` (pi-ai's ``convertMessages``)."""
+def _tool_result(
+    result: ToolResultMessage, model: Model, compat: OpenAICompat
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A tool message (text only) and the images of the result, which travel in a user message."""
+    text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
+    has_images = any(isinstance(b, ImageContent) for b in result.content)
+    converted = {
+        "role": "tool",
+        "content": sanitize_surrogates(
+            text or ("(see attached image)" if has_images else "(no tool output)")
+        ),
+        "tool_call_id": result.tool_call_id,
+    }
+    if compat.requires_tool_result_name and result.tool_name:
+        converted["name"] = result.tool_name
+    images = (
+        [_image_part(b) for b in result.content if isinstance(b, ImageContent)]
+        if has_images and "image" in model.input
+        else []
+    )
+    return converted, images
+
+
+def convert_messages(
+    model: Model, context: Context, compat: OpenAICompat, forms: WireForms | None = None
+) -> list[dict[str, Any]]:
+    """The chat completion ``messages`` (pi-ai's ``convertMessages``); ``forms`` keeps messages' forms."""
     messages: list[Message] = transform_messages(context.messages, model, tool_call_id_normalizer(model))
+    forms = forms or WireForms()
+    forms.start((compat, model.reasoning, "image" in model.input))
+
+    def convert(message: Message) -> Any:
+        if isinstance(message, ToolResultMessage):
+            return _tool_result(message, model, compat)
+        if isinstance(message, UserMessage):
+            return _user(message)
+        return _assistant(message, model, compat)  # type: ignore[arg-type]
+
     params: list[dict[str, Any]] = []
     if context.system_prompt:
         role = "developer" if model.reasoning and compat.supports_developer_role else "system"
@@ -231,21 +267,9 @@ def convert_messages(model: Model, context: Context, compat: OpenAICompat) -> li
         if isinstance(message, ToolResultMessage):
             images: list[dict[str, Any]] = []
             while index < len(messages) and isinstance(messages[index], ToolResultMessage):
-                result: ToolResultMessage = messages[index]  # type: ignore[assignment]
-                text = "\n".join(b.text for b in result.content if isinstance(b, TextContent))
-                has_images = any(isinstance(b, ImageContent) for b in result.content)
-                converted = {
-                    "role": "tool",
-                    "content": sanitize_surrogates(
-                        text or ("(see attached image)" if has_images else "(no tool output)")
-                    ),
-                    "tool_call_id": result.tool_call_id,
-                }
-                if compat.requires_tool_result_name and result.tool_name:
-                    converted["name"] = result.tool_name
+                converted, result_images = forms.get(messages[index], convert)
                 params.append(converted)
-                if has_images and "image" in model.input:
-                    images.extend(_image_part(b) for b in result.content if isinstance(b, ImageContent))
+                images.extend(result_images)
                 index += 1
             if images:  # tool messages carry text only: their images follow as a user message
                 if compat.requires_assistant_after_tool_result:
@@ -260,13 +284,12 @@ def convert_messages(model: Model, context: Context, compat: OpenAICompat) -> li
             else:
                 last_role = "toolResult"
             continue
-        converted_message = (
-            _user(message) if isinstance(message, UserMessage) else _assistant(message, model, compat)  # type: ignore[arg-type]
-        )
+        converted_message = forms.get(message, convert)
         if converted_message is not None:
             params.append(converted_message)
         last_role = message.role
         index += 1
+    forms.done()
     return params
 
 
@@ -337,11 +360,12 @@ def build_params(
     compat: OpenAICompat,
     level_map: dict[str, str | None],
     base_url: str,
+    forms: WireForms | None = None,
 ) -> dict[str, Any]:
     """The body of ``POST /chat/completions`` (pi-ai's ``streamSimple`` and ``buildParams``)."""
     params: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(model, context, compat),
+        "messages": convert_messages(model, context, compat, forms),
         "stream": True,
     }
     retention = (options.cache_retention if options else None) or "short"
@@ -528,6 +552,7 @@ class OpenAICompatProvider:
         self.spec = spec
         self.provider = spec.id
         self.models = list(spec.models)
+        self._forms = WireForms()
 
     def compat(self, model: Model) -> OpenAICompat:
         base_url = model.base_url or self.spec.base_url
@@ -549,7 +574,15 @@ class OpenAICompatProvider:
         headers.update(extra_headers)
         policy, timeouts = request_settings(self.spec.retry, self.spec.timeouts, options)
         request = _Request(
-            model, context, options, compat, self.spec.thinking_level_map(model), base_url, headers, timeouts
+            model,
+            context,
+            options,
+            compat,
+            self.spec.thinking_level_map(model),
+            base_url,
+            headers,
+            timeouts,
+            self._forms,
         )
         return stream_response(model, options, request, classify=classify, policy=policy, logger=logger)
 
@@ -567,6 +600,7 @@ class _Request:
         base_url: str,
         headers: dict[str, str],
         timeouts: Timeouts,
+        forms: WireForms,
     ) -> None:
         self.model = model
         self.context = context
@@ -578,11 +612,13 @@ class _Request:
         self.headers = headers
         self.timeouts = timeouts
         self.params: dict[str, Any] | None = None
+        self.forms = forms
+        """The provider's wire forms of messages, kept between requests."""
 
     async def _payload(self) -> dict[str, Any]:
         if self.params is None:
             params = build_params(
-                self.model, self.context, self.options, self.compat, self.level_map, self.base_url
+                self.model, self.context, self.options, self.compat, self.level_map, self.base_url, self.forms
             )
             self.params = await payload_hook(self.options, params, self.model)
         return self.params

@@ -1,0 +1,43 @@
+"""Each message's wire form, made once: finished messages do not change.
+
+Converting the whole transcript again for every request was most of a long session's
+per-turn cost. A provider keeps one :class:`WireForms`; each request names the settings
+its conversion depends on (a changed setting starts afresh) and asks for each message's
+form. Entries hold their message, so that its ``id`` is not reused, and are kept only
+for the messages of the latest request. The forms are shared between requests: nothing
+may change them (a request that marks one, as a prompt-cache breakpoint, marks a copy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from agentls.ai.types import Message
+
+
+class WireForms:
+    def __init__(self) -> None:
+        self._settings: Hashable = None
+        self._entries: dict[int, tuple[Message, Any]] = {}
+        self._next: dict[int, tuple[Message, Any]] = {}
+
+    def start(self, settings: Hashable) -> None:
+        """A request begins; its conversion depends on ``settings`` and on nothing else."""
+        if settings != self._settings:
+            self._settings = settings
+            self._entries.clear()
+        self._next = {}
+
+    def get(self, message: Message, convert: Callable[[Message], Any]) -> Any:
+        """``convert(message)``, or what it gave for this very message before."""
+        key = id(message)
+        entry = self._entries.get(key)
+        if entry is None or entry[0] is not message:
+            entry = (message, convert(message))
+        self._next[key] = entry
+        return entry[1]
+
+    def done(self) -> None:
+        """The request is built: forget the messages it did not have."""
+        self._entries, self._next = self._next, {}
