@@ -40,6 +40,10 @@ def sanitize_surrogates(text: str) -> str:
     return text if text.isascii() else _LONE_SURROGATE.sub("", text)
 
 
+def _has_image(content: str | list[TextContent | ImageContent]) -> bool:
+    return not isinstance(content, str) and any(isinstance(block, ImageContent) for block in content)
+
+
 def _replace_images(
     content: list[TextContent | ImageContent], placeholder: str
 ) -> list[TextContent | ImageContent]:
@@ -61,14 +65,12 @@ def _downgrade_images(messages: list[Message], model: Model) -> list[Message]:
         return messages
     result: list[Message] = []
     for message in messages:
-        if isinstance(message, UserMessage) and isinstance(message.content, list):
-            message = message.model_copy(
-                update={"content": _replace_images(message.content, USER_IMAGE_PLACEHOLDER)}
+        # A message without images stays the same object, whose wire form providers keep.
+        if isinstance(message, UserMessage | ToolResultMessage) and _has_image(message.content):
+            placeholder = (
+                USER_IMAGE_PLACEHOLDER if isinstance(message, UserMessage) else TOOL_IMAGE_PLACEHOLDER
             )
-        elif isinstance(message, ToolResultMessage):
-            message = message.model_copy(
-                update={"content": _replace_images(message.content, TOOL_IMAGE_PLACEHOLDER)}
-            )
+            message = message.model_copy(update={"content": _replace_images(message.content, placeholder)})  # type: ignore[arg-type]
         result.append(message)
     return result
 
