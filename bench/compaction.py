@@ -6,8 +6,10 @@ A coding session of MESSAGES messages: prompts, each followed by turns that read
 edit files (tool results of about 2 KB) and an answer. Measured, in milliseconds:
 
 - building a request, before and after the compaction: the context from the transcript,
-  the threshold check (Pi's token estimate), ``convert_to_llm`` and the Anthropic request
-  body (the provider's own conversion), and the body's size;
+  the threshold check (Pi's token estimate), ``convert_to_llm``, the Anthropic request
+  body (the provider's own conversion) encoded as JSON, and the body's size; both for the
+  first request of a server (every message converted) and for the next turn's (the
+  provider keeps the wire form of each message it converted);
 - a compaction without the model's time (the faux model answers at once): choosing the
   cut and what to summarise, making the summary request (the conversation as text; its
   size), writing the entry to a session file and rebuilding the context;
@@ -31,8 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from agentls.ai import AssistantMessage, Context, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from agentls.ai.json_codec import json_bytes
 from agentls.ai.providers.anthropic import AnthropicCompat, build_params, plan_thinking
 from agentls.ai.providers.faux import FauxProvider
+from agentls.ai.providers.wire_forms import MessageForms
 from agentls.ai.types import AgentMessage, Model
 from agentls.protocol import CompactionSettings
 from agentls.session.compaction import Summarizer, compact, prepare_compaction
@@ -82,20 +86,25 @@ def timed(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
-def request_body(transcript: Transcript, tools: list[Any]) -> dict[str, Any]:
+def request_body(transcript: Transcript, tools: list[Any], forms: MessageForms) -> bytes:
     """What one model request takes: the context, the threshold check, the conversion, the body."""
     messages = transcript.context()
     estimate_context_tokens(messages)
     context = Context(system_prompt="You are a coding agent.", messages=convert_to_llm(messages), tools=tools)
     compat = AnthropicCompat()
-    return build_params(MODEL, context, None, compat, plan_thinking(MODEL, context, None, compat, {}), {})
+    thinking = plan_thinking(MODEL, context, None, compat, {})
+    return json_bytes(build_params(MODEL, context, None, compat, thinking, {}, forms))
 
 
 def report_request(label: str, transcript: Transcript, tools: list[Any], repeat: int) -> None:
-    ms, body = timed(lambda: request_body(transcript, tools), repeat)
-    size = len(json.dumps(body))
+    first, body = timed(lambda: request_body(transcript, tools, MessageForms()), repeat)
+    forms = MessageForms()
+    request_body(transcript, tools, forms)
+    next_turn, _ = timed(lambda: request_body(transcript, tools, forms), repeat)
+    count = len(json.loads(body)["messages"])
     print(
-        f"  request {label}: {ms:7.2f} ms, {len(body['messages'])} API messages, {size / 1024:,.0f} KiB body"
+        f"  request {label}: {first:7.2f} ms first, {next_turn:7.2f} ms next turn, "
+        f"{count} API messages, {len(body) / 1024:,.0f} KiB body"
     )
 
 

@@ -35,6 +35,7 @@ from agentls.ai.providers.retry import (
     status_failure,
 )
 from agentls.ai.providers.transform import TOOL_IMAGE_PLACEHOLDER, sanitize_surrogates, transform_messages
+from agentls.ai.providers.wire_forms import WireForms
 
 MODEL = Model(
     id="m",
@@ -135,6 +136,25 @@ def test_thinking_of_another_model_becomes_text_and_its_signatures_go() -> None:
         ToolCall(id="a_b", name="read", arguments={}),
     ]
     assert result.tool_call_id == "a_b"  # type: ignore[union-attr]
+
+
+def test_what_messages_became_is_kept_for_the_next_request_and_renamed_ids_still_follow() -> None:
+    call = ToolCall(id="a/b", name="read", arguments={})
+    messages: list = [
+        assistant(TextContent(text="own"), stop="stop"),
+        assistant(TextContent(text="theirs"), call, model="other"),
+        ToolResultMessage(tool_call_id="a/b", tool_name="read", content=[TextContent(text="r")]),
+    ]
+    forms = WireForms()
+    first = transform_messages(messages, MODEL, lambda i: i.replace("/", "_"), forms)
+    messages.append(UserMessage(content="next"))
+    second = transform_messages(messages, MODEL, lambda i: i.replace("/", "_"), forms)
+    assert first[0] is messages[0], "the model's own message is not copied"
+    assert all(a is b for a, b in zip(first, second[:3], strict=True)), "nothing converted twice"
+    assert second[1].content[1].id == second[2].tool_call_id == "a_b"  # type: ignore[union-attr]
+    other_model = MODEL.model_copy(update={"id": "third"})
+    third = transform_messages(messages, other_model, lambda i: i.replace("/", "_"), forms)
+    assert third[0] is not messages[0] and third[0].content == [TextContent(text="own")]
 
 
 def test_failed_responses_are_dropped_and_orphaned_calls_get_an_error_result() -> None:

@@ -50,7 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
-from agentls.ai.providers.wire_forms import WireForms
+from agentls.ai.providers.wire_forms import MessageForms, WireForms
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -301,14 +301,15 @@ def build_params(
     compat: AnthropicCompat,
     thinking: Thinking,
     level_map: dict[str, str | None],
-    forms: WireForms | None = None,
+    forms: MessageForms | None = None,
 ) -> dict[str, Any]:
     """The body of ``POST /v1/messages`` (pi-ai's ``buildParams``); ``forms`` keeps messages' forms."""
     cache = cache_control(options, compat)
-    messages = transform_messages(context.messages, model, normalize_tool_call_id)
+    forms = forms or MessageForms()
+    messages = transform_messages(context.messages, model, normalize_tool_call_id, forms.target)
     params: dict[str, Any] = {
         "model": model.id,
-        "messages": convert_messages(messages, cache, compat.allow_empty_signature, forms),
+        "messages": convert_messages(messages, cache, compat.allow_empty_signature, forms.wire),
         "max_tokens": thinking.max_tokens,
         "stream": True,
     }
@@ -502,7 +503,7 @@ class AnthropicProvider:
         self.spec = spec
         self.provider = spec.id
         self.models = list(spec.models)
-        self._forms = WireForms()
+        self._forms = MessageForms()
 
     def compat(self, model: Model) -> AnthropicCompat:
         return self.spec.compat_for(model).apply_to(AnthropicCompat())

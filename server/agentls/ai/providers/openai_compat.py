@@ -50,7 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
-from agentls.ai.providers.wire_forms import WireForms
+from agentls.ai.providers.wire_forms import MessageForms
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -235,11 +235,14 @@ def _tool_result(
 
 
 def convert_messages(
-    model: Model, context: Context, compat: OpenAICompat, forms: WireForms | None = None
+    model: Model, context: Context, compat: OpenAICompat, message_forms: MessageForms | None = None
 ) -> list[dict[str, Any]]:
     """The chat completion ``messages`` (pi-ai's ``convertMessages``); ``forms`` keeps messages' forms."""
-    messages: list[Message] = transform_messages(context.messages, model, tool_call_id_normalizer(model))
-    forms = forms or WireForms()
+    message_forms = message_forms or MessageForms()
+    messages = transform_messages(
+        context.messages, model, tool_call_id_normalizer(model), message_forms.target
+    )
+    forms = message_forms.wire
     forms.start((compat, model.reasoning, "image" in model.input))
 
     def convert(message: Message) -> Any:
@@ -360,7 +363,7 @@ def build_params(
     compat: OpenAICompat,
     level_map: dict[str, str | None],
     base_url: str,
-    forms: WireForms | None = None,
+    forms: MessageForms | None = None,
 ) -> dict[str, Any]:
     """The body of ``POST /chat/completions`` (pi-ai's ``streamSimple`` and ``buildParams``)."""
     params: dict[str, Any] = {
@@ -552,7 +555,7 @@ class OpenAICompatProvider:
         self.spec = spec
         self.provider = spec.id
         self.models = list(spec.models)
-        self._forms = WireForms()
+        self._forms = MessageForms()
 
     def compat(self, model: Model) -> OpenAICompat:
         base_url = model.base_url or self.spec.base_url
@@ -600,7 +603,7 @@ class _Request:
         base_url: str,
         headers: dict[str, str],
         timeouts: Timeouts,
-        forms: WireForms,
+        forms: MessageForms,
     ) -> None:
         self.model = model
         self.context = context

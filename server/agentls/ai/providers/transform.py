@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from agentls.ai.providers.wire_forms import WireForms
 from agentls.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -76,14 +77,13 @@ def _downgrade_images(messages: list[Message], model: Model) -> list[Message]:
 
 
 def _for_target(
-    message: AssistantMessage,
-    model: Model,
-    normalize_tool_call_id: Callable[[str], str] | None,
-    renamed: dict[str, str],
-) -> AssistantMessage:
+    message: AssistantMessage, model: Model, normalize_tool_call_id: Callable[[str], str] | None
+) -> tuple[AssistantMessage, dict[str, str]]:
+    """The message as ``model`` reads it, and the tool call ids it renamed (old -> new)."""
+    renamed: dict[str, str] = {}
     same_model = message.model == model.id and message.provider == model.provider and message.api == model.api
     if same_model and not any(isinstance(block, ThinkingContent) for block in message.content):
-        return message  # the model's own text and tool calls: nothing to change
+        return message, renamed  # the model's own text and tool calls: nothing to change
     content: list[TextContent | ThinkingContent | ToolCall] = []
     for block in message.content:
         if isinstance(block, ThinkingContent):
@@ -109,22 +109,41 @@ def _for_target(
     if len(content) == len(message.content) and all(
         a is b for a, b in zip(content, message.content, strict=True)
     ):
-        return message  # unchanged: the same object, whose wire form providers keep between requests
-    return message.model_copy(update={"content": content})
+        return message, renamed  # unchanged: the same object, whose wire form providers keep
+    return message.model_copy(update={"content": content}), renamed
 
 
 def transform_messages(
-    messages: list[Message], model: Model, normalize_tool_call_id: Callable[[str], str] | None = None
+    messages: list[Message],
+    model: Model,
+    normalize_tool_call_id: Callable[[str], str] | None = None,
+    forms: WireForms | None = None,
 ) -> list[Message]:
-    """The conversation as ``model`` should see it (see the module docstring)."""
+    """The conversation as ``model`` should see it (see the module docstring).
+
+    ``forms`` keeps what each message became between requests (a provider's
+    :attr:`~agentls.ai.providers.wire_forms.MessageForms.target`).
+    """
+    forms = forms or WireForms()
+    forms.start((model.provider, model.api, model.id))
     renamed: dict[str, str] = {}
     transformed: list[Message] = []
+
+    def for_target(message: Message) -> tuple[AssistantMessage, dict[str, str]]:
+        return _for_target(message, model, normalize_tool_call_id)  # type: ignore[arg-type]
+
+    def renamed_result(message: Message) -> Message:
+        return message.model_copy(update={"tool_call_id": renamed[message.tool_call_id]})  # type: ignore[union-attr]
+
     for message in _downgrade_images(messages, model):
         if isinstance(message, AssistantMessage):
-            message = _for_target(message, model, normalize_tool_call_id, renamed)
+            message, renames = forms.get(message, for_target)
+            if renames:
+                renamed.update(renames)
         elif isinstance(message, ToolResultMessage) and message.tool_call_id in renamed:
-            message = message.model_copy(update={"tool_call_id": renamed[message.tool_call_id]})
+            message = forms.get(message, renamed_result)
         transformed.append(message)
+    forms.done()
 
     result: list[Message] = []
     pending: list[ToolCall] = []

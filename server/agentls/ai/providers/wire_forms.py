@@ -1,11 +1,13 @@
-"""Each message's wire form, made once: finished messages do not change.
+"""Each message's forms for a model, made once: finished messages do not change.
 
 Converting the whole transcript again for every request was most of a long session's
-per-turn cost. A provider keeps one :class:`WireForms`; each request names the settings
-its conversion depends on (a changed setting starts afresh) and asks for each message's
-form. Entries hold their message, so that its ``id`` is not reused, and are kept only
-for the messages of the latest request. The forms are shared between requests: nothing
-may change them (a request that marks one, as a prompt-cache breakpoint, marks a copy).
+per-turn cost. A provider keeps one :class:`MessageForms`: what each message becomes for
+the target model (:func:`~agentls.ai.providers.transform.transform_messages`) and its
+wire form. Each request names the settings a conversion depends on (a changed setting
+starts afresh) and asks for each message's form. Entries hold their message, so that
+its ``id`` is not reused, and are kept only for the messages of the latest request.
+The forms are shared between requests: nothing may change them (a request that marks
+one, as a prompt-cache breakpoint, marks a copy).
 """
 
 from __future__ import annotations
@@ -41,3 +43,11 @@ class WireForms:
     def done(self) -> None:
         """The request is built: forget the messages it did not have."""
         self._entries, self._next = self._next, {}
+
+
+class MessageForms:
+    """A provider's forms of messages: ``target`` for the model, ``wire`` for its API."""
+
+    def __init__(self) -> None:
+        self.target = WireForms()
+        self.wire = WireForms()
