@@ -95,16 +95,20 @@ def _provider(spec: ProviderSpec) -> Provider:
 def warm_up(settings: ProviderSettings) -> None:
     """Import the modules the configured providers need, in a daemon thread, now.
 
-    Done on the first request, the imports (``httpx`` and its TLS stack) delayed the
-    first streamed token. A broken configuration is reported by the session that uses
-    it, not here.
+    Done on the first request, the imports (``httpx`` and its TLS stack) and the SSL
+    context delayed the first streamed token. A broken configuration is reported by the
+    session that uses it, not here.
     """
 
     def load() -> None:
         try:
-            for spec in settings.provider_specs():
-                if spec.usable:
-                    _provider(spec)
+            specs = [spec for spec in settings.provider_specs() if spec.usable]
+            for spec in specs:
+                _provider(spec)
+            if specs:
+                from agentls.ai.providers.clients import tls_context
+
+                tls_context()
         except Exception as error:
             logger.debug("warming up the providers failed: %s", error)
 

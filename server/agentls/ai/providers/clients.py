@@ -3,12 +3,16 @@
 A new client per request costs a fresh SSL context (the CA bundle loaded again, ~20 ms)
 and a new TCP and TLS connection every turn. One client per configuration keeps its
 connections alive between turns. Clients belong to the event loop that made them (their
-connections do), so there is one set per running loop, dropped with it.
+connections do), so there is one set per running loop, dropped with it. They share one
+SSL context, which :func:`tls_context` makes once (the server's warm-up thread makes it
+before the first request needs it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ssl
+import threading
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
@@ -31,9 +35,22 @@ def shared_client(key: Hashable, create: Callable[[], T]) -> T:
     return client
 
 
+_tls_lock = threading.Lock()
+_tls: ssl.SSLContext | None = None
+
+
+def tls_context() -> ssl.SSLContext:
+    """httpx's default SSL context (its CA bundle, ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), made once."""
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            _tls = httpx.create_ssl_context()
+        return _tls
+
+
 def http_client(connect_timeout: float | None) -> httpx.AsyncClient:
     """The running loop's ``httpx`` client for a connect timeout (no read timeout: streams stall-check)."""
     return shared_client(
         ("httpx", connect_timeout),
-        lambda: httpx.AsyncClient(timeout=httpx.Timeout(None, connect=connect_timeout)),
+        lambda: httpx.AsyncClient(verify=tls_context(), timeout=httpx.Timeout(None, connect=connect_timeout)),
     )
