@@ -17,12 +17,20 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
+from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient
 
 from tests.server.conftest import FauxScript, tool_call, within
 from tests.server.test_pytest_lsp import plain
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+converter = get_converter()
+
+CLIENTS: dict[str, dict[str, Any] | None] = {
+    # what stock clients advertise as ``workspace.workspaceEdit`` (all of them: ``applyEdit: true``)
+    "neovim-0.11": {"resourceOperations": ["rename", "create", "delete"]},
+}
 
 EDITING = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(
@@ -108,18 +116,22 @@ class Editor:
                 Path(change.uri.removeprefix("file://")).touch()
                 self.buffers.setdefault(change.uri, ["", 0])
             elif isinstance(change, types.TextDocumentEdit):
-                uri = change.text_document.uri
-                if uri not in self.buffers:  # an edit of a closed file: the editor loads it
-                    self.buffers[uri] = [Path(uri.removeprefix("file://")).read_text(), 0]
-                buffer = self.buffers[uri]
-                for edit in change.edits:
-                    start = _offset(buffer[0], edit.range.start.line, edit.range.start.character)
-                    end = _offset(buffer[0], edit.range.end.line, edit.range.end.character)
-                    buffer[0] = buffer[0][:start] + edit.new_text + buffer[0][end:]
-                buffer[1] += 1
-                if buffer[1] > 1:
-                    self._did_change(uri)
+                self._edit_buffer(change.text_document.uri, change.edits)
+        for uri, edits in (params.edit.changes or {}).items():  # no versions: applied as they come
+            self._edit_buffer(uri, edits)
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    def _edit_buffer(self, uri: str, edits: list[Any]) -> None:
+        if uri not in self.buffers:  # an edit of a closed file: the editor loads it
+            self.buffers[uri] = [Path(uri.removeprefix("file://")).read_text(), 0]
+        buffer = self.buffers[uri]
+        for edit in edits:
+            start = _offset(buffer[0], edit.range.start.line, edit.range.start.character)
+            end = _offset(buffer[0], edit.range.end.line, edit.range.end.character)
+            buffer[0] = buffer[0][:start] + edit.new_text + buffer[0][end:]
+        buffer[1] += 1
+        if buffer[1] > 1:
+            self._did_change(uri)
 
     def _save(self, params: Any) -> dict[str, Any]:
         uris = list(plain(params)["uris"])
@@ -326,3 +338,37 @@ async def test_closed_files_are_written_to_disk_even_with_apply_edit(
         assert editor.edits == []
     assert result["isError"] is False
     assert (workspace / "closed.py").read_text() == "x = 2\n"
+
+
+def workspace_capabilities(workspace_edit: dict[str, Any] | None) -> types.ClientCapabilities:
+    """A client's ``workspace`` capabilities as it sends them (``applyEdit`` and ``workspaceEdit``)."""
+    workspace: dict[str, Any] = {"applyEdit": True}
+    if workspace_edit is not None:
+        workspace["workspaceEdit"] = workspace_edit
+    return converter.structure({"workspace": workspace}, types.ClientCapabilities)
+
+
+async def test_a_client_without_document_changes_gets_the_changes_form_and_new_files_on_disk(
+    data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    target = workspace / "m.py"
+    target.write_text("a = 1\nb = 2\n")
+    calls = [
+        tool_call("e", "edit", {"path": "m.py", "edits": [{"oldText": "b = 2", "newText": "b = 'two'"}]}),
+        tool_call("w", "write", {"path": "new.py", "content": "NEW = 1\n"}),
+    ]
+    script(faux_script, *calls)
+    capabilities = workspace_capabilities(CLIENTS["neovim-0.11"])
+    async with editor_session(data_dir, faux_script, capabilities) as (client, editor):
+        editor.open(target)
+        editor.type(target, "a = 1\nb = 2\nc = 3\n")  # unsaved typing stays in the buffer
+        edited, written = await run(client, workspace)
+        [params] = editor.edits
+        buffer_text = editor.text(target)
+    assert edited["isError"] is False, text_of(edited)
+    assert params.edit.document_changes is None
+    [[uri, [change]]] = params.edit.changes.items()
+    assert uri == target.as_uri() and (change.range.start.line, change.range.end.line) == (1, 1)
+    assert buffer_text == "a = 1\nb = 'two'\nc = 3\n" and target.read_text() == buffer_text
+    assert written["isError"] is False and "written on disk only" in text_of(written)
+    assert (workspace / "new.py").read_text() == "NEW = 1\n"

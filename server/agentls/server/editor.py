@@ -66,11 +66,13 @@ class LspEditor:
     def edit_support(self) -> EditSupport:
         capabilities = self.server.client_capabilities.workspace
         edit = capabilities.workspace_edit if capabilities else None
-        apply_edit = bool(capabilities and capabilities.apply_edit and edit and edit.document_changes)
+        apply_edit = bool(capabilities and capabilities.apply_edit)
+        document_changes = bool(apply_edit and edit and edit.document_changes)
         operations = (edit.resource_operations or []) if edit else []
         return EditSupport(
             apply_edit=apply_edit,
-            create_files=apply_edit and lsp.ResourceOperationKind.Create in operations,
+            document_changes=document_changes,
+            create_files=document_changes and lsp.ResourceOperationKind.Create in operations,
             save_documents=self.server.client_agent.save_documents,
         )
 

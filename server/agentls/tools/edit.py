@@ -103,11 +103,15 @@ async def _write_checked(
     path: str,
     signal: AbortSignal | None,
     base: Document | None = None,
-) -> None:
-    """The last step of ``write`` and ``edit``: an abort check, then the write, errors naming ``path``."""
+) -> str:
+    """The last step of ``write`` and ``edit``: an abort check, then the write, errors naming ``path``.
+
+    Returns what the result adds about the write (`` (note)``, or nothing).
+    """
     _check_abort(signal)
     try:
-        await workspace.write_text(resolved, text, base, signal)
+        note = await workspace.write_text(resolved, text, base, signal)
+        return f" ({note})" if note else ""
     except OSError as error:
         raise _write_error(error, path) from error
 
@@ -152,10 +156,10 @@ def write_tool(workspace: Workspace) -> AgentTool:
                 created = True
             except NotADirectoryError as error:
                 raise _write_error(error, path) from error
-            await _write_checked(workspace, resolved, content, path, signal)
+            note = await _write_checked(workspace, resolved, content, path, signal)
         how = "new file" if created else "replaced the existing file"
         return AgentToolResult(
-            content=[TextContent(text=f"Wrote {size} bytes to {path} ({how})")],
+            content=[TextContent(text=f"Wrote {size} bytes to {path} ({how}){note}")],
             details={"path": str(resolved), "created": created, "bytes": size},
         )
 
@@ -316,11 +320,11 @@ def edit_tool(workspace: Workspace) -> AgentTool:
             diff = unified_diff(text, updated, _display_name(workspace, resolved))
             output = bom + (updated.replace("\n", "\r\n") if crlf else updated)
 
-            await _write_checked(workspace, resolved, output, path, signal, document)
+            note = await _write_checked(workspace, resolved, output, path, signal, document)
         count = len(edits)
         noun = "replacement" if count == 1 else "replacements"
         return AgentToolResult(
-            content=[TextContent(text=f"Edited {path} ({count} {noun}):\n\n{diff}")],
+            content=[TextContent(text=f"Edited {path} ({count} {noun}){note}:\n\n{diff}")],
             details={"path": str(resolved), "diff": diff, "replacements": count},
         )
 

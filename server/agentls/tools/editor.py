@@ -4,11 +4,16 @@ A tool that reads a file the editor has open sees the buffer, unsaved changes
 included. A tool that changes a file the editor has open sends a
 ``workspace/applyEdit`` with a ``TextDocumentEdit`` carrying the buffer's version,
 so the change shows in the editor, can be undone there, and is refused by the
-editor (not applied over newer typing) if the buffer moved on. New files are created
-with ``CreateFile`` plus an edit. Files the editor does not have open are written to
-disk directly. After an applied edit the disk must hold the same content, so that
-``bash`` (tests, builds) sees it: the client saves the documents if it offers to
-(``agent/saveDocuments``), otherwise the workspace writes the file itself.
+editor (not applied over newer typing) if the buffer moved on. A client without
+``documentChanges`` (stock Neovim, Helix, Kate...) gets the ``changes`` form, which
+carries no version: the version the server holds is checked against the one the tool
+read instead, and the edit is refused before it is sent if the buffer moved on. New
+files are created with ``CreateFile`` plus an edit when the client can create files;
+otherwise they are written to disk and the tool's result says so. Files the editor
+does not have open are written to disk directly. After an applied edit the disk must
+hold the same content, so that ``bash`` (tests, builds) sees it: the client saves the
+documents if it offers to (``agent/saveDocuments``), otherwise the workspace writes
+the file itself.
 
 The connection to the editor is the :class:`EditorConnection` protocol, which the
 server implements over LSP; this module only decides what to send.
@@ -49,9 +54,11 @@ class EditSupport:
     """What the client can do with workspace edits."""
 
     apply_edit: bool = False
-    """``workspace.applyEdit`` with ``documentChanges``: edits of open documents go through the editor."""
+    """``workspace.applyEdit``: edits of open documents go through the editor."""
+    document_changes: bool = False
+    """``workspaceEdit.documentChanges``: edits carry the buffer's version (else the ``changes`` form)."""
     create_files: bool = False
-    """``resourceOperations`` includes ``create``: new files are created through the editor too."""
+    """``documentChanges`` and ``resourceOperations`` with ``create``: new files are created in the editor."""
     save_documents: bool = False
     """The client answers ``agent/saveDocuments``: it saves the documents after an applied edit."""
 
@@ -221,34 +228,37 @@ class EditorWorkspace(DiskWorkspace):
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
-    ) -> None:
+    ) -> str | None:
         resolved = self.resolve(path)
         support = self.editor.edit_support()
         document = self._open(resolved)
         if not support.apply_edit:
             await super().write_text(resolved, text)  # a headless client: the disk is the truth
-            return
+            return None
         if document is not None:
-            changes, label, uri = self._edit_open(document, text, base)
-        elif support.create_files and not await super().exists(resolved):
+            edit, label, uri = self._edit_open(document, text, base, support.document_changes)
+        elif not await super().exists(resolved):
+            if not support.create_files:
+                await super().write_text(resolved, text)
+                return NOT_CREATED_IN_EDITOR
             uri = resolved.as_uri()
-            changes = [
-                lsp.CreateFile(
-                    uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
-                ),
-                lsp.TextDocumentEdit(
-                    text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                    edits=[lsp.TextEdit(range=lsp.Range(start=_ORIGIN, end=_ORIGIN), new_text=text)],
-                ),
-            ]
+            edit = lsp.WorkspaceEdit(
+                document_changes=[
+                    lsp.CreateFile(
+                        uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
+                    ),
+                    lsp.TextDocumentEdit(
+                        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+                        edits=[lsp.TextEdit(range=lsp.Range(start=_ORIGIN, end=_ORIGIN), new_text=text)],
+                    ),
+                ]
+            )
             label = f"agentls: create {self._name(resolved)}"
         else:  # not open in the editor: nothing to show or undo there
             await super().write_text(resolved, text)
-            return
-        if changes:
-            outcome = await unless_aborted(
-                self.editor.apply_edit(lsp.WorkspaceEdit(document_changes=changes), label), signal
-            )
+            return None
+        if edit is not None:
+            outcome = await unless_aborted(self.editor.apply_edit(edit, label), signal)
             if not outcome.applied:
                 reason = outcome.failure_reason or "no reason given"
                 raise EditRejected(
@@ -263,22 +273,37 @@ class EditorWorkspace(DiskWorkspace):
         )
         if uri not in saved:
             await super().write_text(resolved, text)
+        return None
 
     def _edit_open(
-        self, document: OpenDocument, text: str, base: Document | None
-    ) -> tuple[list[lsp.TextDocumentEdit | lsp.CreateFile], str, str]:
-        """The edit of an open document: computed from ``base`` when it is that buffer at a known version."""
+        self, document: OpenDocument, text: str, base: Document | None, versioned: bool
+    ) -> tuple[lsp.WorkspaceEdit | None, str, str]:
+        """The edit of an open document: computed from ``base`` when it is that buffer at a known version.
+
+        ``versioned``: the client takes ``documentChanges``, whose version it checks
+        itself. The ``changes`` form has none, so the buffer the server holds must still
+        be the one the tool read: otherwise the edit is refused here.
+        """
         old, version = document.text, document.version
         if base is not None and base.version is not None:
             old, version = base.data.decode("utf-8", errors="surrogatepass"), base.version
-        label = f"agentls: edit {self._name(document.path)}"
+        name = self._name(document.path)
+        label = f"agentls: edit {name}"
+        if not versioned and (version != document.version or old != document.text):
+            raise EditRejected(
+                f"{name} changed in the editor since it was read (version {version}, now "
+                f"{document.version}); nothing was written. Read the file again and retry."
+            )
         if old == text:
-            return [], label, document.uri
+            return None, label, document.uri
+        change = minimal_edit(old, text, self.editor.position_encoding)
+        if not versioned:
+            return lsp.WorkspaceEdit(changes={document.uri: [change]}), label, document.uri
         edit = lsp.TextDocumentEdit(
             text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=version),
-            edits=[minimal_edit(old, text, self.editor.position_encoding)],
+            edits=[change],
         )
-        return [edit], label, document.uri
+        return lsp.WorkspaceEdit(document_changes=[edit]), label, document.uri
 
     async def _after_applied(self, document: OpenDocument | None, text: str) -> None:
         """Make the next read see ``text`` even if the editor's ``didChange`` for it is late or lost."""
@@ -295,6 +320,11 @@ class EditorWorkspace(DiskWorkspace):
 
 
 _ORIGIN = lsp.Position(line=0, character=0)
+
+NOT_CREATED_IN_EDITOR = (
+    "written on disk only: the editor cannot create files through workspace/applyEdit "
+    "(no documentChanges with the create resource operation), so it does not show the new file"
+)
 
 
 def document_key(path: str | Path) -> str:

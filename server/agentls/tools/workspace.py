@@ -95,13 +95,14 @@ class Workspace(Protocol):
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
-    ) -> None:
+    ) -> str | None:
         """Replace the content of ``path`` with ``text`` (UTF-8), creating it and its folders.
 
         ``base`` is the document the new text was computed from (``edit`` passes it,
         ``write`` does not). An abort ends a wait for the editor with :class:`AbortError`.
         Raises :class:`OSError` for disk failures and
-        :class:`ToolInputError` when the editor refuses the change.
+        :class:`ToolInputError` when the editor refuses the change. Returns a note for
+        the tool's result when the write went differently than asked (else ``None``).
         """
         ...
 
@@ -236,8 +237,9 @@ class DiskWorkspace:
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
-    ) -> None:
+    ) -> str | None:
         await asyncio.to_thread(self._disk, files.write_text_atomic, path, text)
+        return None
 
     def buffers(self) -> dict[str, str]:
         return {}
