@@ -27,9 +27,77 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 converter = get_converter()
 
-CLIENTS: dict[str, dict[str, Any] | None] = {
-    # what stock clients advertise as ``workspace.workspaceEdit`` (all of them: ``applyEdit: true``)
-    "neovim-0.11": {"resourceOperations": ["rename", "create", "delete"]},
+_ALL_OPERATIONS = ["create", "rename", "delete"]
+CLIENTS: dict[str, dict[str, Any]] = {
+    # What stock clients advertise, from their sources: ``workspace.applyEdit``,
+    # ``workspace.workspaceEdit`` and ``general.positionEncodings``.
+    "neovim-0.10/0.11": {  # runtime/lua/vim/lsp/protocol.lua, make_client_capabilities
+        "workspace": {
+            "applyEdit": True,
+            "workspaceEdit": {"resourceOperations": ["rename", "create", "delete"]},
+        },
+        "general": {"positionEncodings": ["utf-8", "utf-16", "utf-32"]},
+    },
+    "helix-25.07": {  # helix-lsp/src/client.rs
+        "workspace": {
+            "applyEdit": True,
+            "workspaceEdit": {
+                "documentChanges": True,
+                "resourceOperations": _ALL_OPERATIONS,
+                "failureHandling": "abort",
+                "normalizesLineEndings": False,
+            },
+        },
+        "general": {"positionEncodings": ["utf-8", "utf-32", "utf-16"]},
+    },
+    "zed": {  # crates/lsp/src/lsp.rs, default_initialize_params
+        "workspace": {
+            "applyEdit": True,
+            "workspaceEdit": {"documentChanges": True, "resourceOperations": _ALL_OPERATIONS},
+        },
+        "general": {"positionEncodings": ["utf-16"]},
+    },
+    "eglot-1.24": {  # eglot.el, eglot-client-capabilities
+        "workspace": {
+            "applyEdit": True,
+            "workspaceEdit": {
+                "documentChanges": True,
+                "resourceOperations": ["create", "delete", "rename"],
+                "failureHandling": "abort",
+            },
+        },
+        "general": {"positionEncodings": ["utf-32", "utf-8", "utf-16"]},
+    },
+    "eglot-1.21": {  # documentChanges, no resource operations
+        "workspace": {"applyEdit": True, "workspaceEdit": {"documentChanges": True}},
+        "general": {"positionEncodings": ["utf-32", "utf-8", "utf-16"]},
+    },
+    "kate-24": {  # addons/lspclient/lspclientserver.cpp: no applyEdit advertised
+        "workspace": {"configuration": True, "workspaceFolders": True},
+    },
+    "sublime-lsp-2.13": {  # plugin/core/sessions.py, get_initialize_params
+        "workspace": {
+            "applyEdit": True,
+            "workspaceEdit": {
+                "documentChanges": True,
+                "resourceOperations": _ALL_OPERATIONS,
+                "failureHandling": "abort",
+                "normalizesLineEndings": True,
+            },
+        },
+        "general": {"positionEncodings": ["utf-16"]},
+    },
+    "sublime-lsp-2.11": {  # before resourceOperations
+        "workspace": {
+            "applyEdit": True,
+            "workspaceEdit": {
+                "documentChanges": True,
+                "failureHandling": "abort",
+                "normalizesLineEndings": True,
+            },
+        },
+        "general": {"positionEncodings": ["utf-16"]},
+    },
 }
 
 EDITING = types.ClientCapabilities(
@@ -340,17 +408,15 @@ async def test_closed_files_are_written_to_disk_even_with_apply_edit(
     assert (workspace / "closed.py").read_text() == "x = 2\n"
 
 
-def workspace_capabilities(workspace_edit: dict[str, Any] | None) -> types.ClientCapabilities:
-    """A client's ``workspace`` capabilities as it sends them (``applyEdit`` and ``workspaceEdit``)."""
-    workspace: dict[str, Any] = {"applyEdit": True}
-    if workspace_edit is not None:
-        workspace["workspaceEdit"] = workspace_edit
-    return converter.structure({"workspace": workspace}, types.ClientCapabilities)
-
-
-async def test_a_client_without_document_changes_gets_the_changes_form_and_new_files_on_disk(
-    data_dir: Path, faux_script: FauxScript, workspace: Path
+@pytest.mark.parametrize("name", list(CLIENTS))
+async def test_each_stock_clients_capabilities_get_the_edit_form_it_can_apply(
+    name: str, data_dir: Path, faux_script: FauxScript, workspace: Path
 ) -> None:
+    advertised = CLIENTS[name]
+    workspace_edit = advertised["workspace"].get("workspaceEdit", {})
+    apply_edit = advertised["workspace"].get("applyEdit", False)
+    versioned = apply_edit and workspace_edit.get("documentChanges", False)
+    creates = versioned and "create" in workspace_edit.get("resourceOperations", [])
     target = workspace / "m.py"
     target.write_text("a = 1\nb = 2\n")
     calls = [
@@ -358,17 +424,27 @@ async def test_a_client_without_document_changes_gets_the_changes_form_and_new_f
         tool_call("w", "write", {"path": "new.py", "content": "NEW = 1\n"}),
     ]
     script(faux_script, *calls)
-    capabilities = workspace_capabilities(CLIENTS["neovim-0.11"])
+    capabilities = converter.structure(advertised, types.ClientCapabilities)
     async with editor_session(data_dir, faux_script, capabilities) as (client, editor):
         editor.open(target)
         editor.type(target, "a = 1\nb = 2\nc = 3\n")  # unsaved typing stays in the buffer
         edited, written = await run(client, workspace)
-        [params] = editor.edits
+        sent = editor.edits
         buffer_text = editor.text(target)
-    assert edited["isError"] is False, text_of(edited)
-    assert params.edit.document_changes is None
-    [[uri, [change]]] = params.edit.changes.items()
-    assert uri == target.as_uri() and (change.range.start.line, change.range.end.line) == (1, 1)
-    assert buffer_text == "a = 1\nb = 'two'\nc = 3\n" and target.read_text() == buffer_text
-    assert written["isError"] is False and "written on disk only" in text_of(written)
+    assert edited["isError"] is False and written["isError"] is False, (text_of(edited), text_of(written))
     assert (workspace / "new.py").read_text() == "NEW = 1\n"
+    if not apply_edit:  # the disk is the truth: the editor's buffer is not touched
+        assert sent == [] and target.read_text() == "a = 1\nb = 'two'\nc = 3\n"
+        return
+    edit = sent[0].edit
+    if versioned:
+        [change] = edit.document_changes
+        assert edit.changes is None and change.text_document.version == 2
+    else:
+        assert edit.document_changes is None and list(edit.changes) == [target.as_uri()]
+    assert buffer_text == "a = 1\nb = 'two'\nc = 3\n" and target.read_text() == buffer_text
+    if creates:
+        assert isinstance(sent[1].edit.document_changes[0], types.CreateFile)
+        assert "written on disk only" not in text_of(written)
+    else:
+        assert len(sent) == 1 and "written on disk only" in text_of(written)
