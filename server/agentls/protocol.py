@@ -9,7 +9,7 @@ params with these models, the client builds its requests with them, and
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -110,6 +110,8 @@ class ClientAgentCapabilities(ProtocolModel):
     """The client answers ``agent/requestPermission`` (else ``window/showMessageRequest`` is used)."""
     save_documents: bool = False
     """The client answers ``agent/saveDocuments`` by saving those documents from its buffers."""
+    diagnostics: bool = False
+    """The client answers ``agent/getDiagnostics`` with what its language servers report."""
 
 
 # --- sessions ----------------------------------------------------------------------------
@@ -179,9 +181,48 @@ class ImageParam(ProtocolModel):
     mime_type: str = Field(pattern=r"^image/[A-Za-z0-9.+-]+$")
 
 
+class PositionParam(ProtocolModel):
+    """An LSP position (0-based; ``character`` in the negotiated position encoding)."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class RangeParam(ProtocolModel):
+    start: PositionParam
+    end: PositionParam
+
+
+class SelectionContext(ProtocolModel):
+    """The text of ``range`` in a document (the editor's buffer when it has it open)."""
+
+    type: Literal["selection"]
+    uri: str
+    range: RangeParam
+
+
+class FileContext(ProtocolModel):
+    type: Literal["file"]
+    uri: str
+
+
+class DiagnosticsContext(ProtocolModel):
+    """The diagnostics the editor shows for ``uri`` (every document without it)."""
+
+    type: Literal["diagnostics"]
+    uri: str | None = None
+
+
+ContextAttachment = Annotated[
+    SelectionContext | FileContext | DiagnosticsContext, Field(discriminator="type")
+]
+"""What the user attached from the editor to a prompt (see "Editor context" in protocol.md)."""
+
+
 class PromptParams(SessionParams):
     text: str
     images: list[ImageParam] | None = None
+    context: list[ContextAttachment] | None = None
     when_busy: WhenBusy | None = None
 
 
@@ -195,6 +236,7 @@ class PromptResult(ResultModel):
 class QueueParams(SessionParams):
     text: str
     images: list[ImageParam] | None = None
+    context: list[ContextAttachment] | None = None
 
 
 class QueueItemResult(ResultModel):
@@ -206,6 +248,7 @@ class QueueItem(ResultModel):
     kind: Literal["steering", "followUp"]
     text: str
     images: list[dict[str, Any]] | None = None
+    context: list[dict[str, Any]] | None = None
 
 
 class QueueState(ResultModel):
@@ -421,6 +464,25 @@ class SaveDocumentsResult(ProtocolModel):
     """The URIs the client saved; the server writes the others to disk itself."""
 
 
+class GetDiagnosticsParams(ProtocolModel):
+    uris: list[str] | None = None
+    """Those documents' diagnostics; every document's without it."""
+
+
+class FileDiagnostics(ProtocolModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    uri: str
+    items: list[dict[str, Any]]
+    """LSP ``Diagnostic`` objects: ``range``, ``severity?``, ``message``, ``source?``, ``code?``."""
+
+
+class GetDiagnosticsResult(ProtocolModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    diagnostics: list[FileDiagnostics]
+
+
 class PermissionRule(ResultModel):
     workspace: str
     tool_name: str
@@ -522,6 +584,7 @@ NOTIFICATIONS: dict[str, type[BaseModel]] = {
 SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/requestPermission": (RequestPermissionParams, RequestPermissionResult),
     "agent/saveDocuments": (SaveDocumentsParams, SaveDocumentsResult),
+    "agent/getDiagnostics": (GetDiagnosticsParams, GetDiagnosticsResult),
 }
 """Requests the server sends to the client (only when the client advertised them)."""
 

@@ -140,8 +140,23 @@ class Editor:
         def save_documents(params: Any) -> dict[str, Any]:
             return self._save(params)
 
+        def get_diagnostics(params: Any) -> dict[str, Any]:
+            self.diagnostics_requests.append(plain(params))
+            uris = plain(params).get("uris")
+            return {
+                "diagnostics": [
+                    {"uri": uri, "items": items}
+                    for uri, items in self.diagnostics.items()
+                    if uris is None or uri in uris
+                ]
+            }
+
+        self.diagnostics: dict[str, list[dict[str, Any]]] = {}
+        """What the editor's language servers report, by URI (answered to agent/getDiagnostics)."""
+        self.diagnostics_requests: list[dict[str, Any]] = []
         client.feature(types.WORKSPACE_APPLY_EDIT)(apply_edit)
         client.feature("agent/saveDocuments")(save_documents)
+        client.feature("agent/getDiagnostics")(get_diagnostics)
 
     def open(self, path: Path, text: str | None = None) -> None:
         text = path.read_text() if text is None else text

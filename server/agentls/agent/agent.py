@@ -183,11 +183,13 @@ class Agent:
         transport: str = "auto",
         max_retry_delay_ms: int | None = None,
         tool_execution: ToolExecutionMode = "parallel",
+        queue_class: type[PendingMessageQueue] = PendingMessageQueue,
     ) -> None:
+        """``queue_class`` (not in Pi) lets a host decide what "one at a time" takes from a queue."""
         self._state = initial_state or AgentState()
         self._listeners: list[Listener] = []
-        self._steering_queue = PendingMessageQueue(steering_mode)
-        self._follow_up_queue = PendingMessageQueue(follow_up_mode)
+        self._steering_queue = queue_class(steering_mode)
+        self._follow_up_queue = queue_class(follow_up_mode)
         self.stream_fn: StreamFn = stream_fn or get_default_stream_fn()
         self.convert_to_llm: ConvertToLlm = convert_to_llm or default_convert_to_llm
         self.transform_context = transform_context

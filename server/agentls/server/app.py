@@ -354,16 +354,17 @@ def create_server() -> AgentServer:
 
     @request("agent/prompt", PromptParams)
     async def prompt(ls: AgentServer, p: PromptParams) -> Any:
-        return await ls.manager.get(p.session_id).prompt(p.text, p.images, p.when_busy)
+        return await ls.manager.get(p.session_id).prompt(p.text, p.images, p.when_busy, p.context)
 
     @request("agent/steer", QueueParams)
     async def steer(ls: AgentServer, p: QueueParams) -> QueueItemResult:
-        return QueueItemResult(item_id=await ls.manager.get(p.session_id).enqueue("steer", p.text, p.images))
+        session = ls.manager.get(p.session_id)
+        return QueueItemResult(item_id=await session.enqueue("steer", p.text, p.images, p.context))
 
     @request("agent/followUp", QueueParams)
     async def follow_up(ls: AgentServer, p: QueueParams) -> QueueItemResult:
         session = ls.manager.get(p.session_id)
-        return QueueItemResult(item_id=await session.enqueue("followUp", p.text, p.images))
+        return QueueItemResult(item_id=await session.enqueue("followUp", p.text, p.images, p.context))
 
     @request("agent/getQueue", SessionParams)
     async def get_queue(ls: AgentServer, p: SessionParams) -> Any:

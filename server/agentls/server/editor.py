@@ -13,16 +13,23 @@ import json
 import logging
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
+from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from agentls.protocol import SaveDocumentsParams, SaveDocumentsResult
+from agentls.protocol import (
+    GetDiagnosticsParams,
+    GetDiagnosticsResult,
+    SaveDocumentsParams,
+    SaveDocumentsResult,
+)
 from agentls.server.rpc import CancelledByClient
 from agentls.tools.editor import EditOutcome, EditSupport, OpenDocument, PositionEncoding, document_key
+from agentls.tools.workspace import ToolInputError
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
@@ -98,6 +105,34 @@ class LspEditor:
         if isinstance(reason, str) and reason:
             return _refused(reason)
         return _refused(f"the editor's answer {json.dumps(answer)[:200]} does not say applied: true")
+
+    @property
+    def answers_diagnostics(self) -> bool:
+        """The client advertised ``experimental.agent.diagnostics``: ``agent/getDiagnostics`` works."""
+        return self.server.client_agent.diagnostics
+
+    async def diagnostics(self, uris: list[str] | None) -> list[dict[str, Any]]:
+        """``agent/getDiagnostics``: ``[{uri, items}]``; a failed or malformed answer is a tool error."""
+        params = GetDiagnosticsParams(uris=uris).model_dump(mode="json", by_alias=True, exclude_none=True)
+        seconds = self.server.options.apply_edit_timeout_ms / 1000
+        try:
+            answer = await self.server.request_client("agent/getDiagnostics", params, seconds)
+            result = GetDiagnosticsResult.model_validate(answer)
+        except TimeoutError:
+            raise ToolInputError(
+                f"the editor did not answer agent/getDiagnostics within {seconds:g} s"
+            ) from None
+        except CancelledByClient:
+            raise ToolInputError("the editor cancelled agent/getDiagnostics") from None
+        except JsonRpcException as error:
+            raise ToolInputError(
+                f"the editor answered agent/getDiagnostics with an error: {error.message}"
+            ) from None
+        except ValidationError as error:
+            raise ToolInputError(
+                f"the editor's answer to agent/getDiagnostics is malformed: {error}"
+            ) from None
+        return [entry.model_dump() for entry in result.diagnostics]
 
     async def save_documents(self, uris: list[str]) -> set[str]:
         params = SaveDocumentsParams(uris=uris).model_dump(mode="json", by_alias=True)

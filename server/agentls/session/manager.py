@@ -19,6 +19,7 @@ from agentls.protocol import (
     PermissionRule,
     SessionInfo,
 )
+from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
 from agentls.session.instructions import PromptSettings, SessionInstructions
 from agentls.session.permissions import Ask, PermissionRules, permission_hook
@@ -34,7 +35,8 @@ from agentls.session.store import (
     new_session_id,
 )
 from agentls.session.transcript import Transcript
-from agentls.tools import DiskWorkspace, ProcessTracker, coding_tools
+from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
+from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor import EditorConnection, EditorWorkspace
 
 
@@ -113,11 +115,26 @@ class SessionManager:
             allow_outside=allow_outside,
         )
 
-    def _tools(self, cwd: str, allow_outside: bool, processes: ProcessTracker) -> list[AgentTool]:
-        """The coding tools over ``cwd``: through the editor when there is one, else on disk."""
+    def _workspace(self, cwd: str, allow_outside: bool) -> Workspace:
+        """A session's files: through the editor when there is one, else on disk."""
         if self.editor is not None:
-            return coding_tools(EditorWorkspace(cwd, self.editor, allow_outside), processes)
-        return coding_tools(DiskWorkspace(cwd, allow_outside), processes)
+            return EditorWorkspace(cwd, self.editor, allow_outside)
+        return DiskWorkspace(cwd, allow_outside)
+
+    def _tools(self, workspace: Workspace, processes: ProcessTracker) -> list[AgentTool]:
+        """The coding tools over ``workspace``, and ``diagnostics`` when the editor answers for it."""
+        tools = coding_tools(workspace, processes)
+        if self.editor is not None and self.editor.answers_diagnostics:
+            tools.append(diagnostics_tool(workspace, self.editor.diagnostics))
+        return tools
+
+    def _editor_context(self, workspace: Workspace) -> EditorContext:
+        editor = self.editor
+        if editor is None:
+            return EditorContext(workspace, "utf-16", None)
+        return EditorContext(
+            workspace, editor.position_encoding, editor.diagnostics if editor.answers_diagnostics else None
+        )
 
     def _compaction(self, own: dict[str, Any] | None) -> CompactionSettings:
         """A session's compaction settings: its own (as stored) if it set any, else the server's."""
@@ -164,6 +181,7 @@ class SessionManager:
         except SessionStoreError as error:
             raise SessionError("storage", str(error)) from error
         processes = ProcessTracker()
+        workspace = self._workspace(cwd, allow_outside)
         session = AgentSession(
             session_id=session_id,
             cwd=cwd,
@@ -172,7 +190,8 @@ class SessionManager:
             thinking_level=level,
             system_prompt="",
             transcript=Transcript(),
-            tools=self._tools(cwd, allow_outside, processes),
+            tools=self._tools(workspace, processes),
+            editor_context=self._editor_context(workspace),
             processes=processes,
             writer=writer,
             notify=self.notify,
@@ -207,6 +226,7 @@ class SessionManager:
             model = resolve_model(models, None, None)
         level = loaded.thinking_level if loaded.thinking_level in THINKING_LEVELS else "off"
         processes = ProcessTracker()
+        workspace = self._workspace(loaded.header.cwd, loaded.header.allow_outside_workspace)
         session = AgentSession(
             session_id=session_id,
             cwd=loaded.header.cwd,
@@ -215,7 +235,8 @@ class SessionManager:
             thinking_level=level,
             system_prompt="",
             transcript=loaded.transcript,
-            tools=self._tools(loaded.header.cwd, loaded.header.allow_outside_workspace, processes),
+            tools=self._tools(workspace, processes),
+            editor_context=self._editor_context(workspace),
             processes=processes,
             writer=writer,
             notify=self.notify,

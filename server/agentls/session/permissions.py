@@ -33,6 +33,7 @@ DEFAULT_MODES: dict[str, PermissionMode] = {
     "ls": "allow",
     "find": "allow",
     "grep": "allow",
+    "diagnostics": "allow",
     "write": "allow",
     "edit": "allow",
     "bash": "ask",

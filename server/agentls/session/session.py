@@ -30,6 +30,8 @@ from agentls.agent import (
     MessageEndEvent,
     MessageStartEvent,
     MessageUpdateEvent,
+    PendingMessageQueue,
+    QueueMode,
     TurnContext,
     TurnUpdate,
 )
@@ -52,6 +54,7 @@ from agentls.protocol import (
     CommandInfo,
     CompactionSettings,
     CompactResult,
+    ContextAttachment,
     ContextStats,
     ImageParam,
     MessagesResult,
@@ -66,6 +69,7 @@ from agentls.protocol import (
 )
 from agentls.session.compaction import CompactionFailed, Compactor
 from agentls.session.compaction.tokens import estimate_messages_tokens
+from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
 from agentls.session.instructions import SessionInstructions
 from agentls.session.messages import convert_to_llm
@@ -114,6 +118,34 @@ def event_to_wire(event: AgentEvent) -> dict[str, Any]:
     return to_wire(event)
 
 
+class ItemQueue(PendingMessageQueue):
+    """A queue whose "one at a time" takes one queue item: a message with its editor context.
+
+    An item with editor context is two messages, the ``editorContext`` message and the
+    user's; delivered apart, the model would get a turn with the context and no question.
+    """
+
+    def __init__(self, mode: QueueMode) -> None:
+        super().__init__(mode)
+        self._pairs: set[int] = set()
+        """The ids of messages delivered together with the message that follows them."""
+
+    def pair(self, leading: AgentMessage) -> None:
+        self._pairs.add(id(leading))
+
+    def drain(self) -> list[AgentMessage]:
+        if self.mode == "all" or not self.messages or id(self.messages[0]) not in self._pairs:
+            drained = super().drain()
+        else:
+            drained, self.messages = self.messages[:2], self.messages[2:]
+        self._pairs.difference_update(id(message) for message in drained)
+        return drained
+
+    def clear(self) -> None:
+        super().clear()
+        self._pairs.clear()
+
+
 @dataclass
 class _QueuedItem:
     item: QueueItem
@@ -148,8 +180,11 @@ class AgentSession:
         instructions: SessionInstructions | None = None,
         compaction: CompactionSettings | None = None,
         coalesce_deltas: bool = False,
+        editor_context: EditorContext | None = None,
     ) -> None:
         self.session_id = session_id
+        self.editor_context = editor_context
+        """Turns the ``context`` of prompts into their ``editorContext`` message."""
         self.instructions = instructions
         """Rebuilds the system prompt before each turn; without it the prompt stays as given."""
         self.processes = processes
@@ -182,6 +217,7 @@ class AgentSession:
             session_id=session_id,
             before_tool_call=before_tool_call,
             prepare_next_turn_with_context=self._prepare_next_turn,
+            queue_class=ItemQueue,
         )
         self.agent.subscribe(self._on_event)
         self.transcript = transcript
@@ -233,7 +269,8 @@ class AgentSession:
 
     def _queue_state(self) -> QueueState:
         def items(messages: tuple[AgentMessage, ...]) -> list[QueueItem]:
-            return [self._items[id(m)].item for m in messages if id(m) in self._items]
+            found = {id(m): self._items[id(m)].item for m in messages if id(m) in self._items}
+            return list({item.id: item for item in found.values()}.values())  # an item may be two messages
 
         return QueueState(
             steering=items(self.agent.queued_steering), follow_up=items(self.agent.queued_follow_ups)
@@ -400,37 +437,67 @@ class AgentSession:
     # --- requests ------------------------------------------------------------------------
 
     async def prompt(
-        self, text: str, images: list[ImageParam] | None, when_busy: WhenBusy | None
+        self,
+        text: str,
+        images: list[ImageParam] | None,
+        when_busy: WhenBusy | None,
+        context: list[ContextAttachment] | None = None,
     ) -> PromptResult:
         text = await self._expand(text)
+        attached = await self._attached(context)
         if busy := self._busy():
             if when_busy in ("steer", "followUp"):
-                return PromptResult(queued=self._queue(when_busy, text, images))
+                return PromptResult(queued=self._queue(when_busy, text, images, context, attached))
             raise SessionError(
                 "busy",
                 f"{busy}: send it with agent/steer or agent/followUp, pass whenBusy, or wait for "
                 "agent/settled (agent/compact's answer).",
             )
         message = _user_message(text, images)
-        return PromptResult(run_id=self._start(lambda: self.agent.prompt(message), prompt=True))
+        messages = [attached, message] if attached is not None else [message]
+        return PromptResult(run_id=self._start(lambda: self.agent.prompt(messages), prompt=True))
 
-    async def enqueue(self, kind: str, text: str, images: list[ImageParam] | None) -> str:
+    async def enqueue(
+        self,
+        kind: str,
+        text: str,
+        images: list[ImageParam] | None,
+        context: list[ContextAttachment] | None = None,
+    ) -> str:
         """Queue a steering (``steer``) or follow-up message, its command expanded; the item id."""
-        return self._queue(kind, await self._expand(text), images)
+        text = await self._expand(text)
+        return self._queue(kind, text, images, context, await self._attached(context))
 
-    def _queue(self, kind: str, text: str, images: list[ImageParam] | None) -> str:
+    async def _attached(self, context: list[ContextAttachment] | None) -> AgentMessage | None:
+        """The ``editorContext`` message of a request's attachments (``None`` without any)."""
+        if not context:
+            return None
+        if self.editor_context is None:
+            raise SessionError("invalidParams", "This session cannot take editor context")
+        return await self.editor_context.message(context)
+
+    def _queue(
+        self,
+        kind: str,
+        text: str,
+        images: list[ImageParam] | None,
+        context: list[ContextAttachment] | None = None,
+        attached: AgentMessage | None = None,
+    ) -> str:
         message = _user_message(text, images)
         item = QueueItem(
             id=_new_id("item"),
             kind="steering" if kind == "steer" else "followUp",
             text=text,
             images=[i.wire() for i in images] if images else None,
+            context=[a.wire() for a in context] if context and attached is not None else None,
         )
-        self._items[id(message)] = _QueuedItem(item, message)
-        if item.kind == "steering":
-            self.agent.steer(message)
-        else:
-            self.agent.follow_up(message)
+        queue = self.agent.steering_queue if item.kind == "steering" else self.agent.follow_up_queue
+        for part in (attached, message) if attached is not None else (message,):
+            self._items[id(part)] = _QueuedItem(item, part)
+            queue.enqueue(part)
+        if attached is not None and isinstance(queue, ItemQueue):
+            queue.pair(attached)
         self._publish_queue()
         return item.id
 
@@ -452,7 +519,8 @@ class AgentSession:
             for message in queue.messages:
                 queued = self._items.get(id(message))
                 if queued is not None and item_id in (None, queued.item.id):
-                    out.append(queued.item)
+                    if queued.item not in out:  # an item with editor context is two messages
+                        out.append(queued.item)
                     self._items.pop(id(message))
                     found = True
                 else:

@@ -56,8 +56,13 @@ TOOL_PROMPTS: dict[str, ToolPrompt] = {
     "find": ToolPrompt("Find files by glob pattern (respects .gitignore)"),
     "grep": ToolPrompt("Search file contents for patterns (respects .gitignore)"),
     "bash": ToolPrompt("Execute bash commands (ls, grep, find, etc.)"),
+    "diagnostics": ToolPrompt(
+        "List the errors and warnings the user's editor reports for a file",
+        ("After editing code, use diagnostics to check the change for errors the editor reports.",),
+    ),
 }
-"""Pi's ``promptSnippet`` and ``promptGuidelines`` of each built-in tool; other tools are not listed."""
+"""Pi's ``promptSnippet`` and ``promptGuidelines`` of each built-in tool (and agentls's ``diagnostics``);
+other tools are not listed."""
 
 
 @dataclass(frozen=True)

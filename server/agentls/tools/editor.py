@@ -26,7 +26,7 @@ import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from lsprotocol import types as lsp
 
@@ -93,6 +93,15 @@ class EditorConnection(Protocol):
         """Wait until the version is above ``newer_than`` (or it closes); ``False`` after ``seconds``."""
         ...
 
+    @property
+    def answers_diagnostics(self) -> bool:
+        """Whether :meth:`diagnostics` works (the client answers ``agent/getDiagnostics``)."""
+        ...
+
+    async def diagnostics(self, uris: list[str] | None) -> list[dict[str, Any]]:
+        """What the editor's language servers report: ``[{uri, items: [Diagnostic]}]``."""
+        ...
+
 
 class EditRejected(ToolInputError):
     """The editor did not apply a workspace edit; nothing was written."""
@@ -117,6 +126,30 @@ def lsp_position(text: str, offset: int, encoding: PositionEncoding = "utf-16") 
     for match in _LINE_BREAK.finditer(text, 0, offset):
         line, line_start = line + 1, match.end()
     return lsp.Position(line=line, character=_units(text[line_start:offset], encoding))
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line of ``text`` starts (lines end at ``\n``, ``\r\n`` or ``\r``)."""
+    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
+
+
+def offset_at(text: str, line: int, character: int, encoding: PositionEncoding = "utf-16") -> int | None:
+    """The string offset of an LSP position, ``None`` when the line is past the end.
+
+    A ``character`` past the end of its line means the line's end, as LSP says.
+    """
+    starts = line_starts(text)
+    if line >= len(starts):
+        return None
+    start = starts[line]
+    end = starts[line + 1] if line + 1 < len(starts) else len(text)
+    content = _LINE_BREAK.sub("", text[start:end], count=1) if line + 1 < len(starts) else text[start:end]
+    units = 0
+    for index, char in enumerate(content):
+        if units >= character:
+            return start + index
+        units += _units(char, encoding)
+    return start + len(content)
 
 
 def minimal_edit(old: str, new: str, encoding: PositionEncoding = "utf-16") -> lsp.TextEdit:
