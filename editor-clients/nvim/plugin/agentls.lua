@@ -44,3 +44,30 @@ command("AgentModel", "model", {
     return require("agentls.complete").model(lead)
   end,
 })
+
+-- editor context: attachments of the next message
+local function context_command(name, action, opts)
+  vim.api.nvim_create_user_command(name, function(args)
+    require("agentls").ensure_setup()
+    require("agentls.commands")[action](args)
+  end, opts)
+end
+
+context_command("AgentAddSelection", "add_selection", {
+  range = true,
+  desc = "agentls: attach the selected lines (or the visual selection) to the next message",
+})
+context_command("AgentAddFile", "add_file", {
+  nargs = "?",
+  complete = "file",
+  desc = "agentls: attach a file (the current one without a path) to the next message",
+})
+context_command("AgentAddDiagnostics", "add_diagnostics", {
+  nargs = 0,
+  bang = true,
+  desc = "agentls: attach the current buffer's diagnostics (! every buffer's) to the next message",
+})
+context_command("AgentClearContext", "clear_context", {
+  nargs = 0,
+  desc = "agentls: remove the attachments waiting for the next message",
+})

@@ -41,7 +41,7 @@ function M.capabilities()
   -- without it the server would write files behind the buffers' back.
   capabilities.workspace.workspaceEdit.documentChanges = true
   capabilities.experimental = vim.tbl_extend("force", capabilities.experimental or {}, {
-    agent = { requestPermission = true, saveDocuments = true },
+    agent = { requestPermission = true, saveDocuments = true, diagnostics = true },
   })
   return capabilities
 end

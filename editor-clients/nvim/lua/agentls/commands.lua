@@ -3,6 +3,7 @@
 local client = require("agentls.client")
 local complete = require("agentls.complete")
 local config = require("agentls.config")
+local context = require("agentls.context")
 local panel = require("agentls.panel")
 local state = require("agentls.state")
 
@@ -21,13 +22,31 @@ local function fail(err)
   notify(client.error_text(err), levels.ERROR)
 end
 
+--- A message with attachments was refused: they stay pending; say how to drop them.
+local function fail_with_context(err, attachments)
+  local text = client.error_text(err)
+  if attachments and #context.pending > 0 and client.error_kind(err) == "invalidParams" and text:find("context") then
+    text = text .. " (the attachments stay pending: :AgentClearContext removes them)"
+  end
+  notify(text, levels.ERROR)
+end
+
+--- The prompt of the input: what it sends, and the attachments that go with it.
+local function input_prompt(what)
+  local labels = context.labels()
+  if #labels == 0 then
+    return ("Agent %s: "):format(what)
+  end
+  return ("Agent %s [📎 %s]: "):format(what, table.concat(labels, " · "))
+end
+
 --- `callback(text)` with the command's text, or with what the user types when there is none.
-local function with_text(text, prompt, callback)
+local function with_text(text, what, callback)
   text = vim.trim(text or "")
   if text ~= "" then
     return callback(text)
   end
-  vim.ui.input({ prompt = prompt, completion = complete.input_completion }, function(input)
+  vim.ui.input({ prompt = input_prompt(what), completion = complete.input_completion }, function(input)
     if input == nil then
       return -- cancelled
     end
@@ -100,7 +119,7 @@ end
 --- :AgentPrompt [text]: send a prompt to the current session (a new one if there is none);
 --- `!cmd` and `!!cmd` run a command instead.
 function M.prompt(text)
-  with_text(text, "Agent prompt: ", function(prompt)
+  with_text(text, "prompt", function(prompt)
     local command, exclude = shell_command(prompt)
     if command == "" then
       return notify("nothing to run: no command after !", levels.WARN)
@@ -110,15 +129,17 @@ function M.prompt(text)
       if command then
         return run_command(session_id, command, exclude)
       end
-      local params = { sessionId = session_id, text = prompt }
+      local attachments, sent = context.take(prompt)
+      local params = { sessionId = session_id, text = prompt, context = attachments }
       local when_busy = config.options.prompt_when_busy
       if when_busy ~= "reject" then
         params.whenBusy = when_busy
       end
       client.request("agent/prompt", params, function(err, result)
         if err then
-          return fail(err)
+          return fail_with_context(err, attachments)
         end
+        sent()
         if result and result.queued then
           notify(("the agent is busy: the prompt is queued (%s)"):format(when_busy))
         end
@@ -132,11 +153,13 @@ local function enqueue(method, what, text)
   if not session_id then
     return
   end
-  with_text(text, ("Agent %s: "):format(what), function(item)
-    client.request(method, { sessionId = session_id, text = item }, function(err)
+  with_text(text, what, function(item)
+    local attachments, sent = context.take(item)
+    client.request(method, { sessionId = session_id, text = item, context = attachments }, function(err)
       if err then
-        return fail(err)
+        return fail_with_context(err, attachments)
       end
+      sent()
       local t = state.transcripts[session_id]
       if t and not t.running then
         notify("queued; the agent is idle: :AgentContinue delivers it")
@@ -322,6 +345,26 @@ function M.model(arg)
       end
     end)
   end)
+end
+
+--- :[range]AgentAddSelection
+function M.add_selection(args)
+  context.add_selection(args.line1, args.line2, args.range)
+end
+
+--- :AgentAddFile [path]
+function M.add_file(args)
+  context.add_file(args.args)
+end
+
+--- :AgentAddDiagnostics[!]
+function M.add_diagnostics(args)
+  context.add_diagnostics(args.bang)
+end
+
+--- :AgentClearContext
+function M.clear_context()
+  context.clear()
 end
 
 --- :AgentPanel: open (and enter) or close the panel.

@@ -1,8 +1,10 @@
---- Completion: the models of :AgentModel, and the `/` commands (prompt templates and skills,
---- `agent/listCommands`) of a prompt, on the command line and in the prompt's `vim.ui.input`.
+--- Completion: the models of :AgentModel, the `/` commands (prompt templates and skills,
+--- `agent/listCommands`) of a prompt, and `@path` mentions of workspace files, on the command
+--- line and in the prompt's `vim.ui.input`.
 ---
---- Completion asks the running server and waits at most a second; without a server (or,
---- for `/` commands, without a current session) there is nothing to offer.
+--- Completion of models and `/` commands asks the running server and waits at most a second;
+--- without a server (or, for `/` commands, without a current session) there is nothing to
+--- offer. `@path` completes from the workspace folder, without the server.
 local client = require("agentls.client")
 local state = require("agentls.state")
 
@@ -39,15 +41,31 @@ local function slash_commands(text)
   return starting_with(names, lead)
 end
 
---- -complete of :AgentPrompt, :AgentSteer and :AgentFollowUp.
-function M.command_line(_, line, pos)
+--- `@path` mentions completing the last word of `text` when it starts with `@`, as `text` with
+--- that word completed (`vim.ui.input` replaces all the text before the cursor).
+local function mentions(text)
+  local before, typed = text:match("^(.-)@(%S*)$")
+  if not before or (before ~= "" and not before:match("%s$")) then
+    return nil
+  end
+  return vim.tbl_map(function(path)
+    return before .. "@" .. path
+  end, require("agentls.context").complete_path(typed))
+end
+
+--- -complete of :AgentPrompt, :AgentSteer and :AgentFollowUp (the lead is the last word).
+function M.command_line(lead, line, pos)
+  local at = mentions(lead or "")
+  if at then
+    return at
+  end
   local args = line:sub(1, pos):match("^%s*%S+%s+(.*)$")
   return args and slash_commands(args) or {}
 end
 
 --- The completion of the prompt's input (for `input()`, the lead is all the text before the cursor).
 function M.input(lead)
-  return slash_commands(lead)
+  return mentions(lead) or slash_commands(lead)
 end
 
 --- `vim.ui.input`'s `completion` option.

@@ -1,5 +1,6 @@
 --- The handlers of what the server sends: agent notifications (events, queues, runs settled,
---- compactions, the user's commands' output) and server→client requests.
+--- compactions, the user's commands' output) and server→client requests (permissions, saving,
+--- the editor's diagnostics, edits).
 ---
 --- `$/progress` and `window/workDoneProgress/create` keep Neovim's built-in handlers, which
 --- fire the `LspProgress` autocmd, so statusline plugins show tool progress.
@@ -31,6 +32,9 @@ function M.lsp_handlers()
     end,
     ["agent/saveDocuments"] = function(_, params)
       return { saved = require("agentls.edits").save(params and params.uris) }
+    end,
+    ["agent/getDiagnostics"] = function(_, params)
+      return require("agentls.context").get_diagnostics(params)
     end,
     ["workspace/applyEdit"] = require("agentls.edits").apply_edit_handler(function(...)
       return vim.lsp.handlers["workspace/applyEdit"](...)

@@ -44,6 +44,7 @@ local HIGHLIGHTS = {
   AgentlsQueue = { link = "DiagnosticHint" },
   AgentlsHint = { link = "Comment" },
   AgentlsWinbar = { link = "Title" },
+  AgentlsAttachment = { link = "Special" },
 }
 
 function M.define_highlights()
@@ -117,7 +118,7 @@ local function set_window_options(win)
   wo.signcolumn, wo.foldcolumn, wo.cursorline = "no", "0", false
   wo.statuscolumn = " " -- a one-column margin
   wo.fillchars = "eob: "
-  wo.winbar = render.winbar(M.transcript)
+  wo.winbar = render.winbar(M.transcript, require("agentls.context").labels())
 end
 
 local function size(value, total)
@@ -269,10 +270,14 @@ function M.render()
     add(entry_lines, entry_hls)
   end
   cache.footer_start = start + #lines
+  local pending = require("agentls.context").labels()
   if t then
-    add(render.footer(t))
+    add(render.footer(t, pending))
   else
     add({ "No session yet: :AgentPrompt {text} starts one." }, { { 0, 0, -1, "AgentlsHint" } })
+    if #pending > 0 then
+      add({ render.pending_line(pending) }, { { 0, 0, -1, "AgentlsAttachment" } })
+    end
   end
 
   local follow = following(buf, full)
@@ -290,7 +295,7 @@ function M.render()
     end
   end
 
-  local winbar = render.winbar(t)
+  local winbar = render.winbar(t, pending)
   local last = api.nvim_buf_line_count(buf)
   for _, win in ipairs(M.windows()) do
     if vim.wo[win].winbar ~= winbar then

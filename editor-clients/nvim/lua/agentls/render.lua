@@ -19,6 +19,7 @@ M.icons = {
   compaction = "▍",
   folded = "▸",
   unfolded = "▾",
+  attachment = "📎",
 }
 
 M.status_text = {
@@ -275,6 +276,57 @@ local function render_assistant(b, entry, transcript, opts)
   end
 end
 
+local function plural(count, word)
+  return ("%d %s%s"):format(count, word, count == 1 and "" or "s")
+end
+
+local function lines_label(first, last)
+  return first == last and tostring(first) or ("%d-%d"):format(first, last)
+end
+
+--- The chip of an attachment of an `editorContext` message's `details`
+--- (`calc.py:3-4`, `README.md`, `2 problems`).
+function M.chip(detail)
+  if type(detail) ~= "table" then
+    return "?"
+  end
+  local path = type(detail.path) == "string" and detail.path ~= "" and detail.path or nil
+  local label
+  if detail.type == "selection" then
+    local first = tonumber(detail.startLine)
+    local last = tonumber(detail.endLine) or first
+    local range = type(detail.range) == "table" and detail.range or {}
+    if not first and type(range.start) == "table" and tonumber(range.start.line) then
+      first = range.start.line + 1
+      local finish = type(range["end"]) == "table" and range["end"] or range.start
+      last = math.max(first, (tonumber(finish.line) or 0) + (finish.character == 0 and 0 or 1))
+    end
+    label = (path or "selection") .. (first and (":" .. lines_label(first, last)) or "")
+  elseif detail.type == "diagnostics" then
+    local count = tonumber(detail.count)
+    label = count and plural(count, "problem") or "problems"
+    if path then
+      label = label .. " in " .. path
+    end
+  else
+    label = path or tostring(detail.type or "?")
+  end
+  if detail.truncated == true then
+    label = label .. " (cut)"
+  end
+  return label
+end
+
+--- The chips of a message's attachments: `📎 calc.py:3-4 · README.md · 2 problems`.
+function M.chips(labels)
+  return M.icons.attachment .. " " .. table.concat(labels, " · ")
+end
+
+--- The chips line of the `details.attachments` of an `editorContext` message.
+function Builder:chips(attachments, indent)
+  self:line(indent .. M.chips(vim.tbl_map(M.chip, attachments)), "AgentlsAttachment")
+end
+
 --- One entry's lines (a blank line after it).
 function M.entry(entry, transcript, opts)
   opts = opts or {}
@@ -282,6 +334,12 @@ function M.entry(entry, transcript, opts)
   if entry.kind == "user" then
     b:heading(M.icons.user, "You", "AgentlsUserHeading")
     b:text(entry.text, "  ")
+    if entry.attachments and #entry.attachments > 0 then
+      b:chips(entry.attachments, "  ")
+    end
+  elseif entry.kind == "context" then
+    b:heading(M.icons.user, "Editor context", "AgentlsCustomHeading")
+    b:chips(entry.attachments or {}, "  ")
   elseif entry.kind == "assistant" then
     render_assistant(b, entry, transcript, opts)
   elseif entry.kind == "tool" then
@@ -326,20 +384,36 @@ function M.header(transcript)
   return b.lines, b.hls
 end
 
---- The lines after the entries: the queue, and a hint when there is nothing yet.
-function M.footer(transcript)
+--- A queued item: its first line, and how many attachments go with it.
+local function queue_line(kind, item)
+  local count = type(item.context) == "table" and #item.context or 0
+  local attached = count > 0 and ("  %s %d"):format(M.icons.attachment, count) or ""
+  return ("%s %s: %s%s"):format(M.icons.queued, kind, lines_of(item.text)[1], attached)
+end
+
+--- The line of the attachments waiting for the next message (`pending`: their labels).
+function M.pending_line(pending)
+  return ("%s next message: %s  (:AgentClearContext)"):format(M.icons.attachment, table.concat(pending, " · "))
+end
+
+--- The lines after the entries: the queue, the pending attachments, and a hint when there is
+--- nothing yet.
+function M.footer(transcript, pending)
   local b = builder()
   if #transcript.entries == 0 and not transcript.running then
     b:line("Ask the agent with :AgentPrompt {text}.", "AgentlsHint")
   end
   for _, item in ipairs(transcript.queue.steering or {}) do
-    b:line(("%s steer: %s"):format(M.icons.queued, lines_of(item.text)[1]), "AgentlsQueue")
+    b:line(queue_line("steer", item), "AgentlsQueue")
   end
   for _, item in ipairs(transcript.queue.followUp or {}) do
-    b:line(("%s follow-up: %s"):format(M.icons.queued, lines_of(item.text)[1]), "AgentlsQueue")
+    b:line(queue_line("follow-up", item), "AgentlsQueue")
   end
   if transcript.running then
     b:line("◌ working…", "AgentlsHint")
+  end
+  if pending and #pending > 0 then
+    b:line(M.pending_line(pending), "AgentlsAttachment")
   end
   return b.lines, b.hls
 end
@@ -348,10 +422,11 @@ local function escape(text)
   return (text:gsub("%%", "%%%%"))
 end
 
---- The panel window's winbar: session, model, status, queue.
-function M.winbar(transcript)
+--- The panel window's winbar: session, model, status, queue, pending attachments.
+function M.winbar(transcript, pending)
+  local attached = pending and #pending > 0 and (" · %s %d"):format(M.icons.attachment, #pending) or ""
   if not transcript then
-    return "%#AgentlsWinbar# agentls%* · no session"
+    return "%#AgentlsWinbar# agentls%* · no session" .. attached
   end
   local parts = { "%#AgentlsWinbar# agentls%*" }
   if transcript.model then
@@ -365,7 +440,7 @@ function M.winbar(transcript)
   if queued > 0 then
     parts[#parts + 1] = ("%d queued"):format(queued)
   end
-  return table.concat(parts, " · ")
+  return table.concat(parts, " · ") .. attached
 end
 
 return M

@@ -5,7 +5,9 @@
 --- the entries that changed (while a run streams, the last one).
 ---
 --- Entries:
----   { kind = "user", text }
+---   { kind = "user", text, attachments? }  `attachments`: the `details.attachments` of the
+---                                    `editorContext` message just before it (the chips)
+---   { kind = "context", attachments } an `editorContext` message no user message followed
 ---   { kind = "assistant", blocks = { {type="text"|"thinking", text} | {type="toolCall", id, name, args} },
 ---     stop_reason, error_message }
 ---   { kind = "tool", id }            a tool execution whose call is not in the transcript
@@ -52,6 +54,7 @@ function M.new(session_id)
     _bash = {},
     _bash_pending = {},
     _compacting = nil,
+    _context = nil,
     queue = { steering = {}, followUp = {} },
     running = false,
     run_id = nil,
@@ -185,17 +188,39 @@ local function coding_entry(message)
     if message.display == false then
       return nil
     end
+    if message.customType == "editorContext" then
+      local details = type(message.details) == "table" and message.details or {}
+      local attachments = type(details.attachments) == "table" and details.attachments or {}
+      return { kind = "context", attachments = attachments }
+    end
     return { kind = "custom", role = tostring(message.customType or role), text = M.content_text(message.content) }
   end
   return { kind = "custom", role = tostring(role), text = M.content_text(message.content) }
 end
 
+--- The editor context waiting for its user message becomes a row of its own (no user message
+--- followed it).
+function Transcript:_flush_context()
+  local entry = self._context
+  if entry then
+    self._context = nil
+    self:_push(entry)
+  end
+end
+
 --- Add a finished message (from `agent/getMessages` or a `message_start` of a non-assistant role).
+--- The editor context before a user message shows as that message's chips.
 function Transcript:_add_message(message)
   local role = message.role
   if role == "user" then
-    return self:_push({ kind = "user", text = M.content_text(message.content) })
-  elseif role == "assistant" then
+    local context = self._context
+    self._context = nil
+    local entry = { kind = "user", text = M.content_text(message.content) }
+    entry.attachments = context and context.attachments or nil
+    return self:_push(entry)
+  end
+  self:_flush_context()
+  if role == "assistant" then
     local entry = self:_push({ kind = "assistant" })
     set_message(entry, message)
     self:_own_tool_calls(entry)
@@ -204,6 +229,10 @@ function Transcript:_add_message(message)
     self:_tool_result(message.toolCallId, message.toolName, message, message.isError)
   else
     local entry = coding_entry(message)
+    if entry and entry.kind == "context" then
+      self._context = entry -- for the user message that follows
+      return entry
+    end
     return entry and self:_push(entry)
   end
 end
@@ -272,6 +301,7 @@ function Transcript:apply(event, run_id)
   elseif kind == "message_start" then
     local message = event.message or {}
     if message.role == "assistant" then
+      self:_flush_context()
       local entry = self:_push({ kind = "assistant", blocks = blocks_of(message.content), stop_reason = "pending" })
       entry.model = message.model
       self._streaming = entry
@@ -304,6 +334,7 @@ function Transcript:apply(event, run_id)
     self:_tool_result(event.toolCallId, event.toolName, event.result, event.isError)
   elseif kind == "agent_end" then
     self._streaming = nil
+    self:_flush_context()
     self:_changed()
   end
 end
@@ -470,10 +501,12 @@ function Transcript:load(messages)
     end
   end
   self.entries, self.tools, self._tool_owner, self._streaming, self._bash = {}, {}, {}, nil, {}
+  self._context = nil
   self.epoch = self.epoch + 1
   for _, message in ipairs(messages or {}) do
     self:_add_message(message)
   end
+  self:_flush_context()
   for _, entry in ipairs(live) do
     self:_push(entry)
     if entry.id then
