@@ -1,4 +1,4 @@
-"""The ``agentls`` command line: ``serve`` (the default), ``run``, ``sessions`` and ``demo``."""
+"""The ``agentls`` command line: ``serve`` (the default), ``run``, ``chat``, ``sessions`` and ``demo``."""
 
 from __future__ import annotations
 
@@ -7,16 +7,19 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from agentls import __version__
-from agentls.printer import EventPrinter
+from agentls.printer import EventPrinter, Transcript, final_text
 
 
 def _write_json(data: Any) -> None:
@@ -76,17 +79,37 @@ def _client_options(args: argparse.Namespace) -> dict[str, Any]:
 ANSWERS = {"o": "allowOnce", "once": "allowOnce", "a": "allowAlways", "always": "allowAlways"}
 
 
-async def _ask_on_terminal(request: Any) -> str:
+def _asker(transcript: Transcript | None) -> Any:
     """A permission question on the terminal: ``o``nce, ``a``lways, anything else rejects."""
-    print(f"\nagentls: {request.title}", file=sys.stderr)
-    print("allow [o]nce, [a]lways (in this folder), or [r]eject? ", end="", file=sys.stderr, flush=True)
-    line = await asyncio.to_thread(sys.stdin.readline)
-    return ANSWERS.get(line.strip().lower(), "reject")
+
+    async def ask(request: Any) -> str:
+        if transcript is not None:
+            transcript.pause()  # the live part of the screen would draw over the question
+        print(f"\nagentls: {request.title}", file=sys.stderr)
+        print("allow [o]nce, [a]lways (in this folder), or [r]eject? ", end="", file=sys.stderr, flush=True)
+        line = await asyncio.to_thread(sys.stdin.readline)
+        return ANSWERS.get(line.strip().lower(), "reject")
+
+    return ask
 
 
 def _interactive(args: argparse.Namespace) -> bool:
     """Whether ``run`` can ask its user: a terminal on stdin and stderr, and no JSON output."""
     return not args.json and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _piped_input() -> str:
+    """What is piped or redirected into stdin (``git diff | agentls run -p "review this"``), else ``""``.
+
+    Only a pipe or a file is read: a terminal or ``/dev/null`` has nothing to add.
+    """
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return ""
+    return sys.stdin.read()
 
 
 def _show_server_warnings(log: logging.Logger) -> None:
@@ -98,21 +121,37 @@ def _show_server_warnings(log: logging.Logger) -> None:
     log.propagate = False
 
 
+def _parse_model(text: str | None, command: str) -> tuple[str, str] | str | None:
+    """``(provider, id)``, ``None`` when not given, or an error message."""
+    if not text:
+        return None
+    provider, _, model_id = text.partition("/")
+    if not provider or not model_id:
+        return f"agentls {command}: --model takes PROVIDER/ID, e.g. faux/faux-1"
+    return (provider, model_id)
+
+
 async def _run(args: argparse.Namespace) -> int:
     from agentls.client import SERVER_LOG, AgentClient, AgentClientError
 
     _show_server_warnings(SERVER_LOG)
-
-    model = None
-    if args.model:
-        provider, _, model_id = args.model.partition("/")
-        if not model_id:
-            print("agentls run: --model takes PROVIDER/ID, e.g. faux/faux-1", file=sys.stderr)
-            return 2
-        model = (provider, model_id)
-    printer = EventPrinter(Console(highlight=False), verbose=False)
+    model = _parse_model(args.model, "run")
+    if isinstance(model, str):
+        print(model, file=sys.stderr)
+        return 2
+    prompt = args.prompt or ""
+    piped = _piped_input()
+    if piped.strip():
+        prompt = f"{prompt}\n\n{piped}" if prompt else piped
+    if not prompt.strip():
+        print("agentls run: give a prompt (or pipe text into it)", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    errors = Console(stderr=True, highlight=False)
+    transcript = None if args.json or args.print else Transcript(Console(highlight=False), show_errors=False)
+    messages: list[dict[str, Any]] = []
     try:
-        ask = _ask_on_terminal if _interactive(args) else None
+        ask = _asker(transcript) if _interactive(args) and not piped else None
         async with AgentClient(initialization_options=_client_options(args), on_permission=ask) as client:
             if args.session:
                 await client.load_session(args.session)
@@ -122,28 +161,41 @@ async def _run(args: argparse.Namespace) -> int:
             else:
                 session_id = await client.new_session(cwd=args.cwd, model=model)
             async with client.subscribe(session_id) as notes:
-                accepted = await client.prompt(session_id, args.prompt)
+                accepted = await client.prompt(session_id, prompt)
                 run_id = getattr(accepted, "run_id", None)
                 async for note in notes:
                     if args.json:
                         _write_json({"method": note.method, "params": note.params})
                     elif note.method == "agent/event":
-                        printer(note.params["event"])
-                    elif note.method == "agent/compaction":
-                        printer.compaction(note.params)
+                        event = note.params["event"]
+                        if event.get("type") == "agent_end":
+                            messages.extend(event.get("messages") or [])
+                        if transcript is not None:
+                            transcript(event)
+                    elif note.method == "agent/compaction" and transcript is not None:
+                        transcript.compaction(note.params)
                     if note.method == "agent/settled" and note.params.get("runId") == run_id:
                         break
             settled = await client.wait_settled(run_id) if run_id else None
     except AgentClientError as error:
         print(f"agentls run: {error}", file=sys.stderr)
         return 2
+    finally:
+        if transcript is not None:
+            transcript.close()
     if settled is None:
         return 1
-    if not args.json:
-        print(f"session {session_id} · {settled.stop_reason}", file=sys.stderr)
-    if settled.stop_reason in ("error", "aborted"):
+    failed = settled.stop_reason in ("error", "aborted")
+    if args.print and not failed:
+        answer = final_text(messages)
+        sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
+    elif transcript is not None:
+        footer = transcript.usage.line(time.monotonic() - started)
+        stop = "" if settled.stop_reason == "stop" else f" · [red]{settled.stop_reason}[/red]"
+        errors.print(f"\n[dim]{footer}{stop} · session {session_id}[/dim]", soft_wrap=True)
+    if failed:
         if settled.error_message:
-            print(f"agentls run: {settled.error_message}", file=sys.stderr)
+            errors.print(f"[red]agentls run: {escape(settled.error_message)}[/red]")
         return 1
     return 0
 
@@ -209,7 +261,10 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--json", action="store_true", help="print JSON lines instead of text")
 
     run = commands.add_parser("run", help="run one prompt through the server and show it as it streams")
-    run.add_argument("prompt", help="the prompt")
+    run.add_argument("prompt", nargs="?", help="the prompt; text piped into stdin is added to it")
+    run.add_argument(
+        "-p", "--print", action="store_true", help="print only the final answer (for scripts and pipes)"
+    )
     run.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
     run.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
     run.add_argument("--session", metavar="ID", help="continue a stored session")
@@ -225,6 +280,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="run TOOL without asking (repeatable), e.g. --allow bash; on a terminal the others ask",
     )
     server_options(run)
+
+    chat = commands.add_parser("chat", help="an interactive session on the terminal")
+    chat.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
+    chat.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
+    chat.add_argument("--session", metavar="ID", help="continue a stored session")
+    chat.add_argument(
+        "--demo", action="store_true", help="answer with the bundled faux script, which reads README.md"
+    )
+    chat.add_argument("--allow", action="append", metavar="TOOL", help="run TOOL without asking (repeatable)")
+    server_options(chat)
 
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--cwd", help="only the sessions of this folder")
@@ -273,6 +338,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("agentls run: interrupted; the server aborted the run", file=sys.stderr)
             return 130
+    if args.command == "chat":
+        from agentls.chat import chat
+
+        return asyncio.run(chat(args))
     return asyncio.run(_sessions(args))
 
 

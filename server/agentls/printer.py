@@ -1,16 +1,23 @@
-"""Terminal rendering of agent events (in their wire shape), for ``agentls demo`` and ``agentls run``.
+"""Terminal rendering of agent events (in their wire shape).
 
-Lifecycle events as dim lines, the assistant's text streamed inline, thinking in
-italics, tool calls with their arguments, progress and results.
+:class:`Transcript` shows a run as terminal coding agents do (``agentls run``, ``agentls chat``):
+the answer as markdown, thinking dimmed, one line per tool call, a footer with tokens and cost.
+:class:`EventPrinter` shows the kernel's event stream itself (``agentls demo``): lifecycle events
+as lines, the text streamed inline, tool calls with their arguments, progress and results.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markdown import Markdown
 from rich.markup import escape
+from rich.spinner import Spinner
+from rich.text import Text
 
 
 def _texts(content: Any, image: str = "[image]") -> str:
@@ -122,3 +129,431 @@ class EventPrinter:
         elif self.verbose:
             role = message.get("role")
             c.print(f"[bold]{kind}[/bold]" + (f" [magenta]{role}[/magenta]" if role else ""))
+
+
+# --- the transcript view (``agentls run``, ``agentls chat``) ---------------------------------
+
+TOOL_PREVIEW_LINES = 5
+"""Lines of a command's output (or of an edit's diff: twice as many) shown under its tool line."""
+
+
+def split_blocks(text: str) -> tuple[list[str], str]:
+    """Streamed markdown cut into finished blocks and the unfinished rest.
+
+    A block ends at a blank line outside a code fence, so each can be rendered once, for good,
+    while the rest is still arriving.
+    """
+    blocks: list[str] = []
+    lines = text.split("\n")
+    start = 0
+    fence: str | None = None
+    for index, line in enumerate(lines[:-1]):  # the last piece is an unfinished line
+        stripped = line.strip()
+        if fence is None and stripped[:3] in ("```", "~~~"):
+            fence = stripped[:3]
+        elif fence is not None and stripped.startswith(fence):
+            fence = None
+        elif fence is None and not stripped:
+            if "\n".join(lines[start:index]).strip():
+                blocks.append("\n".join(lines[start:index]))
+            start = index + 1
+    return blocks, "\n".join(lines[start:])
+
+
+def human_count(n: int) -> str:
+    """``999``, ``1.2k``, ``3.4M``."""
+    if n < 1000:
+        return str(n)
+    if n < 1_000_000:
+        return f"{n / 1000:.1f}k".replace(".0k", "k")
+    return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+
+
+def human_seconds(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m {rest:02d}s"
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _short(text: str, width: int = 60) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    more = "…" if len(line) > width or "\n" in text.strip() else ""
+    return line[:width] + more
+
+
+def call_summary(name: str, args: Any) -> str:
+    """What a tool call is about, in a few words: its path, command or pattern."""
+    args = args if isinstance(args, dict) else {}
+    if name == "bash":
+        return _short(str(args.get("command", "")))
+    if name == "grep":
+        where = f" {args['path']}" if args.get("path") else ""
+        return f"{_short(str(args.get('pattern', '')), 40)!r}{where}"
+    if name == "find":
+        return _short(str(args.get("pattern", "")))
+    if name in ("read", "write", "edit", "ls"):
+        return str(args.get("path") or ".")
+    text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def _diff_counts(diff: str) -> tuple[int, int]:
+    lines = diff.splitlines()
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    return added, removed
+
+
+def result_summary(name: str, args: Any, result: dict[str, Any]) -> str:
+    """The short result of a tool call that succeeded: ``12 lines``, ``+1 −1``, ``3 matches``."""
+    details = result.get("details") if isinstance(result.get("details"), dict) else {}
+    text = _texts(result.get("content"))
+    args = args if isinstance(args, dict) else {}
+    if name == "read" and details.get("mimeType"):
+        return "image"
+    first, last = details.get("startLine"), details.get("endLine")
+    if name == "read" and isinstance(first, int) and isinstance(last, int):
+        return _plural(last - first + 1, "line")
+    if name == "edit" and isinstance(details.get("diff"), str):
+        added, removed = _diff_counts(details["diff"])
+        return f"+{added} −{removed}"
+    if name == "write":
+        content = args.get("content")
+        lines = len(content.splitlines()) if isinstance(content, str) else 0
+        return ("created · " if details.get("created") else "") + _plural(lines, "line")
+    if name == "ls" and isinstance(details.get("entries"), int):
+        return _plural(details["entries"], "entry").replace("entrys", "entries")
+    if name == "find" and isinstance(details.get("matches"), int):
+        return _plural(details["matches"], "file")
+    if name == "grep" and isinstance(details.get("matches"), int):
+        files = details.get("files")
+        count = files if isinstance(files, int) else len(files) if isinstance(files, list) else None
+        return _plural(details["matches"], "match").replace("matchs", "matches") + (
+            f" in {_plural(count, 'file')}" if count else ""
+        )
+    if name == "bash":
+        output = text if text != "(no output)" else ""
+        return _plural(len(output.splitlines()), "line") if output else "no output"
+    return _plural(len(text.splitlines()), "line") if text else "done"
+
+
+def _error_reason(text: str) -> str:
+    """The line of a failed tool call's text that says why."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if lines and lines[-1].startswith(("Exit code", "Command")):
+        return lines[-1]
+    return lines[0] if lines else ""
+
+
+@dataclass
+class Usage:
+    """Tokens and cost of the responses seen so far (the assistant messages' ``usage``)."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+    model: str | None = None
+
+    def add(self, message: dict[str, Any]) -> None:
+        if message.get("provider") and message.get("model"):
+            self.model = f"{message['provider']}/{message['model']}"
+        usage = message.get("usage")
+        if not isinstance(usage, dict):
+            return
+        self.input += int(usage.get("input") or 0)
+        self.output += int(usage.get("output") or 0)
+        self.cache_read += int(usage.get("cacheRead") or 0)
+        self.cache_write += int(usage.get("cacheWrite") or 0)
+        cost = usage.get("cost")
+        if isinstance(cost, dict):
+            self.cost += float(cost.get("total") or 0)
+
+    def line(self, seconds: float | None = None) -> str:
+        """``faux/faux-1 · ↑1.2k ↓340 · $0.0042 · 2.1s``."""
+        tokens = f"↑{human_count(self.input + self.cache_write)} ↓{human_count(self.output)}"
+        if self.cache_read:
+            tokens += f" ({human_count(self.cache_read)} cached)"
+        parts = [self.model or "no model", tokens, f"${self.cost:.4f}" if self.cost else "$0"]
+        if seconds is not None:
+            parts.append(human_seconds(seconds))
+        return " · ".join(parts)
+
+
+@dataclass
+class _Call:
+    name: str
+    args: Any
+    output: str = ""
+
+
+class Transcript:
+    """A run as terminal coding agents show it, from its agent events (wire dicts).
+
+    The answer as rendered markdown, thinking dimmed, each tool call one line with a short result
+    (``✓ read README.md · 12 lines``) and errors in red. On a terminal with ``live`` (``agentls
+    run``), what is still streaming (the paragraph being written, running tools with their
+    output, a spinner) is redrawn in place below what is final; ``agentls chat`` sets ``live``
+    off, as its input line owns the bottom of the screen, and sees paragraphs as they end. On
+    anything but a terminal the output is plain: the text as it streams (its markdown as
+    written), one line per tool call when it ends, no styles or cursor movement.
+    """
+
+    def __init__(
+        self, console: Console, *, live: bool = True, show_user: bool = False, show_errors: bool = True
+    ) -> None:
+        self.console = console
+        self.rich = console.is_terminal
+        self.live = live and self.rich
+        self.show_user = show_user
+        self.show_errors = show_errors
+        self.usage = Usage()
+        self.running = False
+        self.compacting = False
+        self.calls: dict[str, _Call] = {}
+        """The tool calls that have started and not ended, by id."""
+        self._block: str | None = None
+        """``text`` or ``thinking`` while such a block streams."""
+        self._pending = ""
+        """The streamed text of the block that is not printed yet (rich mode)."""
+        self._first_chunk = True
+        self._ends_with_newline = True
+        self._last: str | None = None
+        self._live: Live | None = None
+        self._bash_line = ""
+
+    # --- output helpers ----------------------------------------------------------------------
+
+    def _gap(self, kind: str) -> None:
+        """A blank line between sections; tool lines follow each other without one."""
+        if self._last is not None and not (kind == self._last == "tool"):
+            self.console.print()
+        self._last = kind
+
+    def _view(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        if self._block and self._pending.strip():
+            if self._block == "text":
+                parts.append(Markdown(self._pending))
+            else:
+                parts.append(Text(self._pending, style="dim italic"))
+        for call in list(self.calls.values()):
+            title = Text.assemble((call.name, "bold"), " ", call_summary(call.name, call.args))
+            parts.append(Spinner("dots", title, style="cyan"))
+            for line in call.output.splitlines()[-TOOL_PREVIEW_LINES:]:
+                parts.append(Text("  │ " + line, style="dim", no_wrap=True, overflow="ellipsis"))
+        if not parts and (self.running or self.compacting):
+            parts.append(Spinner("dots", Text("compacting…" if self.compacting else "working…", "dim")))
+        return Group(*parts)
+
+    def _refresh(self) -> None:
+        if not self.live:
+            return
+        if self._live is None:
+            if not (self.running or self.compacting or self.calls):
+                return
+            self._live = Live(
+                console=self.console,
+                get_renderable=self._view,
+                transient=True,
+                refresh_per_second=12,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self._live.start()
+        else:
+            self._live.refresh()
+
+    def pause(self) -> None:
+        """Take the live part off the screen (before asking the user something, or at the end)."""
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    close = pause
+
+    # --- streamed blocks ---------------------------------------------------------------------
+
+    def _start_block(self, kind: str) -> None:
+        self._block, self._pending, self._first_chunk = kind, "", True
+        if not self.rich:
+            self._gap(kind)
+            if kind == "thinking":
+                self.console.print("✻ ", end="", soft_wrap=True)
+            self._ends_with_newline = kind == "text"
+
+    def _commit(self, chunk: str) -> None:
+        """A finished paragraph (or code block, list...) of the streaming block, printed for good."""
+        self._gap(self._block or "text")
+        if self._block == "thinking":
+            self.console.print(Text(("✻ " if self._first_chunk else "  ") + chunk, style="dim italic"))
+        else:
+            self.console.print(Markdown(chunk))
+        self._first_chunk = False
+
+    def _delta(self, delta: str) -> None:
+        if self._block is None:
+            self._start_block("text")
+        if not self.rich:
+            if delta:
+                self.console.print(delta, end="", markup=False, highlight=False, soft_wrap=True)
+                self._ends_with_newline = delta.endswith("\n")
+            return
+        blocks, self._pending = split_blocks(self._pending + delta)
+        for block in blocks:
+            self._commit(block)
+        self._refresh()
+
+    def _end_block(self) -> None:
+        if self._block is None:
+            return
+        if not self.rich:
+            if not self._ends_with_newline:
+                self.console.print()
+        elif self._pending.strip():
+            self._commit(self._pending)
+        self._block, self._pending = None, ""
+        self._refresh()
+
+    def markdown(self, text: str) -> None:
+        """A whole text block at once (a resumed session's answers)."""
+        self._end_block()
+        self._start_block("text")
+        self._delta(text)
+        self._end_block()
+
+    # --- lines -------------------------------------------------------------------------------
+
+    def line(self, text: str | Text, kind: str = "note", style: str | None = None) -> None:
+        """One line of the application's own (a note, a question, an error)."""
+        self._end_block()
+        self._gap(kind)
+        self.console.print(text, style=style, markup=False, highlight=False)
+
+    def _tool_end(self, event: dict[str, Any]) -> None:
+        call = self.calls.pop(str(event.get("toolCallId")), None)
+        name = str(event.get("toolName"))
+        args = call.args if call else None
+        result = event.get("result") if isinstance(event.get("result"), dict) else {}
+        text = _texts(result.get("content"))
+        failed = bool(event.get("isError"))
+        line = Text.assemble(("✗ ", "red") if failed else ("✓ ", "green"))
+        line.append(name, "bold")
+        line.append(" " + call_summary(name, args))
+        preview: list[Text] = []
+        if failed:
+            line.append(" · " + _short(_error_reason(text), 100), "red")
+            if name == "bash":
+                output = text.rsplit("\n\n", 1)[0] if "\n\n" in text else ""
+                preview = [Text("  │ " + s, "dim") for s in output.splitlines()[-TOOL_PREVIEW_LINES:]]
+        else:
+            line.append(" · " + result_summary(name, args, result), "dim")
+            if name == "bash" and text != "(no output)":
+                preview = [Text("  │ " + s, "dim") for s in text.splitlines()[-TOOL_PREVIEW_LINES:]]
+            details = result.get("details") if isinstance(result.get("details"), dict) else {}
+            if name == "edit" and isinstance(details.get("diff"), str):
+                changed = [
+                    s
+                    for s in details["diff"].splitlines()
+                    if s[:1] in "+-" and not s.startswith(("+++", "---"))
+                ]
+                preview = [Text("  " + s, "green" if s.startswith("+") else "red") for s in changed]
+                if len(preview) > 2 * TOOL_PREVIEW_LINES:
+                    more = len(preview) - 2 * TOOL_PREVIEW_LINES
+                    preview = [*preview[: 2 * TOOL_PREVIEW_LINES], Text(f"  … {more} more", "dim")]
+        self._end_block()
+        self._gap("tool")
+        for row in (line, *preview):
+            row.no_wrap, row.overflow = True, "ellipsis"
+            self.console.print(row, highlight=False)
+        self._refresh()
+
+    def compaction(self, note: dict[str, Any]) -> None:
+        """An ``agent/compaction`` notification: a spinner while it runs (live), one line when it ends."""
+        self.compacting = note.get("phase") == "start"
+        if note.get("phase") == "end":
+            self._end_block()
+            self._gap("note")
+            self.console.print(compaction_line(note), style="dim", highlight=False)
+        self._refresh()
+
+    def bash_output(self, chunk: str) -> None:
+        """A piece of a user's command's output (``agent/bashOutput``): its whole lines, as they come."""
+        lines = (self._bash_line + chunk).split("\n")
+        self._bash_line = lines.pop()
+        for line in lines:
+            self.console.print(Text("  │ " + line, "dim"), highlight=False)
+
+    def bash_end(self, message: dict[str, Any]) -> None:
+        """The end of a user's command (``agent/bashEnd``'s ``bashExecution`` message)."""
+        if self._bash_line:
+            self.bash_output("\n")
+        status = "cancelled" if message.get("cancelled") else f"exit {message.get('exitCode')}"
+        failed = bool(message.get("cancelled")) or message.get("exitCode") != 0
+        excluded = " · not sent to the model" if message.get("excludeFromContext") else ""
+        self.console.print(Text(f"  {status}{excluded}", "red" if failed else "dim"), highlight=False)
+
+    # --- events ------------------------------------------------------------------------------
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        message = event.get("message") or {}
+        if kind == "message_update":
+            update = event.get("assistantMessageEvent") or {}
+            utype = update.get("type")
+            if utype in ("text_start", "thinking_start"):
+                self._end_block()
+                self._start_block("text" if utype == "text_start" else "thinking")
+            elif utype in ("text_delta", "thinking_delta"):
+                self._delta(str(update.get("delta", "")))
+            elif utype in ("text_end", "thinking_end"):
+                self._end_block()
+        elif kind == "agent_start":
+            self.running = True
+            self._refresh()
+        elif kind == "message_start" and message.get("role") == "user" and self.show_user:
+            self.line(Text("› " + _texts(message.get("content")), "bold"), kind="user")
+        elif kind == "message_start" and message.get("role") == "custom" and message.get("display"):
+            self.line(Text(_texts(message.get("content")), "magenta"))
+        elif kind == "message_end" and message.get("role") == "assistant":
+            self._end_block()
+            self.usage.add(message)
+            stop = message.get("stopReason")
+            if stop == "length":
+                self.line(Text("the answer was cut at the model's output limit", "yellow"), kind="error")
+            if self.show_errors and stop in ("error", "aborted"):
+                text = message.get("errorMessage") or stop
+                self.line(Text(f"✗ {text}", "yellow" if stop == "aborted" else "bold red"), kind="error")
+        elif kind == "tool_execution_start":
+            self._end_block()
+            self.calls[str(event.get("toolCallId"))] = _Call(str(event.get("toolName")), event.get("args"))
+            self._refresh()
+        elif kind == "tool_execution_update":
+            call = self.calls.get(str(event.get("toolCallId")))
+            if call is not None:
+                call.output = _texts((event.get("partialResult") or {}).get("content"))
+                self._refresh()
+        elif kind == "tool_execution_end":
+            self._tool_end(event)
+        elif kind == "agent_end":
+            self._end_block()
+            self.running = False
+            self.calls.clear()
+            self.pause()
+
+
+def final_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the last assistant message (``agentls run --print``)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+    return ""

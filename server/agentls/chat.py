@@ -1,0 +1,464 @@
+"""``agentls chat``: an interactive session on a terminal, through the server as an editor drives it.
+
+The input line (prompt_toolkit) stays at the bottom while the transcript scrolls above it:
+
+- Enter sends a prompt; while a run is going it steers (delivered after the current turn);
+  Alt+Enter queues a follow-up (delivered when the agent would stop).
+- Ctrl+C aborts the run (or the user's command), clears the line when idle, and quits when
+  pressed twice; Ctrl+D on an empty line quits.
+- ``!cmd`` runs the user's own command (``!!cmd`` keeps its output from the model).
+- ``/compact``, ``/model``, ``/sessions``, ``/new``, ``/help``, ``/quit``; any other ``/name`` goes
+  to the server, which expands the prompt templates and skills (Tab completes them).
+- Permission questions appear inline and are answered with one key: ``o`` once, ``a`` always,
+  ``r`` (or ``n``, Escape) reject.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import sys
+import time
+from collections.abc import Coroutine, Iterable
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app_or_none
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import FormattedText
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.patch_stdout import patch_stdout
+from rich.console import Console
+from rich.text import Text
+
+from agentls.client import AgentClient, AgentClientError, Notification
+from agentls.printer import Transcript, human_seconds
+
+BUILTINS = {
+    "compact": "summarise the conversation so far (optional: what to focus on)",
+    "model": "list the models, or switch: /model PROVIDER/ID",
+    "sessions": "list this folder's sessions, or resume one: /sessions ID",
+    "new": "start a new session",
+    "help": "the keys and commands",
+    "quit": "leave (also Ctrl+D, or Ctrl+C twice)",
+}
+
+HELP = """Enter sends (steers while a run is going) · Alt+Enter queues a follow-up · Ctrl+C aborts
+(twice: quits) · !cmd runs your command (!!cmd: not sent to the model) · Tab completes /commands
+/compact [focus] · /model [PROVIDER/ID] · /sessions [ID] · /new · /quit · /NAME: a prompt template or skill"""
+
+QUIT_WINDOW = 2.0
+"""Seconds within which a second Ctrl+C quits."""
+
+PERMISSION_KEYS = {"o": "allowOnce", "y": "allowOnce", "a": "allowAlways", "r": "reject", "n": "reject"}
+
+
+class SlashCompleter(Completer):
+    """``/`` and the start of a command: the built-in commands, the templates and the skills."""
+
+    def __init__(self, chat: Chat) -> None:
+        self.chat = chat
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/") or " " in text:
+            return
+        typed = text[1:]
+        for name, meta in [*BUILTINS.items(), *self.chat.commands]:
+            if name.startswith(typed):
+                yield Completion(name, start_position=-len(typed), display_meta=meta)
+
+
+class Chat:
+    """One terminal's conversation with one session at a time."""
+
+    def __init__(self, client: AgentClient, console: Console, *, cwd: str | None, model: Any) -> None:
+        self.client = client
+        self.console = console
+        self.cwd = cwd
+        self.model = model
+        self.transcript = Transcript(console, live=False, show_user=True)
+        self.session_id = ""
+        self.commands: list[tuple[str, str]] = []
+        self.run_id: str | None = None
+        self.run_started = 0.0
+        self.bash_running = False
+        self.compacting = False
+        self.queued = 0
+        self.question: tuple[Any, asyncio.Future[str]] | None = None
+        self.follow_up_next = False
+        self.last_interrupt = 0.0
+        self.quit = False
+        self.prompt: PromptSession[str] | None = None
+        self.folder = str(Path(cwd or ".").resolve())
+        self.tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` beside the input line; a failure becomes a red line."""
+
+        def done(task: asyncio.Task[Any]) -> None:
+            self.tasks.discard(task)
+            if not task.cancelled() and isinstance(task.exception(), AgentClientError):
+                self.note(f"✗ {task.exception()}", "red")
+
+        task = asyncio.ensure_future(work)
+        self.tasks.add(task)
+        task.add_done_callback(done)
+
+    # --- state ---------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self.run_id is not None or self.compacting
+
+    def note(self, text: str, style: str = "dim") -> None:
+        self.transcript.line(Text(text, style))
+
+    def invalidate(self) -> None:
+        app = get_app_or_none()
+        if app is not None:
+            app.invalidate()
+
+    async def open_session(self, session_id: str | None = None) -> None:
+        if session_id:
+            loaded = await self.client.load_session(session_id)
+            self.session_id = session_id
+            messages = (await self.client.get_messages(session_id)).messages
+            self.replay(messages)
+            self.note(f"resumed session {session_id} · {loaded.message_count} messages")
+        else:
+            self.session_id = await self.client.new_session(cwd=self.cwd, model=self.model)
+        state = await self.client.get_state(self.session_id)
+        if state.model:
+            self.model = (state.model.provider, state.model.id)
+            self.transcript.usage.model = f"{state.model.provider}/{state.model.id}"
+        commands = await self.client.list_commands(self.session_id)
+        self.commands = [(c.name, c.description) for c in commands]
+
+    def replay(self, messages: list[dict[str, Any]]) -> None:
+        """A resumed session's transcript: the user's prompts and the answers."""
+        for message in messages:
+            if message.get("role") == "user":
+                self.transcript({"type": "message_start", "message": message})
+            elif message.get("role") == "assistant":
+                for block in message.get("content") or []:
+                    if block.get("type") == "text" and block.get("text"):
+                        self.transcript.markdown(block["text"])
+
+    # --- notifications -------------------------------------------------------------------
+
+    async def follow(self) -> None:
+        async with self.client.subscribe() as notes:
+            async for note in notes:
+                if note.session_id == self.session_id:
+                    self.receive(note)
+                self.invalidate()
+
+    def receive(self, note: Notification) -> None:
+        params = note.params
+        if note.method == "agent/event":
+            event = params["event"]
+            if event.get("type") == "agent_start" and self.run_id is None:
+                self.run_id, self.run_started = params.get("runId"), time.monotonic()
+                self.transcript.usage = type(self.transcript.usage)(model=self.transcript.usage.model)
+            role = (event.get("message") or {}).get("role")
+            if event.get("type") == "message_end" and role == "bashExecution":
+                return  # shown as it ran (agent/bashOutput, agent/bashEnd)
+            self.transcript(event)
+        elif note.method == "agent/compaction":
+            self.transcript.compaction(params)
+        elif note.method == "agent/queue":
+            self.queued = len(params.get("steering") or []) + len(params.get("followUp") or [])
+        elif note.method == "agent/bashOutput":
+            self.transcript.bash_output(str(params.get("chunk", "")))
+        elif note.method == "agent/bashEnd":
+            self.bash_running = False
+            self.transcript.bash_end(params.get("message") or {})
+        elif note.method == "agent/settled":
+            elapsed = time.monotonic() - self.run_started if self.run_started else None
+            stop = params.get("stopReason")
+            footer = self.transcript.usage.line(elapsed) + ("" if stop == "stop" else f" · {stop}")
+            self.transcript.line(Text(footer, "dim"), kind="footer")
+            self.run_id, self.run_started = None, 0.0
+
+    # --- permission questions ------------------------------------------------------------
+
+    async def ask(self, request: Any) -> str:
+        future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.question = (request, future)
+        self.transcript.line(Text(f"? {request.title}", "bold yellow"), kind="question")
+        self.invalidate()
+        try:
+            answer = await future
+        finally:
+            self.question = None
+            self.invalidate()
+        label = {"allowOnce": "allowed once", "allowAlways": "allowed always (in this folder)"}
+        self.note(f"  {label.get(answer, 'rejected')}", "yellow" if answer == "reject" else "green")
+        return answer
+
+    def answer(self, outcome: str) -> None:
+        if self.question is not None and not self.question[1].done():
+            self.question[1].set_result(outcome)
+
+    # --- what the user types -------------------------------------------------------------
+
+    async def submit(self, text: str, follow_up: bool) -> None:
+        line = text.strip()
+        if not line:
+            return
+        try:
+            if line.startswith("!"):
+                await self.user_command(line)
+            elif line.startswith("/") and line[1:].split(" ", 1)[0] in BUILTINS:
+                name, _, argument = line[1:].partition(" ")
+                await self.builtin(name, argument)
+            elif self.busy:
+                if follow_up:
+                    await self.client.follow_up(self.session_id, line)
+                else:
+                    await self.client.steer(self.session_id, line)
+                self.note(f"  queued ({'follow-up' if follow_up else 'steering'}): {line}")
+            else:
+                accepted = await self.client.prompt(self.session_id, line, when_busy="steer")
+                if accepted.run_id and self.run_id is None:
+                    self.run_id, self.run_started = accepted.run_id, time.monotonic()
+        except AgentClientError as error:
+            self.note(f"✗ {error}", "red")
+
+    async def user_command(self, line: str) -> None:
+        exclude = line.startswith("!!")
+        command = line[2:] if exclude else line[1:]
+        if not command.strip():
+            return
+        self.transcript.line(Text(f"$ {command.strip()}", "bold magenta"), kind="bash")
+        self.bash_running = True
+        try:
+            await self.client.bash(self.session_id, command, exclude_from_context=exclude)
+        except AgentClientError:
+            self.bash_running = False
+            raise
+
+    async def builtin(self, name: str, argument: str) -> None:
+        argument = argument.strip()
+        if name == "help":
+            self.note(HELP)
+        elif name == "quit":
+            self.quit = True
+            app = get_app_or_none()
+            if app is not None and app.is_running:
+                app.exit(result="")
+        elif name == "new":
+            if self.busy:
+                await self.client.abort(self.session_id)
+            await self.open_session()
+            self.note(f"new session {self.session_id}")
+        elif name == "model":
+            await self.choose_model(argument)
+        elif name == "sessions":
+            await self.sessions(argument)
+        elif name == "compact":
+            self.compacting = True
+            self.spawn(self.compact(argument or None))
+
+    async def compact(self, instructions: str | None) -> None:
+        try:
+            await self.client.compact(self.session_id, instructions)
+        except AgentClientError as error:
+            self.note(f"✗ {error}", "red")
+        finally:
+            self.compacting = False
+            self.invalidate()
+
+    async def choose_model(self, argument: str) -> None:
+        if not argument:
+            current = "/".join(self.model) if self.model else ""
+            for model in await self.client.list_models(self.session_id):
+                ref = f"{model.get('provider')}/{model.get('id')}"
+                mark = "●" if ref == current else " "
+                self.note(f"{mark} {ref}  {model.get('name') or ''}", "bold" if mark == "●" else "")
+            return
+        provider, _, model_id = argument.partition("/")
+        if not model_id:
+            self.note("✗ /model takes PROVIDER/ID, e.g. faux/faux-1", "red")
+            return
+        await self.client.set_model(self.session_id, provider, model_id)
+        self.model = (provider, model_id)
+        self.transcript.usage.model = argument
+        self.note(f"model: {argument} (from the next model call)")
+
+    async def sessions(self, argument: str) -> None:
+        if argument:
+            if self.busy:
+                self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
+                return
+            await self.open_session(argument)
+            return
+        sessions = await self.client.list_sessions(self.folder)
+        if not sessions:
+            self.note("no sessions in this folder")
+        for info in sessions[:20]:
+            mark = "●" if info.session_id == self.session_id else " "
+            ago = human_seconds(max(0.0, time.time() - info.updated_at / 1000))
+            title = info.title or ""
+            self.note(f"{mark} {info.session_id}  {info.message_count:>3} messages · {ago} ago  {title}")
+        self.note("/sessions ID resumes one")
+
+    def interrupt(self, event: KeyPressEvent) -> None:
+        """Ctrl+C: abort what runs, else clear the line, else quit when pressed twice."""
+        now = time.monotonic()
+        if self.question is not None:
+            self.answer("reject")
+        if self.busy or self.bash_running:
+            if self.bash_running:
+                self.spawn(self.client.abort_bash(self.session_id))
+            if self.busy:
+                self.spawn(self.client.abort(self.session_id))
+            self.note("aborting… (Ctrl+C again to quit)", "yellow")
+        elif event.current_buffer.text:
+            event.current_buffer.reset()
+            return
+        elif now - self.last_interrupt < QUIT_WINDOW:
+            self.quit = True
+            event.app.exit(result="")
+            return
+        else:
+            self.note("(Ctrl+C again to quit)")
+        self.last_interrupt = now
+
+    # --- the input line ------------------------------------------------------------------
+
+    def message(self) -> FormattedText:
+        if self.question is not None:
+            return FormattedText([("bold ansiyellow", "allow? [o]nce [a]lways [r]eject › ")])
+        return FormattedText([("bold ansicyan", "› ")])
+
+    def toolbar(self) -> FormattedText:
+        if self.question is not None:
+            return FormattedText([("", f" {self.question[0].title}")])
+        if self.busy or self.bash_running:
+            spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[int(time.monotonic() * 10) % 10]
+            if self.compacting:
+                what = "compacting"
+            elif self.transcript.calls:
+                call = next(iter(self.transcript.calls.values()))
+                last = call.output.strip().splitlines()[-1:] if call.output.strip() else []
+                what = f"{call.name}" + (f": {last[0][:60]}" if last else "")
+            elif self.bash_running:
+                what = "running your command"
+            else:
+                what = "working"
+            seconds = human_seconds(time.monotonic() - self.run_started) if self.run_started else ""
+            queued = f" · {self.queued} queued" if self.queued else ""
+            keys = "Enter steers · Alt+Enter follow-up · Ctrl+C aborts"
+            return FormattedText([("", f" {spinner} {what} {seconds}{queued} · {keys}")])
+        usage = self.transcript.usage
+        return FormattedText([("", f" {usage.model or ''} · {self.session_id[:8]} · /help")])
+
+    def key_bindings(self) -> KeyBindings:
+        bindings = KeyBindings()
+        asking = Condition(lambda: self.question is not None)
+
+        @bindings.add("c-c")
+        def _(event: KeyPressEvent) -> None:
+            self.interrupt(event)
+
+        @bindings.add("c-d")
+        def _(event: KeyPressEvent) -> None:
+            if not event.current_buffer.text:
+                self.quit = True
+                event.app.exit(result="")
+
+        @bindings.add("escape", "enter")
+        def _(event: KeyPressEvent) -> None:
+            self.follow_up_next = True
+            event.current_buffer.validate_and_handle()
+
+        for key, outcome in PERMISSION_KEYS.items():
+
+            @bindings.add(key, filter=asking, eager=True)
+            def _(event: KeyPressEvent, outcome: str = outcome) -> None:
+                self.answer(outcome)
+
+        @bindings.add("escape", filter=asking, eager=True)
+        def _(event: KeyPressEvent) -> None:
+            self.answer("reject")
+
+        return bindings
+
+    async def loop(self) -> None:
+        self.prompt = PromptSession(
+            message=self.message,
+            bottom_toolbar=self.toolbar,
+            completer=SlashCompleter(self),
+            complete_while_typing=True,
+            key_bindings=self.key_bindings(),
+            refresh_interval=0.1,
+            erase_when_done=True,
+        )
+        while not self.quit:
+            text = await self.prompt.prompt_async()
+            follow_up, self.follow_up_next = self.follow_up_next, False
+            if not self.quit:
+                await self.submit(text, follow_up)
+
+
+async def chat(args: Any) -> int:
+    """``agentls chat``: returns the exit code."""
+    from agentls.cli import _client_options, _parse_model
+
+    model = _parse_model(args.model, "chat")
+    if isinstance(model, str):
+        print(model, file=sys.stderr)
+        return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("agentls chat: needs a terminal; use agentls run for scripts and pipes", file=sys.stderr)
+        return 2
+    color_system = Console().color_system
+    holder: dict[str, Chat] = {}
+
+    async def ask(request: Any) -> str:
+        return await holder["chat"].ask(request)
+
+    try:
+        async with AgentClient(initialization_options=_client_options(args), on_permission=ask) as client:
+            with patch_stdout(raw=True):
+                width = shutil.get_terminal_size().columns
+                console = Console(
+                    file=sys.stdout,
+                    force_terminal=True,
+                    color_system=color_system,
+                    width=width,
+                    highlight=False,
+                )
+                session = Chat(client, console, cwd=args.cwd, model=model)
+                holder["chat"] = session
+                await session.open_session(args.session)
+                console.print(
+                    Text.assemble(
+                        ("agentls chat", "bold"),
+                        (f" · {session.transcript.usage.model} · {session.folder}", "dim"),
+                        ("\n/help for the keys and commands", "dim"),
+                    )
+                )
+                follower = asyncio.ensure_future(session.follow())
+                try:
+                    await session.loop()
+                finally:
+                    follower.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await follower
+                    if session.busy:
+                        with contextlib.suppress(AgentClientError):
+                            await client.abort(session.session_id)
+            print(f"session {session.session_id}", file=sys.stderr)
+    except AgentClientError as error:
+        print(f"agentls chat: {error}", file=sys.stderr)
+        return 2
+    except EOFError:
+        return 0
+    return 0
