@@ -9,7 +9,9 @@
 // Continue button, uses the model and thinking-level pickers of the panel and
 // "Agent: Select Model" in the command palette, types `!cmd` commands into the panel's
 // prompt box (and Escape to stop one), runs "Agent: Compact" with instructions, and picks
-// the workspace's prompt template from the `/` completion list. It asserts the checks,
+// the workspace's prompt template from the `/` completion list, presses Ctrl+Alt+A (Agent:
+// Add Selection) in the editor, and attaches files from the panel's `@` list (removing one
+// chip again) before sending a prompt with them. It asserts the checks,
 // then types a prompt into the panel and checks that the streamed answer shows in the
 // panel's DOM and on screen (pixels), and saves screenshots.
 //
@@ -77,6 +79,17 @@ const REQUIRED = [
   'agent/listCommands lists the workspace template',
   'the prompt was the template expanded',
   'loaded transcript has the compaction in its place, with its summary',
+  'the editor selection is offered as a chip',
+  'Ctrl+Alt+A adds the selection as a chip',
+  'the server put an editorContext message before the prompt',
+  'its details list the selection (lines 4-5) and notes.txt, not the removed AGENTS.md',
+  'the model got the selected text',
+  'the user message shows the attachments as chips',
+  'the chips left the prompt box once sent',
+  'VS Code reports a problem in broken.json',
+  'the diagnostics attachment counted the problems VS Code reports',
+  'the diagnostics tool result has the error VS Code reports',
+  'panel shows the chips of both messages',
 ];
 /** The permission answers the self-test asks the driver for, in order. */
 const ANSWERS = ['Allow once', 'Reject', 'Allow always'];
@@ -115,7 +128,10 @@ function prepare() {
   fs.rmSync(WORK, { recursive: true, force: true });
   for (const dir of ['ws', 'ext', 'user/User', 'data']) fs.mkdirSync(path.join(WORK, dir), { recursive: true });
   fs.mkdirSync(ARTIFACTS, { recursive: true });
-  fs.copyFileSync(path.join(here, 'fixture', 'notes.txt'), path.join(WORK, 'ws', 'notes.txt'));
+  // the files the agent edits, the prompt attaches (calc.py) and the editor reports problems in (broken.json)
+  for (const file of ['notes.txt', 'calc.py', 'broken.json']) {
+    fs.copyFileSync(path.join(here, 'fixture', file), path.join(WORK, 'ws', file));
+  }
   // project instructions and a prompt template, where the server looks for them
   fs.copyFileSync(path.join(here, 'fixture', 'AGENTS.md'), path.join(WORK, 'ws', 'AGENTS.md'));
   fs.mkdirSync(path.join(WORK, 'ws', '.agentls', 'prompts'), { recursive: true });
@@ -313,6 +329,55 @@ async function completeTemplate(page, { name, description, argumentHint, args })
   await box.press('Enter');
 }
 
+/** Agent: Add Selection by its key binding, in the editor the self-test focused (it set the selection). */
+async function addSelectionByKey(page) {
+  const inEditor = await page.evaluate(() => document.activeElement?.closest('.monaco-editor') !== null);
+  check('the editor has the focus for Ctrl+Alt+A', inEditor);
+  await page.keyboard.press('Control+Alt+KeyA');
+}
+
+/**
+ * The prompt box's chips: the selection's chip is there; `@query` lists `file`, Enter picks
+ * it (a chip, the `@query` gone); another file is picked and removed with ×; then the prompt.
+ */
+async function attachFiles(page, { label, query, file, removed, text }) {
+  const { frame, box } = await promptBox(page);
+  const chips = frame.locator('#chips');
+  await chips.locator('.chip', { hasText: label }).waitFor({ timeout: 10_000 });
+  check(`the prompt box shows the chip ${label}`, true);
+  const list = frame.locator('#file-completions');
+  const pick = async (q, name) => {
+    await box.pressSequentially(`@${q}`);
+    await list.locator('li', { hasText: name }).first().waitFor({ timeout: 10_000 });
+    const items = await list.locator('li').allInnerTexts();
+    const index = items.findIndex((item) => item.includes(name));
+    for (let i = 0; i < index; i++) await box.press('ArrowDown');
+    await box.press('Enter');
+    await chips.locator('.chip', { hasText: name }).waitFor({ timeout: 10_000 });
+    return items;
+  };
+  await box.fill('');
+  const items = await pick(query, file);
+  check(`typing @${query} lists ${file}`, items.some((item) => item.includes(file)), items);
+  const value = await box.inputValue();
+  check(`picking ${file} from the @ list adds its chip and takes "@${query}" out of the box`,
+    value === '' && (await list.isHidden()), value);
+  await pick(removed.query, removed.file);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'chips.png') });
+  await chips.locator('.chip', { hasText: removed.file }).locator('.chip-remove').click();
+  await chips.locator('.chip', { hasText: removed.file }).waitFor({ state: 'detached', timeout: 10_000 });
+  const left = await chips.locator('.chip').allInnerTexts();
+  check(`× removes the ${removed.file} chip, the others stay`,
+    left.length === 2 && left[0].includes(label) && left[1].includes(file), left);
+  await box.pressSequentially(text);
+  await box.press('Enter');
+  // the attachments leave; the selection (still selected in the editor) is offered again
+  await chips.locator('.chip:not(.suggestion)').first().waitFor({ state: 'detached', timeout: 20_000 });
+  const after = await chips.locator('.chip').allInnerTexts();
+  check('the chips leave the prompt box when the prompt is sent (the selection offered again)',
+    after.length === 1 && after[0] === `+ ${label}`, after);
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
@@ -340,6 +405,12 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'complete') {
     await completeTemplate(page, request);
     acted.completed = true;
+  } else if (request.waiting === 'addSelection') {
+    await addSelectionByKey(page);
+    acted.selectionAdded = true;
+  } else if (request.waiting === 'attach') {
+    await attachFiles(page, request);
+    acted.attached = true;
   } else {
     throw new Error(`unknown request ${JSON.stringify(request)}`);
   }
@@ -348,7 +419,9 @@ async function act(page, request, acted) {
 }
 
 async function selfTest(page, resultFile) {
-  const acted = { permissions: [], continued: false, picks: 0, compacted: false, completed: false };
+  const acted = {
+    permissions: [], continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
+  };
   let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
     const lines = readResults(resultFile);
@@ -453,6 +526,8 @@ async function main() {
     check('the three pickers used in the page', acted.picks === 3, acted.picks);
     check('"Agent: Compact" run from the command palette', acted.compacted);
     check('the template picked from the / completion list', acted.completed);
+    check('Ctrl+Alt+A pressed in the editor', acted.selectionAdded);
+    check('files attached from the @ list in the panel', acted.attached);
 
     // 2. A prompt typed into the panel in the browser; its answer streams into the DOM.
     await widenPanel(page, 300);
@@ -476,6 +551,12 @@ async function main() {
     const stopped = await frame.locator('.row.bash.excluded[data-status="cancelled"]', { hasText: 'sleep 30' }).allInnerTexts();
     check('panel DOM shows the stopped !!sleep 30 row, not sent to the model',
       stopped.some((row) => row.includes('cancelled') && row.includes('not sent to the model')), stopped);
+    const messageChips = await frame.locator('.row.user .message-chips .chip').allInnerTexts();
+    check('panel DOM shows the attachments as chips on the user messages',
+      ['calc.py:4-5', 'notes.txt'].every((label) => messageChips.includes(label)) &&
+        messageChips.some((label) => /^\d+ problems?$/.test(label)), messageChips);
+    const customRows = await frame.locator('.row.custom').count();
+    check('panel DOM shows no editorContext text block', customRows === 0, customRows);
     const context = frame.locator('#context');
     const tooltip = await context.getAttribute('title');
     check('panel header lists the context file, with its path in the tooltip',

@@ -31,13 +31,15 @@ import {
 import {
   AGENT_NOTIFICATIONS,
   type AgentNotification,
+  type GetDiagnosticsParams,
+  type GetDiagnosticsResult,
   type PermissionOutcome,
   type RequestPermissionParams,
   type SaveDocumentsParams,
 } from './protocol';
 
 /** What the client tells the server it can do (`capabilities.experimental.agent`). */
-export const AGENT_CLIENT_CAPABILITIES = { requestPermission: true, saveDocuments: true } as const;
+export const AGENT_CLIENT_CAPABILITIES = { requestPermission: true, saveDocuments: true, diagnostics: true } as const;
 
 /** Adds `capabilities.experimental.agent` to the `initialize` request. */
 class AgentCapabilitiesFeature implements StaticFeature {
@@ -66,6 +68,7 @@ export class AgentError extends Error {
 export interface ServerRequestHandlers {
   requestPermission(params: RequestPermissionParams): Promise<PermissionOutcome>;
   saveDocuments(params: SaveDocumentsParams): Promise<{ saved: string[] }>;
+  getDiagnostics(params: GetDiagnosticsParams): GetDiagnosticsResult;
 }
 
 export function readSettings(): Settings {
@@ -169,6 +172,7 @@ export class AgentConnection implements vscode.Disposable {
       outcome: await this.handlers.requestPermission(params),
     }));
     client.onRequest('agent/saveDocuments', (params: SaveDocumentsParams) => this.handlers.saveDocuments(params));
+    client.onRequest('agent/getDiagnostics', (params: GetDiagnosticsParams) => this.handlers.getDiagnostics(params));
     client.onDidChangeState((change) => {
       if (change.newState === State.Running) this.stateEmitter.fire(true);
       else if (change.oldState === State.Running) this.stateEmitter.fire(false);

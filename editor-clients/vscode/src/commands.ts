@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import { AgentError } from './client';
 import { ServerNotFoundError } from './config';
+import { addSelection } from './editorContext';
 import { formatTokens } from './format';
 import { parsePromptInput } from './promptInput';
 import { THINKING_LEVELS, type ThinkingLevel } from './protocol';
@@ -135,13 +136,18 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       await ctx.revealPanel();
     },
     'agentls.prompt': () => promptCommand(ctx),
+    // Through submit: the prompt box's chips go along, as with the panel's buttons.
     'agentls.steer': async () => {
       const text = await askText('Agent: Steer', 'Delivered after the current turn');
-      if (text !== undefined) await c.steer(text);
+      if (text !== undefined) await c.submit(text, 'steer');
     },
     'agentls.followUp': async () => {
       const text = await askText('Agent: Follow Up', 'Delivered when the agent would otherwise stop');
-      if (text !== undefined) await c.followUp(text);
+      if (text !== undefined) await c.submit(text, 'followUp');
+    },
+    'agentls.addSelection': async () => {
+      addSelection(c);
+      await ctx.revealPanel();
     },
     'agentls.abort': async () => {
       const result = await c.abort();

@@ -4,6 +4,7 @@ import * as vscode from 'vscode';
 import { AgentConnection } from './client';
 import { type CommandContext, registerCommands, runAction, showError, showSessions } from './commands';
 import { saveDocuments } from './documents';
+import { getDiagnostics, watchSelection } from './editorContext';
 import { AgentPanel, VIEW_ID } from './panel';
 import { askWithModal, permissionHandler } from './permissions';
 import { runSelfTest, SELFTEST_ENV } from './selftest';
@@ -33,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   const connection = new AgentConnection(log, {
     requestPermission: permissionHandler(askWithModal, pending, log),
     saveDocuments: (params) => saveDocuments(params, log),
+    getDiagnostics,
   });
   activeConnection = connection;
   const controller = new SessionController(connection, workspaceFolder);
@@ -57,6 +59,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     panel,
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     createStatusBar(controller),
+    watchSelection(controller),
     ...registerCommands(ctx),
     connection.onNotification((note) => controller.handleNotification(note)),
     connection.onRunning((running) => {

@@ -8,6 +8,7 @@
 
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
+import { fileChip, workspaceFiles } from './editorContext';
 import type { SessionController } from './session';
 import type { FromWebview, ToWebview } from './view';
 
@@ -114,6 +115,18 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         break;
       case 'listCommands':
         void this.actions.run(async () => this.post({ type: 'commands', commands: await c.listCommands() }));
+        break;
+      case 'listFiles':
+        void this.actions.run(async () => this.post({ type: 'files', files: await workspaceFiles() }));
+        break;
+      case 'addFile':
+        c.addAttachment(fileChip(vscode.Uri.parse(message.file.uri, true)));
+        break;
+      case 'removeAttachment':
+        c.removeAttachment(message.index);
+        break;
+      case 'addSuggestion':
+        c.addSuggestion();
         break;
       case 'continue':
         void this.actions.run(() => c.continue());

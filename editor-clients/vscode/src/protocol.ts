@@ -126,6 +126,60 @@ export interface ToolResult {
   details?: unknown;
 }
 
+// --- editor context and diagnostics --------------------------------------------------------
+
+export interface LspPosition {
+  line: number;
+  character: number;
+}
+export interface LspRange {
+  start: LspPosition;
+  end: LspPosition;
+}
+
+/** What the user attaches to a prompt, a steer or a follow-up (`context`, protocol.md "Editor context"). */
+export type Attachment =
+  | { type: 'selection'; uri: string; range: LspRange }
+  | { type: 'file'; uri: string }
+  | { type: 'diagnostics'; uri?: string };
+
+/** One attachment as the server reports it in the `details` of its `editorContext` message (for chips). */
+export interface EditorContextAttachmentInfo {
+  type: string;
+  uri?: string;
+  /** Relative to the session's folder. */
+  path?: string;
+  range?: LspRange;
+  /** 1-based. */
+  startLine?: number;
+  endLine?: number;
+  language?: string;
+  lines?: number;
+  truncated?: boolean;
+  /** Diagnostics: how many. */
+  count?: number;
+}
+
+/** 1 error, 2 warning, 3 information, 4 hint. */
+export type LspDiagnosticSeverity = 1 | 2 | 3 | 4;
+
+/** An LSP `Diagnostic`, as `agent/getDiagnostics` answers it. */
+export interface LspDiagnostic {
+  range: LspRange;
+  severity: LspDiagnosticSeverity;
+  message: string;
+  source?: string;
+  code?: string | number;
+}
+
+export interface GetDiagnosticsParams {
+  uris?: string[];
+}
+
+export interface GetDiagnosticsResult {
+  diagnostics: { uri: string; items: LspDiagnostic[] }[];
+}
+
 // --- events --------------------------------------------------------------------------------
 
 export type AssistantMessageEvent =
@@ -160,6 +214,7 @@ export interface QueueItem {
   kind: 'steering' | 'followUp';
   text: string;
   images?: unknown[];
+  context?: Attachment[];
 }
 
 export interface QueueLists {

@@ -11,7 +11,11 @@
  * editor, a run that ends in an error followed by the panel's Continue button, the
  * model and thinking-level pickers, commands typed into the prompt box (`!echo hi`, then
  * `!!sleep 30` stopped with Escape), Agent: Compact from the palette, and the `/`
- * completion of the workspace's prompt template. Each check is one JSON line in the result file.
+ * completion of the workspace's prompt template, a prompt with editor attachments (a
+ * selection added with Ctrl+Alt+A, files picked from the `@` list, one removed again), and
+ * a prompt with a diagnostics attachment whose model calls the `diagnostics` tool, answered
+ * from the problems VS Code's JSON support reports for a broken file. Each check is one
+ * JSON line in the result file.
  *
  * Where a person has to act in the real UI, the self-test writes `{"waiting": ...}` (what
  * to do, e.g. `{"waiting": "permission", "answer": "Reject"}`) and waits for the effect;
@@ -21,8 +25,18 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { chipFor } from './attachments';
+import { contentText } from './format';
 import type { AgentExtension } from './extension';
-import type { BashExecutionMessage, CompactionSummaryMessage, Message, SettledNotification, StateResult } from './protocol';
+import type {
+  BashExecutionMessage,
+  CompactionSummaryMessage,
+  CustomTypeMessage,
+  EditorContextAttachmentInfo,
+  Message,
+  SettledNotification,
+  StateResult,
+} from './protocol';
 import type { Row } from './view';
 
 export const SELFTEST_ENV = 'AGENTLS_VSCODE_SELFTEST';
@@ -64,6 +78,16 @@ const ECHO = { command: 'echo hi', output: 'hi' };
 const SLEEP = 'sleep 30';
 const COMPACT_INSTRUCTIONS = 'Focus on the commands the user ran.';
 const SUMMARY_START = '## Goal\nKeep notes.txt greeting agentls.';
+/** Editor context: a selection of calc.py (lines 4-5), notes.txt from the `@` list (AGENTS.md picked, then removed). */
+const CALC = 'calc.py';
+const SELECTED = { start: [3, 0], end: [4, 16], label: 'calc.py:4-5', text: 'def add(a, b):' } as const;
+const ATTACH = { query: 'note', file: 'notes.txt', removed: { query: 'AGEN', file: 'AGENTS.md' } };
+const CONTEXT_PROMPT = 'Why does the selected add subtract?';
+const CONTEXT_ANSWER = 'The selected add in calc.py subtracts: it returns a - b.';
+/** Diagnostics: broken.json has a JSON syntax error that VS Code's JSON language features report. */
+const BROKEN = 'broken.json';
+const DIAGNOSTICS_PROMPT = 'Fix the problems of broken.json.';
+const DIAGNOSTICS_ANSWER = 'broken.json has a syntax error the editor reports.';
 
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
 type Waiting =
@@ -77,7 +101,21 @@ type Waiting =
   /** Run Agent: Compact from the palette and enter `instructions`. */
   | { waiting: 'compact'; instructions: string }
   /** Type `/` in the prompt box, check the list offers `name`, pick it with Tab, type `args`, press Enter. */
-  | { waiting: 'complete'; name: string; description: string; argumentHint: string; args: string };
+  | { waiting: 'complete'; name: string; description: string; argumentHint: string; args: string }
+  /** Press Ctrl+Alt+A (Agent: Add Selection) in the focused editor. */
+  | { waiting: 'addSelection'; label: string }
+  /**
+   * In the prompt box: check the chip `label` is there; pick `file` from the `@query` list, then
+   * `removed.file` and remove its chip with ×; type `text` and press Enter.
+   */
+  | {
+      waiting: 'attach';
+      label: string;
+      query: string;
+      file: string;
+      removed: { query: string; file: string };
+      text: string;
+    };
 
 interface PermissionRule {
   workspace: string;
@@ -617,6 +655,129 @@ async function template(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(step, 'the model answered it', textRows(api).some((row) => row.text === GREETING));
 }
 
+function userRow(api: AgentExtension, text: string): Extract<Row, { kind: 'user' }> | undefined {
+  return rows(api).findLast((row): row is Extract<Row, { kind: 'user' }> => row.kind === 'user' && row.text === text);
+}
+
+/** The `editorContext` message just before the user message `text` in `agent/getMessages`. */
+async function contextMessage(api: AgentExtension, text: string): Promise<CustomTypeMessage | undefined> {
+  const list = await messages(api);
+  const index = list.findLastIndex((m) => m.role === 'user' && contentText((m as { content: unknown }).content) === text);
+  const before = index > 0 ? list[index - 1] : undefined;
+  return before?.role === 'custom' ? (before as CustomTypeMessage) : undefined;
+}
+
+function attachmentInfos(message: CustomTypeMessage | undefined): EditorContextAttachmentInfo[] {
+  const list = (message?.details as { attachments?: unknown } | undefined)?.attachments;
+  return Array.isArray(list) ? (list as EditorContextAttachmentInfo[]) : [];
+}
+
+async function editorContext(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'editor-context';
+  const c = api.controller;
+  const uri = vscode.Uri.file(path.join(folder, CALC));
+  const document = await vscode.workspace.openTextDocument(uri);
+  const editor = await vscode.window.showTextDocument(document, { preview: false, preserveFocus: false });
+  const [l1, c1] = SELECTED.start;
+  const [l2, c2] = SELECTED.end;
+  editor.selection = new vscode.Selection(l1, c1, l2, c2);
+  await waitFor(api, () => c.suggestion?.label === SELECTED.label, 5000, 'the selection offered as a chip').catch(() => undefined);
+  rec.check(step, 'the editor selection is offered as a chip', c.header().suggestion?.label === SELECTED.label, c.header().suggestion);
+  // The driver presses Ctrl+Alt+A in the editor (Agent: Add Selection).
+  rec.ask({ waiting: 'addSelection', label: SELECTED.label });
+  await waitFor(api, () => c.attachments.some((chip) => chip.label === SELECTED.label), 20_000, 'Agent: Add Selection');
+  const chip = c.attachments.find((a) => a.label === SELECTED.label);
+  rec.check(
+    step,
+    'Ctrl+Alt+A adds the selection as a chip',
+    chip?.attachment.type === 'selection' && chip.attachment.uri === uri.toString() &&
+      chip.attachment.range.start.line === l1 && chip.attachment.range.end.character === c2,
+    chip,
+  );
+  rec.check(step, 'the added selection is no longer offered', c.header().suggestion === undefined, c.header().suggestion);
+  // The driver picks files from the `@` list (and removes one), then sends the prompt.
+  const known = new Set(c.settled.map((s) => s.runId));
+  rec.ask({ waiting: 'attach', label: SELECTED.label, ...ATTACH, text: CONTEXT_PROMPT });
+  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
+  await waitFor(api, () => next() !== undefined, 60_000, 'the run of the prompt with attachments');
+  rec.check(step, 'the prompt with attachments settled with stop', next()?.stopReason === 'stop', next());
+  rec.check(step, 'the chips left the prompt box once sent', c.header().attachments.length === 0, c.header().attachments);
+  const message = await contextMessage(api, CONTEXT_PROMPT);
+  const infos = attachmentInfos(message);
+  rec.check(
+    step,
+    'the server put an editorContext message before the prompt',
+    message?.customType === 'editorContext' && message.display === true,
+    message,
+  );
+  rec.check(
+    step,
+    'its details list the selection (lines 4-5) and notes.txt, not the removed AGENTS.md',
+    infos.length === 2 &&
+      infos[0]?.type === 'selection' && infos[0].path === CALC && infos[0].startLine === 4 && infos[0].endLine === 5 &&
+      infos[1]?.type === 'file' && infos[1].path === ATTACH.file,
+    infos,
+  );
+  const content = contentText(message?.content);
+  rec.check(step, 'the model got the selected text', content.includes(SELECTED.text) && content.includes('hello world'), content);
+  const user = userRow(api, CONTEXT_PROMPT);
+  rec.check(
+    step,
+    'the user message shows the attachments as chips',
+    JSON.stringify(user?.context?.map((chip) => chip.label)) === JSON.stringify([SELECTED.label, ATTACH.file]),
+    user,
+  );
+  rec.check(step, 'no separate editorContext row', !rows(api).some((row) => row.kind === 'custom'), rows(api).filter((r) => r.kind === 'custom'));
+  rec.check(step, 'the model answered', textRows(api).some((row) => row.text === CONTEXT_ANSWER));
+}
+
+async function diagnostics(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'diagnostics';
+  const c = api.controller;
+  const uri = vscode.Uri.file(path.join(folder, BROKEN));
+  await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(uri), { preview: false });
+  await waitFor(api, () => vscode.languages.getDiagnostics(uri).length > 0, 30_000, `VS Code's diagnostics of ${BROKEN}`).catch(
+    () => undefined,
+  );
+  const reported = vscode.languages.getDiagnostics(uri);
+  const first = reported[0];
+  rec.check(step, `VS Code reports a problem in ${BROKEN}`, first !== undefined, reported);
+  // A diagnostics attachment, then the model calls the diagnostics tool: both ask agent/getDiagnostics.
+  c.addAttachment(chipFor({ type: 'diagnostics', uri: uri.toString() }, BROKEN));
+  const known = new Set(c.settled.map((s) => s.runId));
+  await c.submit(DIAGNOSTICS_PROMPT, 'prompt');
+  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
+  await waitFor(api, () => next() !== undefined, 60_000, 'the run that calls the diagnostics tool');
+  rec.check(step, 'the run settled with stop', next()?.stopReason === 'stop', next());
+  const infos = attachmentInfos(await contextMessage(api, DIAGNOSTICS_PROMPT));
+  rec.check(
+    step,
+    'the diagnostics attachment counted the problems VS Code reports',
+    infos.length === 1 && infos[0]?.type === 'diagnostics' && infos[0].count === reported.length,
+    { infos, reported: reported.length },
+  );
+  const user = userRow(api, DIAGNOSTICS_PROMPT);
+  const problems = `${reported.length} ${reported.length === 1 ? 'problem' : 'problems'}`;
+  rec.check(step, 'the user message shows the problems chip', user?.context?.[0]?.label === problems, user);
+  const tool = toolRow(api, 'call-diagnostics');
+  const line = first ? `${BROKEN}:${first.range.start.line + 1}:${first.range.start.character + 1}: error: ` : '?';
+  rec.check(
+    step,
+    'the diagnostics tool result has the error VS Code reports',
+    tool?.status === 'done' && first !== undefined && tool.output.includes(line) &&
+      tool.output.includes(first.message.split('\n')[0] ?? ''),
+    { tool, line, message: first?.message },
+  );
+  rec.check(step, 'the model answered', textRows(api).some((row) => row.text === DIAGNOSTICS_ANSWER));
+  const shown = await api.panel.renderedText();
+  rec.check(
+    step,
+    'panel shows the chips of both messages',
+    shown.includes(SELECTED.label) && shown.includes(ATTACH.file) && shown.includes(problems),
+    shown.slice(-600),
+  );
+}
+
 async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
   const step = 'sessions';
   const c = api.controller;
@@ -637,6 +798,8 @@ async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
     `$ ${ECHO.command} [exit 0] ${ECHO.output}`,
     `$ ${SLEEP} [cancelled, not sent to the model]`,
     EXPANDED,
+    `> ${CONTEXT_PROMPT} [${SELECTED.label}, ${ATTACH.file}]`,
+    DIAGNOSTICS_ANSWER,
   ];
   for (const text of texts) {
     rec.check(step, `loaded transcript has "${text}"`, loaded.includes(text) && live.includes(text));
@@ -696,6 +859,8 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await userBash(api, rec);
     await compact(api, rec);
     await template(api, rec);
+    await editorContext(api, rec, folder);
+    await diagnostics(api, rec, folder);
     await reload(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));

@@ -7,11 +7,13 @@
  * `onChange` and calls the actions; actions throw `AgentError` for the UI to show.
  */
 
+import { addChip, type Chip, removeChip, sameAttachment, withoutSent } from './attachments';
 import { formatCost, formatTokens, modelKey, parseModelKey } from './format';
 import { parsePromptInput } from './promptInput';
 import type {
   AbortResult,
   AgentNotification,
+  Attachment,
   BashEndNotification,
   BashOutputNotification,
   CommandInfo,
@@ -60,6 +62,10 @@ export class SessionController {
   contextFiles: string[] = [];
   /** The user's command going (`!cmd`), until its `agent/bashEnd`. */
   bashId: string | undefined;
+  /** The prompt box's chips: sent as `context` with the next prompt, steer or follow-up. */
+  attachments: Chip[] = [];
+  /** The active editor's selection, offered as a chip the user can click to add. */
+  suggestion: Chip | undefined;
   /** Every `agent/settled` of this session, oldest first. */
   readonly settled: SettledNotification[] = [];
   private permissionsPending = 0;
@@ -84,6 +90,7 @@ export class SessionController {
   }
 
   header(): Header {
+    const suggestion = this.offeredSuggestion();
     return {
       connected: this.connected,
       ...(this.error !== undefined ? { error: this.error } : {}),
@@ -98,7 +105,15 @@ export class SessionController {
       bashRunning: this.bashId !== undefined,
       ...(this.cwd !== undefined ? { cwd: this.cwd } : {}),
       contextFiles: this.contextFiles,
+      attachments: this.attachments,
+      ...(suggestion ? { suggestion } : {}),
     };
+  }
+
+  /** The suggestion, unless that attachment is a chip already. */
+  private offeredSuggestion(): Chip | undefined {
+    const s = this.suggestion;
+    return s && !this.attachments.some((chip) => sameAttachment(chip.attachment, s.attachment)) ? s : undefined;
   }
 
   /**
@@ -289,22 +304,66 @@ export class SessionController {
     this.transcript.clear();
   }
 
+  // --- the prompt box's attachments -----------------------------------------------------
+
+  /** Add a chip to the prompt box (once: the same attachment again is ignored). */
+  addAttachment(chip: Chip): void {
+    this.attachments = addChip(this.attachments, chip);
+    this.changed();
+  }
+
+  removeAttachment(index: number): void {
+    this.attachments = removeChip(this.attachments, index);
+    this.changed();
+  }
+
+  /** The active editor's selection changed (`undefined`: none, or not a file). */
+  setSuggestion(chip: Chip | undefined): void {
+    const before = this.suggestion;
+    if (before === chip || (before && chip && sameAttachment(before.attachment, chip.attachment))) return;
+    this.suggestion = chip;
+    this.changed();
+  }
+
+  /** The user clicked the suggested chip: it becomes an attachment. */
+  addSuggestion(): void {
+    if (this.suggestion) this.addAttachment(this.suggestion);
+  }
+
   // --- runs and queue ----------------------------------------------------------------------
 
-  /** The prompt box: `!cmd` / `!!cmd` runs a command; else a prompt when idle, while a run goes steering or a follow-up. */
+  /**
+   * The prompt box: `!cmd` / `!!cmd` runs a command; else a prompt when idle, while a run
+   * goes steering or a follow-up. A prompt, steer or follow-up takes the chips along as
+   * `context`; once it is accepted they leave the box (chips added meanwhile stay).
+   */
   async submit(text: string, mode: SubmitMode): Promise<void> {
     if (text.trim() === '') return;
     const input = parsePromptInput(text);
-    if (input.kind === 'bash') await this.bash(input.command, input.excludeFromContext);
-    else if (mode === 'steer') await this.steer(text);
-    else if (mode === 'followUp') await this.followUp(text);
-    else await this.prompt(text);
+    if (input.kind === 'bash') {
+      await this.bash(input.command, input.excludeFromContext);
+      return;
+    }
+    const chips = this.attachments;
+    const context = chips.map((chip) => chip.attachment);
+    if (mode === 'steer') await this.steer(text, context);
+    else if (mode === 'followUp') await this.followUp(text, context);
+    else await this.prompt(text, context);
+    if (chips.length > 0) {
+      this.attachments = withoutSent(this.attachments, chips);
+      this.changed();
+    }
   }
 
   /** `agent/prompt`; if the session turned out busy the text is queued as a follow-up. */
-  async prompt(text: string): Promise<PromptResult> {
+  async prompt(text: string, context: readonly Attachment[] = []): Promise<PromptResult> {
     const sessionId = await this.ensureSession();
-    const result = await this.rpc.request<PromptResult>('agent/prompt', { sessionId, text, whenBusy: 'followUp' });
+    const result = await this.rpc.request<PromptResult>('agent/prompt', {
+      sessionId,
+      text,
+      ...withContext(context),
+      whenBusy: 'followUp',
+    });
     if (result.runId !== undefined && !this.settled.some((s) => s.runId === result.runId)) {
       this.runId = result.runId;
       this.changed();
@@ -312,14 +371,16 @@ export class SessionController {
     return result;
   }
 
-  async steer(text: string): Promise<string> {
+  async steer(text: string, context: readonly Attachment[] = []): Promise<string> {
     const sessionId = await this.ensureSession();
-    return (await this.rpc.request<{ itemId: string }>('agent/steer', { sessionId, text })).itemId;
+    const params = { sessionId, text, ...withContext(context) };
+    return (await this.rpc.request<{ itemId: string }>('agent/steer', params)).itemId;
   }
 
-  async followUp(text: string): Promise<string> {
+  async followUp(text: string, context: readonly Attachment[] = []): Promise<string> {
     const sessionId = await this.ensureSession();
-    return (await this.rpc.request<{ itemId: string }>('agent/followUp', { sessionId, text })).itemId;
+    const params = { sessionId, text, ...withContext(context) };
+    return (await this.rpc.request<{ itemId: string }>('agent/followUp', params)).itemId;
   }
 
   /** `agent/abort`: answered once the run has settled. Queued items stay. */
@@ -456,4 +517,9 @@ export class SessionController {
     const stats = this.stats;
     return `${this.model ?? 'no model'} · ↑${formatTokens(stats.input)} ↓${formatTokens(stats.output)} ${formatCost(stats.cost)}`;
   }
+}
+
+/** `{context}` when there are attachments (else nothing: a server without editor context still accepts the request). */
+function withContext(context: readonly Attachment[]): { context?: Attachment[] } {
+  return context.length > 0 ? { context: [...context] } : {};
 }

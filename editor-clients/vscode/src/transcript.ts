@@ -14,10 +14,15 @@
  * `compactionSummary` message, which joins the transcript in between, fills the same row
  * (and makes the row in a stored transcript).
  *
+ * Attachments the user sent with a message (`editorContext`, a `custom` message the server
+ * puts just before the user's message) become chips on that user message's row, not a row
+ * of their own; one not followed by a user message is shown as a `custom` row.
+ *
  * Row ids are stable (`m3/0` for block 0 of the third message), so a consumer can
  * take only the rows that changed since it last looked (`takeChanges`).
  */
 
+import { type ContextChip, contextChips, EDITOR_CONTEXT } from './attachments';
 import {
   appendTail,
   bashLabel,
@@ -70,6 +75,8 @@ export class Transcript {
   private current: string | undefined;
   /** Row id of the compaction between its start and end. */
   private compacting: string | undefined;
+  /** The chips of the last `editorContext` message, for the user message that follows it. */
+  private pendingContext: { key: string; chips: ContextChip[]; text: string } | undefined;
 
   get rows(): readonly Row[] {
     return this.list;
@@ -85,6 +92,7 @@ export class Transcript {
     this.changed.clear();
     this.current = undefined;
     this.compacting = undefined;
+    this.pendingContext = undefined;
   }
 
   /** Rebuild from whole messages (a loaded session's `agent/getMessages`). */
@@ -94,6 +102,7 @@ export class Transcript {
       this.startMessage(message);
       this.endMessage(message);
     }
+    this.flushContext();
   }
 
   applyEvent(event: AgentEvent): void {
@@ -212,7 +221,7 @@ export class Transcript {
       .map((row) => {
         switch (row.kind) {
           case 'user':
-            return `> ${row.text}`;
+            return `> ${row.text}${row.context ? ` [${row.context.map((chip) => chip.label).join(', ')}]` : ''}`;
           case 'text':
             return row.text;
           case 'thinking':
@@ -242,6 +251,7 @@ export class Transcript {
     this.messageCount += 1;
     const key = `m${this.messageCount}`;
     this.current = key;
+    if (message.role !== 'user') this.flushContext(); // an editorContext message before this one had no user message
     if (message.role === 'assistant') {
       this.applyBlocks(key, (message as AssistantMessage).content ?? [], false);
     } else {
@@ -275,7 +285,18 @@ export class Transcript {
     switch (message.role) {
       case 'user': {
         const content = (message as { content: unknown }).content;
-        this.put({ kind: 'user', id: `${key}/user`, text: contentText(content), images: countImages(content) });
+        const id = `${key}/user`;
+        // Shown at its start and again at its end: the chips are taken at the start.
+        const existing = this.byId.get(id);
+        const context = this.pendingContext?.chips ?? (existing?.kind === 'user' ? existing.context : undefined);
+        this.pendingContext = undefined;
+        this.put({
+          kind: 'user',
+          id,
+          text: contentText(content),
+          images: countImages(content),
+          ...(context ? { context } : {}),
+        });
         break;
       }
       case 'toolResult': {
@@ -306,7 +327,10 @@ export class Transcript {
         break;
       case 'custom': {
         const custom = message as CustomTypeMessage;
-        if (custom.display) {
+        const chips = custom.customType === EDITOR_CONTEXT ? contextChips(custom.details) : undefined;
+        if (custom.display && chips) {
+          this.pendingContext = { key, chips, text: contentText(custom.content) };
+        } else if (custom.display) {
           const text = contentText(custom.content);
           this.put({ kind: 'custom', id: `${key}/custom`, role: custom.customType, text });
         }
@@ -318,6 +342,14 @@ export class Transcript {
         this.put({ kind: 'custom', id: `${key}/custom`, role: message.role, text: text || JSON.stringify(message) });
       }
     }
+  }
+
+  /** An `editorContext` message no user message followed: show it as it is. */
+  private flushContext(): void {
+    const pending = this.pendingContext;
+    if (!pending) return;
+    this.pendingContext = undefined;
+    this.put({ kind: 'custom', id: `${pending.key}/custom`, role: EDITOR_CONTEXT, text: pending.text });
   }
 
   /** Put every block of an assistant message at its index; `final` ends streaming. */

@@ -7,6 +7,7 @@
  * compaction or summary, and per notice.
  */
 
+import type { Chip, ContextChip, FileEntry } from './attachments';
 import type { CommandInfo, CompactionReason, ModelInfo, QueueItem, ThinkingLevel } from './protocol';
 
 /**
@@ -21,7 +22,14 @@ export type BashStatus = 'running' | 'done' | 'error' | 'cancelled';
 export type CompactionStatus = 'running' | 'done' | 'failed' | 'aborted';
 
 export type Row =
-  | { kind: 'user'; id: string; text: string; images: number }
+  | {
+      kind: 'user';
+      id: string;
+      text: string;
+      images: number;
+      /** What the editor attached to it (the `editorContext` message before it), as chips. */
+      context?: ContextChip[];
+    }
   | { kind: 'text'; id: string; text: string; streaming: boolean }
   | { kind: 'thinking'; id: string; text: string; streaming: boolean; redacted: boolean }
   | {
@@ -98,6 +106,10 @@ export interface Header {
   /** The session's folder, and the project instructions in its system prompt (absolute paths). */
   cwd?: string;
   contextFiles: string[];
+  /** The prompt box's chips, sent with the next prompt, steer or follow-up. */
+  attachments: Chip[];
+  /** The active editor's selection, offered as a chip to click (absent when none, or added already). */
+  suggestion?: Chip;
 }
 
 /** Extension -> webview. */
@@ -109,6 +121,8 @@ export type ToWebview =
   | { type: 'setPrompt'; text: string }
   /** The answer to `listCommands`. */
   | { type: 'commands'; commands: CommandInfo[] }
+  /** The answer to `listFiles`. */
+  | { type: 'files'; files: FileEntry[] }
   /** Answer with `rendered` (the self-test reads what the panel shows). */
   | { type: 'report' };
 
@@ -120,6 +134,14 @@ export type FromWebview =
   | { type: 'abortBash' }
   /** The prompt box starts with `/`: send the templates and skills (`commands`). */
   | { type: 'listCommands' }
+  /** An `@` word is being typed: send the workspace's files (`files`). */
+  | { type: 'listFiles' }
+  /** A file picked from the `@` list: add its chip. */
+  | { type: 'addFile'; file: FileEntry }
+  /** The × of the chip at `index`. */
+  | { type: 'removeAttachment'; index: number }
+  /** The suggested chip (the editor's selection) clicked. */
+  | { type: 'addSuggestion' }
   | { type: 'continue' }
   | { type: 'newSession' }
   | { type: 'showSessions' }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentNotification, EventNotification, QueueNotification, SettledNotification } from '../src/protocol';
+import { chipFor } from '../src/attachments';
 import { type AgentRpc, SessionController } from '../src/session';
 
 const recording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'edit-run.json'), 'utf8')) as {
@@ -267,5 +268,67 @@ describe('SessionController: user commands, compaction, templates', () => {
     c.handleSettled({ sessionId: 's1', runId: 'run-9', stopReason: 'stop' });
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(c.header().contextFiles).toEqual(['/w/AGENTS.md', '/w/sub/CLAUDE.md']);
+  });
+
+  it('sends the prompt box chips as context with a prompt, steer or follow-up, then clears them', async () => {
+    const { server, c } = await started();
+    server.answers['agent/followUp'] = () => ({ itemId: 'q2' });
+    const sel = chipFor(
+      { type: 'selection', uri: 'file:///w/calc.py', range: { start: { line: 2, character: 0 }, end: { line: 4, character: 0 } } },
+      'calc.py',
+    );
+    const readme = chipFor({ type: 'file', uri: 'file:///w/README.md' }, 'README.md');
+    c.addAttachment(sel);
+    c.addAttachment(readme);
+    c.addAttachment(readme);
+    expect(c.header().attachments.map((chip) => chip.label)).toEqual(['calc.py:3-4', 'README.md']);
+    await c.submit('!ls', 'prompt'); // a command takes no attachments
+    expect(c.header().attachments).toHaveLength(2);
+    await c.submit('why?', 'prompt');
+    expect(server.calls.find((call) => call.method === 'agent/prompt')?.params).toEqual({
+      sessionId: 's1',
+      text: 'why?',
+      context: [sel.attachment, readme.attachment],
+      whenBusy: 'followUp',
+    });
+    expect(c.header().attachments).toEqual([]);
+    c.addAttachment(readme);
+    await c.submit('steer', 'steer');
+    c.addAttachment(sel);
+    c.removeAttachment(0);
+    await c.submit('later', 'followUp');
+    const queued = server.calls.filter((call) => ['agent/steer', 'agent/followUp'].includes(call.method));
+    expect(queued.map((call) => call.params)).toEqual([
+      { sessionId: 's1', text: 'steer', context: [readme.attachment] },
+      { sessionId: 's1', text: 'later' },
+    ]);
+  });
+
+  it('keeps the chips when the server refuses the message', async () => {
+    const { server, c } = await started();
+    server.answers['agent/prompt'] = () => {
+      throw new Error('context[0]: not a file');
+    };
+    c.addAttachment(chipFor({ type: 'file', uri: 'file:///elsewhere/x' }, '/elsewhere/x'));
+    await expect(c.submit('hi', 'prompt')).rejects.toThrow('context[0]');
+    expect(c.header().attachments).toHaveLength(1);
+  });
+
+  it('offers the editor selection as a chip until it is added', async () => {
+    const { c } = await started();
+    const range = { start: { line: 0, character: 0 }, end: { line: 1, character: 3 } };
+    const sel = chipFor({ type: 'selection', uri: 'file:///w/a.py', range }, 'a.py');
+    let changes = 0;
+    c.onChange(() => changes++);
+    c.setSuggestion(sel);
+    c.setSuggestion(chipFor({ type: 'selection', uri: 'file:///w/a.py', range }, 'a.py')); // the same: no change
+    expect(changes).toBe(1);
+    expect(c.header().suggestion?.label).toBe('a.py:1-2');
+    c.addSuggestion();
+    expect(c.header().attachments.map((chip) => chip.label)).toEqual(['a.py:1-2']);
+    expect(c.header().suggestion).toBeUndefined(); // added already
+    c.setSuggestion(undefined);
+    c.addSuggestion();
+    expect(c.header().attachments).toHaveLength(1);
   });
 });

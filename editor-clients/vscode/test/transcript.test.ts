@@ -449,3 +449,72 @@ describe('Transcript coding roles from stored messages', () => {
     ]);
   });
 });
+
+describe('Transcript editor context', () => {
+  const details = {
+    attachments: [
+      {
+        type: 'selection',
+        uri: 'file:///w/calc.py',
+        path: 'calc.py',
+        range: { start: { line: 2, character: 0 }, end: { line: 3, character: 16 } },
+        startLine: 3,
+        endLine: 4,
+        language: 'python',
+        lines: 2,
+        truncated: false,
+      },
+      { type: 'file', uri: 'file:///w/README.md', path: 'README.md', language: 'markdown', lines: 3, truncated: false },
+      { type: 'diagnostics', uri: 'file:///w/calc.py', path: 'calc.py', count: 2, lines: 2, truncated: false },
+    ],
+  };
+  const context: CustomTypeMessage = {
+    role: 'custom',
+    customType: 'editorContext',
+    content: 'The user attached context from the editor:\n\n<selection path="calc.py" lines="3-4">...</selection>',
+    display: true,
+    details,
+  };
+  const user: Message = { role: 'user', content: 'Why does add subtract?' };
+  const labels = ['calc.py:3-4', 'README.md', '2 problems'];
+
+  it('puts the attachments on the user message that follows as chips, not as a row of their own', () => {
+    const t = new Transcript();
+    t.loadMessages([context, user, assistant([{ type: 'text', text: 'It subtracts.' }])]);
+    expect(kinds(t.rows)).toEqual(['user', 'text']);
+    const row = t.rows[0];
+    expect(row?.kind === 'user' && row.context?.map((chip) => chip.label)).toEqual(labels);
+    expect(row).toMatchObject({ id: 'm2/user', text: 'Why does add subtract?' });
+    expect(t.plainText()).toBe('> Why does add subtract? [calc.py:3-4, README.md, 2 problems]\nIt subtracts.');
+  });
+
+  it('keeps the chips when the user message ends after it started (live events)', () => {
+    const t = new Transcript();
+    for (const event of [
+      { type: 'message_start', message: context },
+      { type: 'message_end', message: context },
+      { type: 'message_start', message: user },
+      { type: 'message_end', message: user },
+      { type: 'message_start', message: { role: 'user', content: 'a later message' } },
+      { type: 'message_end', message: { role: 'user', content: 'a later message' } },
+    ] as AgentEvent[]) {
+      t.applyEvent(event);
+    }
+    const users = t.rows.filter((row): row is Extract<Row, { kind: 'user' }> => row.kind === 'user');
+    expect(users.map((row) => row.context?.map((chip) => chip.label))).toEqual([labels, undefined]);
+    expect(t.takeChanges().map((row) => row.id)).toEqual(['m2/user', 'm3/user']);
+  });
+
+  it('shows an editorContext message no user message follows as it is, and one of another form too', () => {
+    const t = new Transcript();
+    const odd: CustomTypeMessage = { ...context, details: { other: true }, content: 'odd' };
+    t.loadMessages([context, assistant([{ type: 'text', text: 'hm' }]), odd, context]);
+    expect(t.rows.map((row) => [row.kind, row.id])).toEqual([
+      ['custom', 'm1/custom'],
+      ['text', 'm2/0'],
+      ['custom', 'm3/custom'],
+      ['custom', 'm4/custom'],
+    ]);
+    expect(t.rows[0]).toMatchObject({ role: 'editorContext', text: context.content });
+  });
+});

@@ -8,6 +8,7 @@ import { parsePromptInput } from '../src/promptInput';
 import { THINKING_LEVELS } from '../src/protocol';
 import type { FromWebview, Header, Row, ToWebview } from '../src/view';
 import { CommandCompletion } from './completion';
+import { FileCompletion } from './fileCompletion';
 import { el, renderRow, statsText } from './render';
 
 interface VsCodeApi {
@@ -40,6 +41,13 @@ const abort = el('button', { id: 'abort', class: 'secondary' }, 'Abort');
 const cont = el('button', { id: 'continue', class: 'secondary' }, 'Continue');
 const hint = el('span', { class: 'hint' });
 const completion = new CommandCompletion(prompt, () => post({ type: 'listCommands' }));
+const files = new FileCompletion(
+  prompt,
+  () => post({ type: 'listFiles' }),
+  (file) => post({ type: 'addFile', file }),
+);
+/** The prompt box's chips (the attachments of the next message) and the suggested one. */
+const chips = el('div', { id: 'chips', class: 'chips', hidden: '' });
 
 document.getElementById('app')?.append(
   el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status),
@@ -51,6 +59,8 @@ document.getElementById('app')?.append(
     'footer',
     { class: 'composer' },
     completion.element,
+    files.element,
+    chips,
     prompt,
     el('div', { class: 'actions' }, send, followUp, cont, abort, hint),
   ),
@@ -105,18 +115,48 @@ function applyHeader(next: Header): void {
         { 'data-kind': item.kind },
         el('span', { class: 'kind' }, item.kind === 'steering' ? 'steer' : 'follow-up'),
         el('span', { class: 'text' }, item.text),
+        ...(item.context?.length
+          ? [el('span', { class: 'attached', title: 'Attachments from the editor' }, `+${item.context.length} attached`)]
+          : []),
         remove,
       );
     }),
   );
+  // the prompt box's chips
+  applyChips(next);
   // composer
   const busy = running();
   cont.hidden = busy || !next.canContinue;
   cont.title = 'Let the agent continue from where it stopped';
   prompt.placeholder = busy
     ? 'Steer the agent, or queue a follow-up…'
-    : 'Ask the agent… (!cmd runs a command, / a template or skill)';
+    : 'Ask the agent… (!cmd runs a command, / a template or skill, @ attaches a file)';
   applyComposer();
+}
+
+/** The attachments of the next message, each with its × button, and the editor's selection to click. */
+function applyChips(next: Header): void {
+  const items: HTMLElement[] = next.attachments.map((chip, index) => {
+    const remove = el('button', { class: 'chip-remove', title: `Remove ${chip.label}`, 'aria-label': `Remove ${chip.label}` }, '×');
+    remove.addEventListener('click', () => post({ type: 'removeAttachment', index }));
+    return el(
+      'span',
+      { class: 'chip', 'data-type': chip.attachment.type, title: chip.title },
+      el('span', { class: 'chip-label' }, chip.label),
+      remove,
+    );
+  });
+  if (next.suggestion) {
+    const suggestion = el(
+      'button',
+      { class: 'chip suggestion', title: `Attach the editor's selection: ${next.suggestion.title}` },
+      `+ ${next.suggestion.label}`,
+    );
+    suggestion.addEventListener('click', () => post({ type: 'addSuggestion' }));
+    items.push(suggestion);
+  }
+  chips.replaceChildren(...items);
+  chips.hidden = items.length === 0;
 }
 
 /** The buttons and the hint for the box's text: a prompt, or a command (`!cmd`, `!!cmd`). */
@@ -178,18 +218,25 @@ function submit(mode: 'auto' | 'followUp'): void {
 function promptChanged(): void {
   vscode.setState({ prompt: prompt.value });
   completion.update();
+  files.update();
   applyComposer();
 }
 
 prompt.value = vscode.getState()?.prompt ?? '';
 prompt.addEventListener('input', promptChanged);
 // the cursor moved: the `/` word under it may have changed
-prompt.addEventListener('click', () => completion.update());
+prompt.addEventListener('click', () => {
+  completion.update();
+  files.update();
+});
 prompt.addEventListener('keyup', (event) => {
-  if (event.key.startsWith('Arrow') || event.key === 'Home' || event.key === 'End') completion.update();
+  if (event.key.startsWith('Arrow') || event.key === 'Home' || event.key === 'End') {
+    completion.update();
+    files.update();
+  }
 });
 prompt.addEventListener('keydown', (event) => {
-  if (completion.handleKey(event)) {
+  if (completion.handleKey(event) || files.handleKey(event)) {
     event.preventDefault();
     return;
   }
@@ -237,6 +284,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'commands':
       completion.setCommands(message.commands);
+      break;
+    case 'files':
+      files.setFiles(message.files);
       break;
     case 'report':
       post({ type: 'rendered', text: document.body.innerText });

@@ -95,9 +95,22 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
   const element = existing?.dataset.kind === row.kind ? existing : create(row);
   element.dataset.id = row.id;
   switch (row.kind) {
-    case 'user':
+    case 'user': {
       setText(part(element, '.bubble'), row.images > 0 ? `${row.text}\n[${row.images} image(s)]` : row.text);
+      const chips = part(element, '.message-chips');
+      const context = row.context ?? [];
+      const key = JSON.stringify(context);
+      if (chips.dataset.key !== key) {
+        chips.dataset.key = key;
+        chips.replaceChildren(
+          ...context.map((chip) =>
+            el('span', { class: 'chip', 'data-type': chip.type, title: chip.title }, el('span', { class: 'chip-label' }, chip.label)),
+          ),
+        );
+      }
+      chips.hidden = context.length === 0;
       break;
+    }
     case 'text': {
       setMarkdown(part(element, '.markdown'), row.text);
       element.classList.toggle('streaming', row.streaming);
@@ -168,7 +181,12 @@ function create(row: Row): HTMLElement {
   const kind = { 'data-kind': row.kind };
   switch (row.kind) {
     case 'user':
-      return el('div', { ...kind, class: 'row user' }, el('div', { class: 'bubble' }));
+      return el(
+        'div',
+        { ...kind, class: 'row user' },
+        el('div', { class: 'message-chips', hidden: '' }),
+        el('div', { class: 'bubble' }),
+      );
     case 'text':
       return el('div', { ...kind, class: 'row text' }, el('div', { class: 'markdown' }));
     case 'thinking':
