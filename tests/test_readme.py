@@ -23,7 +23,5 @@ def test_readme_python_example_runs() -> None:
 def test_ci_runs_the_readme_test_command() -> None:
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     ci = (PROJECT_ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    command = next(
-        line for line in readme.splitlines() if "pytest" in line and "python3 -m venv" in line
-    )
+    command = next(line for line in readme.splitlines() if "pytest" in line and "python3 -m venv" in line)
     assert command in ci

@@ -19,7 +19,7 @@ PROTOCOL_VERSION = 1
 QueueModeName = Literal["all", "one-at-a-time"]
 ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 WhenBusy = Literal["steer", "followUp", "reject"]
-PermissionMode = Literal["allow", "ask", "deny"]
+PermissionMode = Literal["allow", "ask", "deny", "review"]
 PermissionOutcome = Literal["allowOnce", "allowAlways", "reject"]
 
 
@@ -112,6 +112,8 @@ class ClientAgentCapabilities(ProtocolModel):
     """The client answers ``agent/saveDocuments`` by saving those documents from its buffers."""
     diagnostics: bool = False
     """The client answers ``agent/getDiagnostics`` with what its language servers report."""
+    review_edit: bool = False
+    """The client answers ``agent/reviewEdit``: it shows a change as a diff; the user accepts or not."""
 
 
 # --- sessions ----------------------------------------------------------------------------
@@ -483,6 +485,26 @@ class GetDiagnosticsResult(ProtocolModel):
     diagnostics: list[FileDiagnostics]
 
 
+class ReviewEditParams(ProtocolModel):
+    session_id: str
+    tool_call_id: str
+    tool_name: Literal["write", "edit"]
+    uri: str
+    path: str
+    """The file relative to the session's folder (absolute outside it)."""
+    old_text: str
+    """The file as it is now (the buffer when open; empty for a new file)."""
+    new_text: str
+
+
+class ReviewEditResult(ProtocolModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    outcome: Literal["accept", "reject"]
+    reason: str | None = None
+    """Why it was rejected: the model reads it."""
+
+
 class PermissionRule(ResultModel):
     workspace: str
     tool_name: str
@@ -585,6 +607,7 @@ SERVER_REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/requestPermission": (RequestPermissionParams, RequestPermissionResult),
     "agent/saveDocuments": (SaveDocumentsParams, SaveDocumentsResult),
     "agent/getDiagnostics": (GetDiagnosticsParams, GetDiagnosticsResult),
+    "agent/reviewEdit": (ReviewEditParams, ReviewEditResult),
 }
 """Requests the server sends to the client (only when the client advertised them)."""
 

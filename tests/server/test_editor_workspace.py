@@ -8,6 +8,7 @@ the server's workspace edits to its buffers the way VS Code does: a
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import re
 import sys
@@ -151,6 +152,16 @@ class Editor:
                 ]
             }
 
+        async def review_edit(params: Any) -> dict[str, Any]:
+            self.reviews.append(plain(params))
+            self.review_asked.set()
+            return await self.review_answer
+
+        self.reviews: list[dict[str, Any]] = []
+        self.review_asked = asyncio.Event()
+        self.review_answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        """What the user answers to ``agent/reviewEdit`` (set it; never set: the user never answers)."""
+        client.feature("agent/reviewEdit")(review_edit)
         self.diagnostics: dict[str, list[dict[str, Any]]] = {}
         """What the editor's language servers report, by URI (answered to agent/getDiagnostics)."""
         self.diagnostics_requests: list[dict[str, Any]] = []
@@ -234,16 +245,16 @@ async def editor_session(
     *,
     accept: bool = True,
     saves: bool = False,
+    options: dict[str, Any] | None = None,
 ) -> AsyncIterator[tuple[LanguageClient, Editor]]:
+    """A server whose client is an :class:`Editor`; ``options`` replace the initialization options."""
     client = await ClientServerConfig(server_command=[sys.executable, "-m", "agentls", "serve"]).start()
     editor = Editor(client, accept=accept, saves=saves)
+    initialization = options or {"dataDir": str(data_dir), "fauxScript": str(faux_script.path)}
     try:
         await within(
             client.initialize_session(
-                types.InitializeParams(
-                    capabilities=capabilities,
-                    initialization_options={"dataDir": str(data_dir), "fauxScript": str(faux_script.path)},
-                )
+                types.InitializeParams(capabilities=capabilities, initialization_options=initialization)
             )
         )
         yield client, editor

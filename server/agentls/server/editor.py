@@ -24,6 +24,7 @@ from pygls.uris import to_fs_path
 from agentls.protocol import (
     GetDiagnosticsParams,
     GetDiagnosticsResult,
+    ReviewEditResult,
     SaveDocumentsParams,
     SaveDocumentsResult,
 )
@@ -133,6 +134,28 @@ class LspEditor:
                 f"the editor's answer to agent/getDiagnostics is malformed: {error}"
             ) from None
         return [entry.model_dump() for entry in result.diagnostics]
+
+    @property
+    def answers_review(self) -> bool:
+        """The client advertised ``experimental.agent.reviewEdit``: it shows a change before it lands."""
+        return self.server.client_agent.review_edit
+
+    async def review_edit(self, params: dict[str, Any]) -> Any:
+        """``agent/reviewEdit``, waited for as long as the user takes; a cancelled one is a rejection."""
+        try:
+            answer = await self.server.request_client("agent/reviewEdit", params)
+        except CancelledByClient:
+            return {"outcome": "reject", "reason": "the editor closed the review"}
+        except JsonRpcException as error:
+            raise ToolInputError(
+                f"the editor answered agent/reviewEdit with an error: {error.message}"
+            ) from None
+        try:
+            return ReviewEditResult.model_validate(answer).model_dump()
+        except ValidationError:
+            raise ToolInputError(
+                f"the editor's answer {json.dumps(answer)[:200]} is not a review outcome"
+            ) from None
 
     async def save_documents(self, uris: list[str]) -> set[str]:
         params = SaveDocumentsParams(uris=uris).model_dump(mode="json", by_alias=True)

@@ -38,6 +38,7 @@ from agentls.session.transcript import Transcript
 from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor import EditorConnection, EditorWorkspace
+from agentls.tools.review import EditReviews
 
 
 def _client_path(path: str) -> Path:
@@ -59,7 +60,7 @@ def _modes(stored: dict[str, str] | None) -> dict[str, PermissionMode] | None:
     """A stored session's own tool policy (entries that are not a known mode are dropped)."""
     modes: dict[str, PermissionMode] = {}
     for tool, mode in (stored or {}).items():
-        if mode in ("allow", "ask", "deny"):
+        if mode in ("allow", "ask", "deny", "review"):
             modes[tool] = mode  # type: ignore[assignment]  # narrowed by the check above
     return modes or None
 
@@ -104,7 +105,12 @@ class SessionManager:
             return False
 
     def _permission_hook(
-        self, session_id: str, cwd: str, modes: dict[str, PermissionMode] | None, allow_outside: bool
+        self,
+        session_id: str,
+        cwd: str,
+        modes: dict[str, PermissionMode] | None,
+        allow_outside: bool,
+        reviews: EditReviews | None,
     ) -> Any:
         return permission_hook(
             session_id=session_id,
@@ -113,7 +119,14 @@ class SessionManager:
             rules=self.permission_rules,
             ask=self.ask,
             allow_outside=allow_outside,
+            reviews=reviews,
         )
+
+    def _reviews(self, session_id: str) -> EditReviews | None:
+        """The session's edit reviews, when the editor can show one (``review`` asks otherwise)."""
+        if self.editor is None or not self.editor.answers_review:
+            return None
+        return EditReviews(session_id, self.editor.review_edit)
 
     def _workspace(self, cwd: str, allow_outside: bool) -> Workspace:
         """A session's files: through the editor when there is one, else on disk."""
@@ -121,9 +134,11 @@ class SessionManager:
             return EditorWorkspace(cwd, self.editor, allow_outside)
         return DiskWorkspace(cwd, allow_outside)
 
-    def _tools(self, workspace: Workspace, processes: ProcessTracker) -> list[AgentTool]:
+    def _tools(
+        self, workspace: Workspace, processes: ProcessTracker, reviews: EditReviews | None
+    ) -> list[AgentTool]:
         """The coding tools over ``workspace``, and ``diagnostics`` when the editor answers for it."""
-        tools = coding_tools(workspace, processes)
+        tools = coding_tools(workspace, processes, reviews)
         if self.editor is not None and self.editor.answers_diagnostics:
             tools.append(diagnostics_tool(workspace, self.editor.diagnostics))
         return tools
@@ -182,6 +197,7 @@ class SessionManager:
             raise SessionError("storage", str(error)) from error
         processes = ProcessTracker()
         workspace = self._workspace(cwd, allow_outside)
+        reviews = self._reviews(session_id)
         session = AgentSession(
             session_id=session_id,
             cwd=cwd,
@@ -190,12 +206,14 @@ class SessionManager:
             thinking_level=level,
             system_prompt="",
             transcript=Transcript(),
-            tools=self._tools(workspace, processes),
+            tools=self._tools(workspace, processes, reviews),
             editor_context=self._editor_context(workspace),
             processes=processes,
             writer=writer,
             notify=self.notify,
-            before_tool_call=self._permission_hook(session_id, cwd, params.permissions, allow_outside),
+            before_tool_call=self._permission_hook(
+                session_id, cwd, params.permissions, allow_outside, reviews
+            ),
             instructions=SessionInstructions(cwd, self.store.root, prompt),
             compaction=self._compaction(header.compaction),
             coalesce_deltas=self.options.coalesce_deltas,
@@ -227,6 +245,7 @@ class SessionManager:
         level = loaded.thinking_level if loaded.thinking_level in THINKING_LEVELS else "off"
         processes = ProcessTracker()
         workspace = self._workspace(loaded.header.cwd, loaded.header.allow_outside_workspace)
+        reviews = self._reviews(session_id)
         session = AgentSession(
             session_id=session_id,
             cwd=loaded.header.cwd,
@@ -235,7 +254,7 @@ class SessionManager:
             thinking_level=level,
             system_prompt="",
             transcript=loaded.transcript,
-            tools=self._tools(workspace, processes),
+            tools=self._tools(workspace, processes, reviews),
             editor_context=self._editor_context(workspace),
             processes=processes,
             writer=writer,
@@ -245,6 +264,7 @@ class SessionManager:
                 loaded.header.cwd,
                 _modes(loaded.header.permissions),
                 loaded.header.allow_outside_workspace,
+                reviews,
             ),
             instructions=SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded)),
             compaction=self._compaction(loaded.header.compaction),

@@ -24,6 +24,7 @@ from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.ai.local_files import read_json_file
 from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
+from agentls.tools.review import EditReviews
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 logger = logging.getLogger(__name__)
@@ -122,12 +123,16 @@ def permission_hook(
     rules: PermissionRules,
     ask: Ask,
     allow_outside: bool = False,
+    reviews: EditReviews | None = None,
 ) -> Callable[[BeforeToolCallContext, AbortSignal | None], Awaitable[BeforeToolCallResult | None]]:
     """The session's ``before_tool_call``: the policy for each tool call.
 
     With ``allow_outside`` the tools accept paths outside the workspace; a ``write`` or
     ``edit`` there asks first even when the tool is allowed (its "allow always" is
-    remembered apart, as ``write:outside``), and ``deny`` still denies.
+    remembered apart, as ``write:outside``), and ``deny`` still denies. ``review`` lets
+    a ``write`` or ``edit`` run and marks it for ``reviews`` (the change is shown to the
+    user before it is written); without ``reviews`` (the client cannot show one), and
+    for other tools, it asks.
     """
     outside = outside_workspace(workspace) if allow_outside else None
 
@@ -139,6 +144,11 @@ def permission_hook(
         if outside is not None and name in WRITING_TOOLS and outside(ctx.args):
             rule = f"{name}:outside"
             mode = "deny" if mode == "deny" else "ask"
+        if mode == "review":
+            if reviews is not None and name in WRITING_TOOLS:
+                reviews.require(ctx.tool_call.id)
+                return None
+            mode = "ask"
         if mode == "allow" or rules.allows(workspace, rule):
             return None
         if mode == "deny":

@@ -6,19 +6,23 @@ from agentls.tools.edit import edit_tool, write_tool
 from agentls.tools.files import write_text_atomic
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.read import read_tool
+from agentls.tools.review import EditReviews
 from agentls.tools.search import find_tool, grep_tool, ls_tool, search_tools
 from agentls.tools.workspace import DiskWorkspace, FileStat, ToolInputError, Workspace
 
 
-def coding_tools(workspace: Workspace, processes: ProcessTracker | None = None) -> list[AgentTool]:
+def coding_tools(
+    workspace: Workspace, processes: ProcessTracker | None = None, reviews: EditReviews | None = None
+) -> list[AgentTool]:
     """The tools of every session over ``workspace``; the session's permission policy guards them.
 
-    ``processes`` tracks what ``bash`` starts, for the session to end when a run ends.
+    ``processes`` tracks what ``bash`` starts, for the session to end when a run ends;
+    ``reviews`` asks the user to review the changes the policy marks.
     """
     return [
         read_tool(workspace),
-        write_tool(workspace),
-        edit_tool(workspace),
+        write_tool(workspace, reviews),
+        edit_tool(workspace, reviews),
         *search_tools(workspace),
         bash_tool(workspace, processes),
     ]

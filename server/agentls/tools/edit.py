@@ -22,6 +22,7 @@ from typing import Any
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
 from agentls.tools.read import looks_binary
+from agentls.tools.review import EditReviews
 from agentls.tools.workspace import Document, ToolInputError, Workspace
 
 BOM = "\ufeff"
@@ -103,17 +104,59 @@ async def _write_checked(
     path: str,
     signal: AbortSignal | None,
     base: Document | None = None,
+    review: _Review | None = None,
 ) -> str:
-    """The last step of ``write`` and ``edit``: an abort check, then the write, errors naming ``path``.
+    """The last step of ``write`` and ``edit``: an abort check, the review if the policy wants one,
+    then the write, errors naming ``path``.
 
     Returns what the result adds about the write (`` (note)``, or nothing).
     """
     _check_abort(signal)
+    if review is not None:
+        await review.ask(workspace, resolved, base, text, signal)
+        _check_abort(signal)
     try:
         note = await workspace.write_text(resolved, text, base, signal)
         return f" ({note})" if note else ""
     except OSError as error:
         raise _write_error(error, path) from error
+
+
+class _Review:
+    """The review a call's change needs (the permission mode ``review``)."""
+
+    def __init__(self, reviews: EditReviews, tool_call_id: str, tool_name: str) -> None:
+        self.reviews = reviews
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+
+    @classmethod
+    def of(cls, reviews: EditReviews | None, tool_call_id: str, tool_name: str) -> _Review | None:
+        return cls(reviews, tool_call_id, tool_name) if reviews and reviews.wants(tool_call_id) else None
+
+    async def ask(
+        self,
+        workspace: Workspace,
+        resolved: Path,
+        base: Document | None,
+        text: str,
+        signal: AbortSignal | None,
+    ) -> None:
+        if base is None:  # write: the file as it is now, if there is one
+            try:
+                base = await workspace.read_document(resolved)
+            except FileNotFoundError:
+                base = None
+        old = base.data.decode("utf-8", errors="replace") if base is not None else ""
+        await self.reviews.review(
+            tool_call_id=self.tool_call_id,
+            tool_name=self.tool_name,
+            path=resolved,
+            name=_display_name(workspace, resolved),
+            old_text=old,
+            new_text=text,
+            signal=signal,
+        )
 
 
 def _encode(text: str, what: str) -> bytes:
@@ -131,7 +174,7 @@ def _check_abort(signal: AbortSignal | None) -> None:
 # --- write -----------------------------------------------------------------------------
 
 
-def write_tool(workspace: Workspace) -> AgentTool:
+def write_tool(workspace: Workspace, reviews: EditReviews | None = None) -> AgentTool:
     """The ``write`` tool over ``workspace``; ``details`` is ``{path, created, bytes}`` (path resolved)."""
 
     async def execute(
@@ -156,7 +199,8 @@ def write_tool(workspace: Workspace) -> AgentTool:
                 created = True
             except NotADirectoryError as error:
                 raise _write_error(error, path) from error
-            note = await _write_checked(workspace, resolved, content, path, signal)
+            review = _Review.of(reviews, tool_call_id, "write")
+            note = await _write_checked(workspace, resolved, content, path, signal, review=review)
         how = "new file" if created else "replaced the existing file"
         return AgentToolResult(
             content=[TextContent(text=f"Wrote {size} bytes to {path} ({how}){note}")],
@@ -277,7 +321,7 @@ def _uses_crlf(text: str) -> bool:
     return breaks > 0 and text.count("\r\n") == breaks
 
 
-def edit_tool(workspace: Workspace) -> AgentTool:
+def edit_tool(workspace: Workspace, reviews: EditReviews | None = None) -> AgentTool:
     """The ``edit`` tool over ``workspace``; ``details`` is ``{path, diff, replacements}`` (path resolved).
 
     A file whose line breaks are all CRLF is matched with its line breaks read as LF
@@ -320,7 +364,8 @@ def edit_tool(workspace: Workspace) -> AgentTool:
             diff = unified_diff(text, updated, _display_name(workspace, resolved))
             output = bom + (updated.replace("\n", "\r\n") if crlf else updated)
 
-            note = await _write_checked(workspace, resolved, output, path, signal, document)
+            review = _Review.of(reviews, tool_call_id, "edit")
+            note = await _write_checked(workspace, resolved, output, path, signal, document, review)
         count = len(edits)
         noun = "replacement" if count == 1 else "replacements"
         return AgentToolResult(

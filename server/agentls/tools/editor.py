@@ -102,6 +102,15 @@ class EditorConnection(Protocol):
         """What the editor's language servers report: ``[{uri, items: [Diagnostic]}]``."""
         ...
 
+    @property
+    def answers_review(self) -> bool:
+        """Whether :meth:`review_edit` works (the client answers ``agent/reviewEdit``)."""
+        ...
+
+    async def review_edit(self, params: dict[str, Any]) -> Any:
+        """Show a change to the user: ``{outcome: "accept" | "reject", reason?}``."""
+        ...
+
 
 class EditRejected(ToolInputError):
     """The editor did not apply a workspace edit; nothing was written."""
