@@ -106,9 +106,9 @@ def warm_up(settings: ProviderSettings) -> None:
             for spec in specs:
                 _provider(spec)
             if specs:
-                from agentls.ai.providers.clients import tls_context
+                from agentls.ai.providers.clients import warm_up_http
 
-                tls_context()
+                warm_up_http()
         except Exception as error:
             logger.debug("warming up the providers failed: %s", error)
 
