@@ -28,6 +28,10 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 converter = get_converter()
 
+SAVED = "a = 1\nb = 2\n\n\n\nz = 26\n"
+EDITED = SAVED.replace("b = 2", "b = 'two'")
+"""A file on disk and the agent's change to it (line 2), far from the end where the user types."""
+
 _ALL_OPERATIONS = ["create", "rename", "delete"]
 CLIENTS: dict[str, dict[str, Any]] = {
     # What stock clients advertise, from their sources: ``workspace.applyEdit``,
@@ -309,24 +313,50 @@ async def test_edit_of_an_open_document_goes_through_apply_edit_with_its_version
     data_dir: Path, faux_script: FauxScript, workspace: Path
 ) -> None:
     target = workspace / "m.py"
-    target.write_text("a = 1\nb = 2\n")
+    target.write_text(SAVED)
     call = tool_call("e", "edit", {"path": "m.py", "edits": [{"oldText": "b = 2", "newText": "b = 'two'"}]})
     script(faux_script, call, tool_call("r", "read", {"path": "m.py"}))
-    async with editor_session(data_dir, faux_script, EDITING) as (client, editor):
+    capabilities = types.ClientCapabilities(
+        workspace=EDITING.workspace, experimental={"agent": {"saveDocuments": True}}
+    )
+    async with editor_session(data_dir, faux_script, capabilities, saves=True) as (client, editor):
         editor.open(target)
-        editor.type(target, "a = 1\nb = 2\nc = 3\n")  # version 2, unsaved
+        editor.type(target, SAVED + "# unsaved\n")  # version 2: the user's unsaved line
         edited, read = await run(client, workspace)
         [params] = editor.edits
-        buffer_text = editor.text(target)
+        buffer_text, saves = editor.text(target), editor.save_requests
     assert edited["isError"] is False, text_of(edited)
     [change] = params.edit.document_changes
     assert change.text_document.uri == target.as_uri() and change.text_document.version == 2
     [edit] = change.edits
     assert (edit.range.start.line, edit.range.end.line) == (1, 1) and "two" in edit.new_text
     assert params.label == "agentls: edit m.py"
-    assert buffer_text == "a = 1\nb = 'two'\nc = 3\n"
-    assert target.read_text() == buffer_text  # the disk holds what the buffer shows
-    assert "b = 'two'" in text_of(read)
+    assert buffer_text == EDITED + "# unsaved\n"
+    # Saving the buffer would write the user's unsaved line: only the agent's change reaches the disk.
+    assert saves == [] and target.read_text() == EDITED
+    assert "only this change was written to disk" in text_of(edited)
+    assert "b = 'two'" in text_of(read) and "# unsaved" in text_of(read)
+
+
+async def test_a_change_next_to_the_users_unsaved_text_stays_in_the_buffer(
+    data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    target = workspace / "m.py"
+    target.write_text(SAVED)
+    call = tool_call("e", "edit", {"path": "m.py", "edits": [{"oldText": "b = 2", "newText": "b = 'two'"}]})
+    script(faux_script, call)
+    capabilities = types.ClientCapabilities(
+        workspace=EDITING.workspace, experimental={"agent": {"saveDocuments": True}}
+    )
+    async with editor_session(data_dir, faux_script, capabilities, saves=True) as (client, editor):
+        editor.open(target)
+        editor.type(target, "a = 1  # the user's\n" + SAVED.removeprefix("a = 1\n"))
+        [edited] = await run(client, workspace)
+        buffer_text, saves = editor.text(target), editor.save_requests
+    assert edited["isError"] is False, text_of(edited)
+    assert buffer_text == "a = 1  # the user's\n" + EDITED.removeprefix("a = 1\n")
+    assert saves == [] and target.read_text() == SAVED
+    assert "the change is in the editor's buffer only, not on disk" in text_of(edited)
 
 
 async def test_a_rejected_edit_is_an_error_result_and_changes_nothing(
@@ -444,7 +474,7 @@ async def test_each_stock_clients_capabilities_get_the_edit_form_it_can_apply(
     versioned = apply_edit and workspace_edit.get("documentChanges", False)
     creates = versioned and "create" in workspace_edit.get("resourceOperations", [])
     target = workspace / "m.py"
-    target.write_text("a = 1\nb = 2\n")
+    target.write_text(SAVED)
     calls = [
         tool_call("e", "edit", {"path": "m.py", "edits": [{"oldText": "b = 2", "newText": "b = 'two'"}]}),
         tool_call("w", "write", {"path": "new.py", "content": "NEW = 1\n"}),
@@ -453,14 +483,15 @@ async def test_each_stock_clients_capabilities_get_the_edit_form_it_can_apply(
     capabilities = converter.structure(advertised, types.ClientCapabilities)
     async with editor_session(data_dir, faux_script, capabilities) as (client, editor):
         editor.open(target)
-        editor.type(target, "a = 1\nb = 2\nc = 3\n")  # unsaved typing stays in the buffer
+        editor.type(target, SAVED + "# unsaved\n")  # the user's unsaved line stays unsaved
         edited, written = await run(client, workspace)
         sent = editor.edits
         buffer_text = editor.text(target)
     assert edited["isError"] is False and written["isError"] is False, (text_of(edited), text_of(written))
     assert (workspace / "new.py").read_text() == "NEW = 1\n"
-    if not apply_edit:  # the disk is the truth: the editor's buffer is not touched
-        assert sent == [] and target.read_text() == "a = 1\nb = 'two'\nc = 3\n"
+    assert target.read_text() == EDITED  # only the agent's change reached the disk
+    if not apply_edit:  # the disk is the only place the change can go: the buffer is not touched
+        assert sent == []
         return
     edit = sent[0].edit
     if versioned:
@@ -468,7 +499,7 @@ async def test_each_stock_clients_capabilities_get_the_edit_form_it_can_apply(
         assert edit.changes is None and change.text_document.version == 2
     else:
         assert edit.document_changes is None and list(edit.changes) == [target.as_uri()]
-    assert buffer_text == "a = 1\nb = 'two'\nc = 3\n" and target.read_text() == buffer_text
+    assert buffer_text == EDITED + "# unsaved\n"
     if creates:
         assert isinstance(sent[1].edit.document_changes[0], types.CreateFile)
         assert "written on disk only" not in text_of(written)

@@ -36,23 +36,22 @@ async def test_an_accepted_change_lands_and_the_review_showed_the_buffer_and_the
     data_dir: Path, faux_script: FauxScript, workspace: Path
 ) -> None:
     target = workspace / "m.py"
-    target.write_text("a = 1\nb = 2\n")
+    target.write_text("x = 0\ny = 0\na = 1\nb = 2\n")
     script(faux_script, EDIT)
-    async with editor_session(data_dir, faux_script, REVIEWING, options=options(data_dir, faux_script)) as (
-        client,
-        editor,
-    ):
+    reviewing = options(data_dir, faux_script)
+    async with editor_session(data_dir, faux_script, REVIEWING, options=reviewing) as (client, editor):
         editor.open(target)
-        editor.type(target, "a = 1\nb = 2\n# unsaved\n")
+        editor.type(target, "# unsaved\nx = 0\ny = 0\na = 1\nb = 2\n")
         editor.review_answer.set_result({"outcome": "accept"})
         [result] = await run(client, workspace)
         [review] = editor.reviews
         buffer_text = editor.text(target)
     assert result["isError"] is False, text_of(result)
     assert review["toolName"] == "edit" and review["path"] == "m.py" and review["uri"] == target.as_uri()
-    assert review["oldText"] == "a = 1\nb = 2\n# unsaved\n"
-    assert review["newText"] == "a = 1\nb = 'two'\n# unsaved\n"
-    assert buffer_text == review["newText"] and target.read_text() == review["newText"]
+    assert review["oldText"] == "# unsaved\nx = 0\ny = 0\na = 1\nb = 2\n"
+    assert review["newText"] == "# unsaved\nx = 0\ny = 0\na = 1\nb = 'two'\n"
+    assert buffer_text == review["newText"]
+    assert target.read_text() == "x = 0\ny = 0\na = 1\nb = 'two'\n"  # the user's unsaved lines stay unsaved
 
 
 async def test_a_rejected_change_is_the_tools_error_with_the_reason_and_nothing_is_written(
@@ -61,10 +60,8 @@ async def test_a_rejected_change_is_the_tools_error_with_the_reason_and_nothing_
     target = workspace / "m.py"
     target.write_text("a = 1\nb = 2\n")
     script(faux_script, EDIT, tool_call("w", "write", {"path": "new.py", "content": "NEW = 1\n"}))
-    async with editor_session(data_dir, faux_script, REVIEWING, options=options(data_dir, faux_script)) as (
-        client,
-        editor,
-    ):
+    reviewing = options(data_dir, faux_script)
+    async with editor_session(data_dir, faux_script, REVIEWING, options=reviewing) as (client, editor):
         editor.open(target)
         editor.review_answer.set_result({"outcome": "reject", "reason": "keep b numeric"})
         edited, written = await run(client, workspace)
@@ -81,10 +78,8 @@ async def test_an_abort_ends_the_review_and_the_call(
     target = workspace / "m.py"
     target.write_text("a = 1\nb = 2\n")
     script(faux_script, EDIT)
-    async with editor_session(data_dir, faux_script, REVIEWING, options=options(data_dir, faux_script)) as (
-        client,
-        editor,
-    ):
+    reviewing = options(data_dir, faux_script)
+    async with editor_session(data_dir, faux_script, REVIEWING, options=reviewing) as (client, editor):
         created = plain(
             await within(client.protocol.send_request_async("agent/newSession", {"cwd": str(workspace)}))
         )

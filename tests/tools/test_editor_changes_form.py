@@ -55,6 +55,7 @@ async def test_an_edit_from_an_older_buffer_is_refused_before_it_is_sent(tmp_pat
         await workspace.write_text(target, "x = 10\n", Document(b"x = 1\n", 2))
     assert editor.sent == [] and target.read_text() == "x = 1\n"
 
+    target.write_text("x = 1\ny = 2\n")  # the user saved: the buffer has nothing unsaved
     await workspace.write_text(target, "x = 10\ny = 2\n", Document(b"x = 1\ny = 2\n", 3))
     [edit] = editor.sent
     assert edit.document_changes is None and list(edit.changes or {}) == [target.as_uri()]

@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol
 from lsprotocol import types as lsp
 
 from agentls.ai.abort import AbortSignal, unless_aborted
+from agentls.tools.rebase import rebase
 from agentls.tools.workspace import DiskWorkspace, Document, FileStat, ToolInputError
 
 PositionEncoding = Literal["utf-8", "utf-16", "utf-32"]
@@ -274,8 +275,19 @@ class EditorWorkspace(DiskWorkspace):
         resolved = self.resolve(path)
         support = self.editor.edit_support()
         document = self._open(resolved)
-        if not support.apply_edit:
-            await super().write_text(resolved, text)  # a headless client: the disk is the truth
+        unsaved = await self._unsaved(resolved, document, base)
+        if not support.apply_edit:  # a headless client: only the disk can take the change
+            if unsaved is not None:
+                before, disk = unsaved
+                merged = rebase(before, text, disk)
+                if merged is None:
+                    raise EditRejected(
+                        f"{self._name(resolved)} has unsaved changes in the editor next to this change, and "
+                        "this editor cannot take edits: nothing was written. Ask the user to save or undo "
+                        "them, then read the file again."
+                    )
+                text = merged
+            await super().write_text(resolved, text)
             return None
         if document is not None:
             edit, label, uri = self._edit_open(document, text, base, support.document_changes)
@@ -308,6 +320,13 @@ class EditorWorkspace(DiskWorkspace):
                     "written. Read the file again (it may have changed in the editor) and retry."
                 )
             await self._after_applied(document, text)
+        if unsaved is not None:  # saving the buffer would write the user's unsaved text too
+            before, disk = unsaved
+            merged = rebase(before, text, disk)
+            if merged is None:
+                return KEPT_IN_BUFFER
+            await super().write_text(resolved, merged)
+            return ONLY_THE_CHANGE_SAVED
         saved = (
             await unless_aborted(self.editor.save_documents([uri]), signal)
             if support.save_documents
@@ -316,6 +335,25 @@ class EditorWorkspace(DiskWorkspace):
         if uri not in saved:
             await super().write_text(resolved, text)
         return None
+
+    async def _unsaved(
+        self, resolved: Path, document: OpenDocument | None, base: Document | None
+    ) -> tuple[str, str] | None:
+        """``(buffer, disk)`` when an ``edit`` works on a buffer with unsaved text of the user's.
+
+        Only ``edit`` (which passes the ``base`` it read) carries over the user's text;
+        ``write`` replaces the whole file with the agent's own content.
+        """
+        if document is None or base is None:
+            return None
+        before = document.text
+        if base.version is not None:
+            before = base.data.decode("utf-8", errors="surrogatepass")
+        try:
+            disk = (await super().read_document(resolved)).data.decode("utf-8", errors="surrogatepass")
+        except OSError:
+            return None  # never saved (or unreadable): the buffer is all there is
+        return None if disk == before else (before, disk)
 
     def _edit_open(
         self, document: OpenDocument, text: str, base: Document | None, versioned: bool
@@ -363,6 +401,14 @@ class EditorWorkspace(DiskWorkspace):
 
 _ORIGIN = lsp.Position(line=0, character=0)
 
+ONLY_THE_CHANGE_SAVED = (
+    "the editor's buffer also has unsaved changes of the user's: only this change was written to disk, "
+    "they stay unsaved"
+)
+KEPT_IN_BUFFER = (
+    "the change is in the editor's buffer only, not on disk: the user's unsaved changes next to it cannot be "
+    "told apart from it; it reaches the disk when the user saves (until then bash sees the old file)"
+)
 NOT_CREATED_IN_EDITOR = (
     "written on disk only: the editor cannot create files through workspace/applyEdit "
     "(no documentChanges with the create resource operation), so it does not show the new file"
