@@ -36,6 +36,12 @@ command("AgentCompact", "compact", { nargs = "*", desc = "agentls: compact the s
 command("AgentContinue", "continue", { nargs = 0, desc = "agentls: continue the session" })
 command("AgentNewSession", "new_session", { nargs = 0, desc = "agentls: start a new session" })
 command("AgentSessions", "sessions", { nargs = 0, desc = "agentls: pick a stored session" })
+command("AgentAccept", "accept", { nargs = 0, desc = "agentls: accept the change under review" })
+command("AgentReject", "reject", {
+  nargs = "*",
+  desc = "agentls: reject the change under review (the reason goes to the model)",
+})
+command("AgentReview", "review", { nargs = 0, desc = "agentls: show the change waiting for review again" })
 command("AgentPanel", "panel", { nargs = 0, desc = "agentls: toggle the transcript panel" })
 command("AgentModel", "model", {
   nargs = "?",

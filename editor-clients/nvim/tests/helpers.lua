@@ -105,11 +105,12 @@ function M.workspace(agentls_exe)
   vim.cmd.cd(env.ws)
   M.env = env
   M.script({ { content = "unused" } })
-  require("agentls").setup({
+  M.setup_opts = {
     cmd = { agentls_exe, "serve" },
     init_options = { fauxScript = env.script, dataDir = env.data },
     panel = { redraw_ms = 10 },
-  })
+  }
+  require("agentls").setup(M.setup_opts)
   return env
 end
 

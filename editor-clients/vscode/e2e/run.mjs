@@ -90,6 +90,17 @@ const REQUIRED = [
   'the diagnostics attachment counted the problems VS Code reports',
   'the diagnostics tool result has the error VS Code reports',
   'panel shows the chips of both messages',
+  'agent/reviewEdit asks about the edit with the old and the new text',
+  'the diff editor opens, titled by the file',
+  'its sides are the old and the new text',
+  'Accept: the change landed in the buffer',
+  'Accept: and on disk',
+  'the diff editor closed once accepted',
+  'Reject: the tool result has the reason',
+  'Reject: the file is unchanged',
+  'the diff editor closed once rejected',
+  'Abort: the review was cancelled and its diff closed',
+  'Abort: the file is unchanged',
 ];
 /** The permission answers the self-test asks the driver for, in order. */
 const ANSWERS = ['Allow once', 'Reject', 'Allow always'];
@@ -129,7 +140,7 @@ function prepare() {
   for (const dir of ['ws', 'ext', 'user/User', 'data']) fs.mkdirSync(path.join(WORK, dir), { recursive: true });
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   // the files the agent edits, the prompt attaches (calc.py) and the editor reports problems in (broken.json)
-  for (const file of ['notes.txt', 'calc.py', 'broken.json']) {
+  for (const file of ['notes.txt', 'calc.py', 'broken.json', 'review.txt']) {
     fs.copyFileSync(path.join(here, 'fixture', file), path.join(WORK, 'ws', file));
   }
   // project instructions and a prompt template, where the server looks for them
@@ -378,11 +389,55 @@ async function attachFiles(page, { label, query, file, removed, text }) {
     after.length === 1 && after[0] === `+ ${label}`, after);
 }
 
+/**
+ * A change waits for review: its diff editor is open and the panel lists it (with Accept and
+ * Reject). Accept: the diff's title button. Reject: Ctrl+Alt+N in the diff, then the reason
+ * in the input box. Either way the diff closes.
+ */
+async function answerReview(page, { action, title, path: file, reason }) {
+  const tab = page.locator('.tabs-container .tab', { hasText: title });
+  await tab.first().waitFor({ state: 'visible', timeout: 15_000 });
+  check(`the diff editor "${title}" is open (${action})`, true);
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const item = frame.locator('#reviews li', { hasText: file });
+  await item.waitFor({ state: 'visible', timeout: 10_000 });
+  const buttons = await item.locator('button').allInnerTexts();
+  check(`the panel lists the review of ${file} with Show, Accept and Reject (${action})`,
+    ['Show', 'Accept', 'Reject'].every((label) => buttons.includes(label)), buttons);
+  const status = await frame.locator('#status').innerText();
+  check(`the panel status says waiting for review (${action})`, status === 'waiting for review', status);
+  const statusBar = (await page.locator('.part.statusbar').innerText()).replace(/\u00a0/g, ' ');
+  check(`status bar shows "Agent: waiting for review" (${action})`, statusBar.includes('Agent: waiting for review'), statusBar);
+  await page.screenshot({ path: path.join(ARTIFACTS, `review-${action}.png`) });
+  if (action === 'accept') {
+    const accept = page.locator('.editor-actions .action-label[aria-label*="Accept Change"]').first();
+    await accept.waitFor({ state: 'visible', timeout: 10_000 });
+    const reject = page.locator('.editor-actions .action-label[aria-label*="Reject Change"]');
+    check('the diff editor has Accept Change and Reject Change title buttons', (await reject.count()) > 0);
+    await accept.click();
+  } else {
+    await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().click();
+    await page.keyboard.press('Control+Alt+KeyN');
+    const box = page.locator('.quick-input-widget', { hasText: `Reject the change to ${file}` });
+    await box.waitFor({ state: 'visible', timeout: 10_000 });
+    check('Ctrl+Alt+N in the diff asks for the reason of the rejection', true);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'review-reason.png') });
+    await page.locator('.quick-input-widget input').fill(reason ?? '');
+    await page.keyboard.press('Enter');
+  }
+  await tab.first().waitFor({ state: 'detached', timeout: 15_000 });
+  check(`the diff editor closed after ${action}`, true);
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
     await answerPermission(page, request.answer);
     acted.permissions.push(request.answer);
+  } else if (request.waiting === 'review') {
+    await answerReview(page, request);
+    acted.reviews.push(request.action);
   } else if (request.waiting === 'continue') {
     await clickContinue(page);
     acted.continued = true;
@@ -420,7 +475,7 @@ async function act(page, request, acted) {
 
 async function selfTest(page, resultFile) {
   const acted = {
-    permissions: [], continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
+    permissions: [], reviews: [], continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
   };
   let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
@@ -523,6 +578,8 @@ async function main() {
       JSON.stringify(acted.permissions) === JSON.stringify(ANSWERS), acted.permissions);
     check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);
     check('Continue clicked in the panel', acted.continued);
+    check('reviews answered in the page: Accept (title button), Reject (Ctrl+Alt+N, with a reason)',
+      JSON.stringify(acted.reviews) === JSON.stringify(['accept', 'reject']), acted.reviews);
     check('the three pickers used in the page', acted.picks === 3, acted.picks);
     check('"Agent: Compact" run from the command palette', acted.compacted);
     check('the template picked from the / completion list', acted.completed);

@@ -35,11 +35,18 @@ import {
   type GetDiagnosticsResult,
   type PermissionOutcome,
   type RequestPermissionParams,
+  type ReviewEditParams,
+  type ReviewEditResult,
   type SaveDocumentsParams,
 } from './protocol';
 
 /** What the client tells the server it can do (`capabilities.experimental.agent`). */
-export const AGENT_CLIENT_CAPABILITIES = { requestPermission: true, saveDocuments: true, diagnostics: true } as const;
+export const AGENT_CLIENT_CAPABILITIES = {
+  requestPermission: true,
+  saveDocuments: true,
+  diagnostics: true,
+  reviewEdit: true,
+} as const;
 
 /** Adds `capabilities.experimental.agent` to the `initialize` request. */
 class AgentCapabilitiesFeature implements StaticFeature {
@@ -69,6 +76,8 @@ export interface ServerRequestHandlers {
   requestPermission(params: RequestPermissionParams): Promise<PermissionOutcome>;
   saveDocuments(params: SaveDocumentsParams): Promise<{ saved: string[] }>;
   getDiagnostics(params: GetDiagnosticsParams): GetDiagnosticsResult;
+  /** `agent/reviewEdit`: no time limit; the token is cancelled when the server cancels the request (an abort). */
+  reviewEdit(params: ReviewEditParams, token: CancellationToken): Promise<ReviewEditResult>;
 }
 
 export function readSettings(): Settings {
@@ -172,6 +181,9 @@ export class AgentConnection implements vscode.Disposable {
       outcome: await this.handlers.requestPermission(params),
     }));
     client.onRequest('agent/saveDocuments', (params: SaveDocumentsParams) => this.handlers.saveDocuments(params));
+    client.onRequest('agent/reviewEdit', (params: ReviewEditParams, token: CancellationToken) =>
+      this.handlers.reviewEdit(params, token),
+    );
     client.onRequest('agent/getDiagnostics', (params: GetDiagnosticsParams) => this.handlers.getDiagnostics(params));
     client.onDidChangeState((change) => {
       if (change.newState === State.Running) this.stateEmitter.fire(true);

@@ -7,6 +7,7 @@ import { saveDocuments } from './documents';
 import { getDiagnostics, watchSelection } from './editorContext';
 import { AgentPanel, VIEW_ID } from './panel';
 import { askWithModal, permissionHandler } from './permissions';
+import { EditReviews } from './review';
 import { runSelfTest, SELFTEST_ENV } from './selftest';
 import { SessionController } from './session';
 import { createStatusBar } from './statusBar';
@@ -17,6 +18,8 @@ export interface AgentExtension {
   connection: AgentConnection;
   panel: AgentPanel;
   log: vscode.LogOutputChannel;
+  /** The changes waiting for review (`agent/reviewEdit`). */
+  reviews: EditReviews;
   /** Settles when the first server start finished (rejects when it failed). */
   started: Promise<void>;
 }
@@ -31,10 +34,12 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   const log = vscode.window.createOutputChannel('agentls', { log: true });
   const pending = (sessionId: string, toolCallId: string, open: boolean): void =>
     controller.permissionPending(sessionId, toolCallId, open);
+  const reviews = new EditReviews(log, (list) => controller.setReviews(list));
   const connection = new AgentConnection(log, {
     requestPermission: permissionHandler(askWithModal, pending, log),
     saveDocuments: (params) => saveDocuments(params, log),
     getDiagnostics,
+    reviewEdit: (params, token) => reviews.handle(params, token),
   });
   activeConnection = connection;
   const controller = new SessionController(connection, workspaceFolder);
@@ -51,11 +56,13 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   const panel = new AgentPanel(context.extensionUri, controller, {
     run: (action) => runAction(action, log),
     showSessions: () => runAction(() => showSessions(ctx), log),
+    review: (id, action) => runAction(() => reviews.act(id, action), log),
   });
 
   context.subscriptions.push(
     log,
     connection,
+    reviews,
     panel,
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     createStatusBar(controller),
@@ -63,6 +70,8 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     ...registerCommands(ctx),
     connection.onNotification((note) => controller.handleNotification(note)),
     connection.onRunning((running) => {
+      // a stopped server answers no review: close their diffs
+      if (!running) reviews.book.cancelAll();
       void controller.connectionChanged(running).then(() => {
         // The panel is open but has no session yet: make one now that the server is up.
         if (running && panel.visible && controller.sessionId === undefined) {
@@ -93,7 +102,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
 
   const started = startServer();
   started.catch(() => undefined); // reported by startServer
-  const api: AgentExtension = { controller, connection, panel, log, started };
+  const api: AgentExtension = { controller, connection, reviews, panel, log, started };
 
   const resultFile = process.env[SELFTEST_ENV];
   if (resultFile) void runSelfTest(api, resultFile);

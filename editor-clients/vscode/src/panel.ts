@@ -19,6 +19,8 @@ export interface PanelActions {
   /** Run a UI action, showing its failure. */
   run(action: () => Promise<unknown>): Promise<void>;
   showSessions(): Promise<void>;
+  /** A pending review's button in the panel. */
+  review(id: number, action: 'show' | 'accept' | 'reject'): Promise<void>;
 }
 
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -148,6 +150,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         break;
       case 'setThinkingLevel':
         void this.actions.run(() => c.setThinkingLevel(message.level));
+        break;
+      case 'review':
+        void this.actions.review(message.id, message.action);
         break;
       case 'rendered':
         for (const waiter of this.renderedWaiters.splice(0)) waiter(message.text);

@@ -359,6 +359,24 @@ export interface RequestPermissionParams {
   options: { id: PermissionOutcome; label: string }[];
 }
 
+/** `agent/reviewEdit`: a `write` or `edit` whose mode is `review` shows its change before it lands. */
+export interface ReviewEditParams {
+  sessionId: string;
+  toolCallId: string;
+  toolName: string;
+  uri: string;
+  /** The file's path relative to the session's folder, as the tool names it. */
+  path: string;
+  /** The whole file before (the buffer when open, `""` for a new file) and after. */
+  oldText: string;
+  newText: string;
+}
+
+export interface ReviewEditResult {
+  outcome: 'accept' | 'reject';
+  reason?: string;
+}
+
 export interface SaveDocumentsParams {
   uris: string[];
 }

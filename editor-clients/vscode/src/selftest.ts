@@ -14,8 +14,10 @@
  * completion of the workspace's prompt template, a prompt with editor attachments (a
  * selection added with Ctrl+Alt+A, files picked from the `@` list, one removed again), and
  * a prompt with a diagnostics attachment whose model calls the `diagnostics` tool, answered
- * from the problems VS Code's JSON support reports for a broken file. Each check is one
- * JSON line in the result file.
+ * from the problems VS Code's JSON support reports for a broken file; then, in a session whose
+ * edits wait for review (`agent/reviewEdit`), an edit accepted in the diff editor, one
+ * rejected with a reason, and one whose review an abort cancels. Each check is one JSON line
+ * in the result file.
  *
  * Where a person has to act in the real UI, the self-test writes `{"waiting": ...}` (what
  * to do, e.g. `{"waiting": "permission", "answer": "Reject"}`) and waits for the effect;
@@ -88,11 +90,23 @@ const CONTEXT_ANSWER = 'The selected add in calc.py subtracts: it returns a - b.
 const BROKEN = 'broken.json';
 const DIAGNOSTICS_PROMPT = 'Fix the problems of broken.json.';
 const DIAGNOSTICS_ANSWER = 'broken.json has a syntax error the editor reports.';
+/** Review: a session whose edits wait for review; the driver accepts one, rejects one with a reason; one is aborted. */
+const REVIEWED = 'review.txt';
+const REVIEW_TITLE = "review.txt: agent's change (review)";
+const DRAFT = 'status: draft\n';
+const ACCEPTED = 'status: accepted\n';
+const REJECT_REASON = 'keep it accepted';
+const REVIEW_REJECTION = `The user rejected the change to ${REVIEWED}: ${REJECT_REASON}`;
 
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
 type Waiting =
   | { waiting: 'permission'; answer: 'Allow once' | 'Allow always' | 'Reject' }
   | { waiting: 'continue' }
+  /**
+   * The diff editor `title` is open: check the panel lists the review; then Accept (the diff's
+   * title button) or Reject (Ctrl+Alt+N in the diff, then `reason` in the input box).
+   */
+  | { waiting: 'review'; action: 'accept' | 'reject'; title: string; path: string; reason?: string }
   | { waiting: 'pick'; picker: 'panel-model' | 'palette-model' | 'panel-thinking'; value: string }
   /** Type `text` into the panel's prompt box and press Enter. */
   | { waiting: 'type'; text: string }
@@ -820,6 +834,115 @@ async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(step, 'loaded session keeps the thinking level', c.thinkingLevel === THINKING, c.thinkingLevel);
 }
 
+function reviewTabs(): vscode.Tab[] {
+  return vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .filter((tab) => tab.input instanceof vscode.TabInputTextDiff && tab.input.modified.scheme === 'agentls-review');
+}
+
+/** Prompt; the model's edit of review.txt waits for review: check the review and its diff editor. */
+async function promptForReview(
+  api: AgentExtension,
+  rec: Recorder,
+  step: string,
+  text: string,
+  toolCallId: string,
+  expected: { oldText: string; newText: string },
+): Promise<string | undefined> {
+  const c = api.controller;
+  const book = api.reviews.book;
+  const result = await c.prompt(text);
+  await waitFor(api, () => book.size > 0, 30_000, 'the review of the edit');
+  const review = book.oldest();
+  rec.check(
+    step,
+    'agent/reviewEdit asks about the edit with the old and the new text',
+    review?.params.toolName === 'edit' && review.params.toolCallId === toolCallId && review.params.path === REVIEWED &&
+      review.params.oldText === expected.oldText && review.params.newText === expected.newText,
+    review?.params,
+  );
+  await waitFor(api, () => reviewTabs().length > 0, 10_000, 'the diff editor').catch(() => undefined);
+  const [tab] = reviewTabs();
+  rec.check(step, 'the diff editor opens, titled by the file', tab?.label === REVIEW_TITLE, tab?.label);
+  const input = tab?.input instanceof vscode.TabInputTextDiff ? tab.input : undefined;
+  const sides = input
+    ? await Promise.all([input.original, input.modified].map(async (uri) => (await vscode.workspace.openTextDocument(uri)).getText()))
+    : [];
+  rec.check(step, 'its sides are the old and the new text', sides[0] === expected.oldText && sides[1] === expected.newText, sides);
+  rec.check(step, 'the status says waiting for review', c.status === 'review', c.status);
+  rec.check(step, 'the edit row waits for review', toolRow(api, toolCallId)?.status === 'review', toolRow(api, toolCallId));
+  const shown = await api.panel.renderedText();
+  rec.check(step, 'the panel lists the change waiting for review', shown.includes('Waiting for review') && shown.includes(REVIEWED), shown.slice(-300));
+  return result.runId;
+}
+
+async function review(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'review';
+  const c = api.controller;
+  const main = c.sessionId;
+  const target = path.join(folder, REVIEWED);
+  const document = await vscode.workspace.openTextDocument(vscode.Uri.file(target));
+  await vscode.window.showTextDocument(document, { preview: false });
+  // A session whose write and edit wait for review (the `permissions` of agent/newSession).
+  await c.newSession({ permissions: { edit: 'review', write: 'review' } });
+
+  // 1. Accept: the change lands in the buffer and on disk.
+  const accepted = { oldText: DRAFT, newText: ACCEPTED };
+  const acceptRun = await promptForReview(api, rec, step, 'Mark review.txt as accepted.', 'call-review-accept', accepted);
+  rec.check(step, 'nothing written while the review waits', document.getText() === DRAFT && fs.readFileSync(target, 'utf8') === DRAFT);
+  rec.ask({ waiting: 'review', action: 'accept', title: REVIEW_TITLE, path: REVIEWED });
+  const first = await settledRun(api, acceptRun, 60_000);
+  rec.check(step, 'the accepted run settled with stop', first.stopReason === 'stop', first);
+  const acceptRow = toolRow(api, 'call-review-accept');
+  rec.check(step, 'the accepted edit row is done', acceptRow?.status === 'done', acceptRow);
+  rec.check(step, 'Accept: the change landed in the buffer', document.getText() === ACCEPTED, document.getText());
+  rec.check(step, 'Accept: and on disk', fs.readFileSync(target, 'utf8') === ACCEPTED, fs.readFileSync(target, 'utf8'));
+  rec.check(step, 'the diff editor closed once accepted', reviewTabs().length === 0, reviewTabs().map((t) => t.label));
+
+  // 2. Reject with a reason: the tool result has it, nothing is written.
+  const rejected = { oldText: ACCEPTED, newText: 'status: rejected\n' };
+  const rejectRun = await promptForReview(api, rec, step, 'Mark review.txt as rejected.', 'call-review-reject', rejected);
+  rec.ask({ waiting: 'review', action: 'reject', title: REVIEW_TITLE, path: REVIEWED, reason: REJECT_REASON });
+  const second = await settledRun(api, rejectRun, 60_000);
+  rec.check(step, 'the rejected run settled with stop', second.stopReason === 'stop', second);
+  const rejectRow = toolRow(api, 'call-review-reject');
+  rec.check(
+    step,
+    'Reject: the tool result has the reason',
+    rejectRow?.status === 'error' && rejectRow.output.includes(REVIEW_REJECTION),
+    rejectRow,
+  );
+  rec.check(
+    step,
+    'Reject: the file is unchanged',
+    document.getText() === ACCEPTED && fs.readFileSync(target, 'utf8') === ACCEPTED,
+    document.getText(),
+  );
+  rec.check(step, 'the diff editor closed once rejected', reviewTabs().length === 0, reviewTabs().map((t) => t.label));
+
+  // 3. An abort cancels the review (the server's $/cancelRequest): the diff closes, nothing is written.
+  const abortRun = await promptForReview(api, rec, step, 'Mark review.txt as aborted.', 'call-review-abort', {
+    oldText: ACCEPTED,
+    newText: 'status: aborted\n',
+  });
+  await c.abort();
+  const third = await settledRun(api, abortRun, 30_000);
+  rec.check(step, 'the aborted run settled as aborted', third.stopReason === 'aborted', third);
+  await waitFor(api, () => api.reviews.book.size === 0 && reviewTabs().length === 0, 10_000, 'the cancelled review').catch(
+    () => undefined,
+  );
+  rec.check(
+    step,
+    'Abort: the review was cancelled and its diff closed',
+    api.reviews.book.size === 0 && reviewTabs().length === 0,
+    { pending: api.reviews.book.size, tabs: reviewTabs().map((t) => t.label) },
+  );
+  rec.check(step, 'Abort: the file is unchanged', document.getText() === ACCEPTED && fs.readFileSync(target, 'utf8') === ACCEPTED);
+  rec.check(step, 'no review left in the panel', c.header().reviews.length === 0, c.header().reviews);
+  // Back to the main session (the driver's last checks read its transcript).
+  if (main !== undefined) await c.loadSession(main);
+}
+
 /** Leave no "allow always" rule behind, even when a step failed half way. */
 async function revokeRules(api: AgentExtension, folder: string): Promise<void> {
   for (const rule of await permissionRules(api, folder)) {
@@ -862,6 +985,7 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await editorContext(api, rec, folder);
     await diagnostics(api, rec, folder);
     await reload(api, rec);
+    await review(api, rec, folder);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));
   }

@@ -32,6 +32,7 @@ import type {
   ThinkingLevel,
 } from './protocol';
 import { EMPTY_QUEUE, queueFrom, queueItems, type QueueState, removedText, withoutItem } from './queue';
+import type { ReviewInfo } from './reviews';
 import { Transcript } from './transcript';
 import type { Header, RunStatus, Stats } from './view';
 
@@ -69,6 +70,8 @@ export class SessionController {
   /** Every `agent/settled` of this session, oldest first. */
   readonly settled: SettledNotification[] = [];
   private permissionsPending = 0;
+  /** The changes waiting for review, of every session (`agent/reviewEdit`). */
+  reviews: ReviewInfo[] = [];
   private creating: Promise<string> | undefined;
   private readonly listeners = new Set<() => void>();
 
@@ -82,6 +85,7 @@ export class SessionController {
 
   get status(): RunStatus {
     if (this.permissionsPending > 0 && this.isRunning) return 'permission';
+    if (this.isRunning && this.reviews.some((review) => review.sessionId === this.sessionId)) return 'review';
     return this.runId !== undefined ? 'running' : 'idle';
   }
 
@@ -107,6 +111,7 @@ export class SessionController {
       contextFiles: this.contextFiles,
       attachments: this.attachments,
       ...(suggestion ? { suggestion } : {}),
+      reviews: this.reviews,
     };
   }
 
@@ -218,6 +223,18 @@ export class SessionController {
     this.changed();
   }
 
+  /** The pending reviews changed: the tool rows of this session's calls show that they wait. */
+  setReviews(reviews: ReviewInfo[]): void {
+    const waiting = (list: ReviewInfo[]): Set<string> =>
+      new Set(list.filter((r) => r.sessionId === this.sessionId).map((r) => r.toolCallId));
+    const before = waiting(this.reviews);
+    const after = waiting(reviews);
+    this.reviews = reviews;
+    for (const id of before) if (!after.has(id)) this.transcript.setAwaitingReview(id, false);
+    for (const id of after) if (!before.has(id)) this.transcript.setAwaitingReview(id, true);
+    this.changed();
+  }
+
   /** The server (re)started (`true`) or stopped (`false`). */
   async connectionChanged(running: boolean): Promise<void> {
     this.connected = running;
@@ -258,9 +275,12 @@ export class SessionController {
     return this.creating;
   }
 
-  async newSession(): Promise<string> {
+  async newSession(options: { permissions?: Record<string, string> } = {}): Promise<string> {
     const cwd = this.workspaceFolder();
-    const { sessionId } = await this.rpc.request<{ sessionId: string }>('agent/newSession', cwd ? { cwd } : {});
+    const { sessionId } = await this.rpc.request<{ sessionId: string }>('agent/newSession', {
+      ...(cwd ? { cwd } : {}),
+      ...options,
+    });
     this.reset(sessionId);
     this.error = undefined;
     await Promise.all([this.refreshState(), this.refreshModels(), this.refreshStats()]);

@@ -7,6 +7,7 @@ const LOOK = {
   idle: { text: '$(hubot) Agent: idle', background: undefined },
   running: { text: '$(sync~spin) Agent: running', background: undefined },
   permission: { text: '$(shield) Agent: waiting for permission', background: 'statusBarItem.warningBackground' },
+  review: { text: '$(diff) Agent: waiting for review', background: 'statusBarItem.warningBackground' },
 } as const;
 
 export function createStatusBar(controller: SessionController): vscode.Disposable {

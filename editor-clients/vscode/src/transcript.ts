@@ -147,6 +147,14 @@ export class Transcript {
     else if (!open && row.status === 'permission') this.updateTool(row, { status: 'running' });
   }
 
+  /** A call's change waits for review (`true`) or was answered (`false`). */
+  setAwaitingReview(toolCallId: string, open: boolean): void {
+    const row = this.toolRows.get(toolCallId);
+    if (!row) return;
+    if (open && (row.status === 'running' || row.status === 'pending')) this.updateTool(row, { status: 'review' });
+    else if (!open && row.status === 'review') this.updateTool(row, { status: 'running' });
+  }
+
   // --- the user's commands and compactions --------------------------------------------------
 
   /** `agent/bash` answered: the command's row (its output may have come before); whether it still runs. */

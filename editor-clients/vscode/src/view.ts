@@ -9,12 +9,14 @@
 
 import type { Chip, ContextChip, FileEntry } from './attachments';
 import type { CommandInfo, CompactionReason, ModelInfo, QueueItem, ThinkingLevel } from './protocol';
+import type { ReviewInfo } from './reviews';
 
 /**
  * `streaming`: the model is still writing the call; `pending`: written, not started yet;
- * `permission`: started, waiting for the user's answer to `agent/requestPermission`.
+ * `permission`: started, waiting for the user's answer to `agent/requestPermission`;
+ * `review`: its change waits for the user's Accept or Reject (`agent/reviewEdit`).
  */
-export type ToolStatus = 'streaming' | 'pending' | 'running' | 'permission' | 'done' | 'error' | 'skipped';
+export type ToolStatus = 'streaming' | 'pending' | 'running' | 'permission' | 'review' | 'done' | 'error' | 'skipped';
 
 /** A command the user ran (`!cmd`): `error` is a non-zero exit code. */
 export type BashStatus = 'running' | 'done' | 'error' | 'cancelled';
@@ -74,7 +76,7 @@ export type Row =
   | { kind: 'notice'; id: string; level: 'info' | 'warning' | 'error'; text: string }
   | { kind: 'custom'; id: string; role: string; text: string };
 
-export type RunStatus = 'idle' | 'running' | 'permission';
+export type RunStatus = 'idle' | 'running' | 'permission' | 'review';
 
 /** The session's figures, as Pi's footer shows them. */
 export interface Stats {
@@ -110,6 +112,8 @@ export interface Header {
   attachments: Chip[];
   /** The active editor's selection, offered as a chip to click (absent when none, or added already). */
   suggestion?: Chip;
+  /** The changes waiting for review (`agent/reviewEdit`), oldest first, of every session. */
+  reviews: ReviewInfo[];
 }
 
 /** Extension -> webview. */
@@ -148,5 +152,7 @@ export type FromWebview =
   | { type: 'removeQueueItem'; id: string }
   | { type: 'setModel'; model: string }
   | { type: 'setThinkingLevel'; level: ThinkingLevel }
+  /** A pending review's button: open its diff again, accept or reject it. */
+  | { type: 'review'; id: number; action: 'show' | 'accept' | 'reject' }
   /** The text the panel shows, the answer to `report`. */
   | { type: 'rendered'; text: string };

@@ -159,6 +159,38 @@ describe('SessionController', () => {
     expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'running' });
   });
 
+  it('shows a change waiting for review on its tool row and in the status, and lists every pending review', async () => {
+    const { c } = await started();
+    await c.prompt('edit it');
+    c.handleEvent({
+      sessionId: 's1',
+      runId: 'run-1',
+      seq: 1,
+      event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'edit', args: { path: 'm.py', edits: [] } },
+    });
+    const review = { id: 1, sessionId: 's1', toolCallId: 'c1', toolName: 'edit', path: 'm.py' };
+    const elsewhere = { id: 2, sessionId: 'other', toolCallId: 'c9', toolName: 'write', path: 'n.py' };
+    c.setReviews([elsewhere]);
+    expect(c.status).toBe('running'); // another session's review
+    c.setReviews([elsewhere, review]);
+    expect(c.status).toBe('review');
+    expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'review' });
+    expect(c.header().reviews).toEqual([elsewhere, review]);
+    c.setReviews([elsewhere]);
+    expect(c.status).toBe('running');
+    expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'running' });
+    expect(c.header().reviews).toEqual([elsewhere]);
+  });
+
+  it('passes the permissions of a new session to agent/newSession', async () => {
+    const { server, c } = await started();
+    await c.newSession({ permissions: { edit: 'review', write: 'review' } });
+    expect(server.calls.filter((call) => call.method === 'agent/newSession').at(-1)?.params).toEqual({
+      cwd: '/w',
+      permissions: { edit: 'review', write: 'review' },
+    });
+  });
+
   it('adds up the figures from agent/getStats', async () => {
     const { c } = await started();
     await c.refreshStats();

@@ -34,6 +34,9 @@ const transcript = el('main', { id: 'transcript', 'aria-live': 'polite' });
 const empty = el('div', { class: 'empty' }, 'Ask the agent something. It can read and edit the files of this workspace.');
 const queueList = el('ul', { class: 'queue-items' });
 const queue = el('section', { id: 'queue', class: 'queue', hidden: '' }, el('h3', {}, 'Queued'), queueList);
+/** The changes waiting for review (`agent/reviewEdit`): each with Show, Accept and Reject. */
+const reviewList = el('ul', { class: 'review-items' });
+const reviews = el('section', { id: 'reviews', class: 'reviews', hidden: '' }, el('h3', {}, 'Waiting for review'), reviewList);
 const prompt = el('textarea', { id: 'prompt', rows: '3', 'aria-label': 'Prompt' });
 const send = el('button', { id: 'send', class: 'primary' }, 'Send');
 const followUp = el('button', { id: 'followUp', class: 'secondary' }, 'Follow up');
@@ -54,6 +57,7 @@ document.getElementById('app')?.append(
   contextLine,
   banner,
   transcript,
+  reviews,
   queue,
   el(
     'footer',
@@ -93,7 +97,13 @@ function applyHeader(next: Header): void {
   if (thinkingSelect.value !== next.thinkingLevel) thinkingSelect.value = next.thinkingLevel;
   stats.textContent = statsText(next.stats);
   status.textContent =
-    next.status === 'permission' ? 'waiting for permission' : next.status === 'running' ? 'running' : 'idle';
+    next.status === 'permission'
+      ? 'waiting for permission'
+      : next.status === 'review'
+        ? 'waiting for review'
+        : next.status === 'running'
+          ? 'running'
+          : 'idle';
   status.dataset.status = next.status;
   // banner
   const problem = next.error ?? (next.connected ? undefined : 'Starting the agentls server…');
@@ -122,6 +132,8 @@ function applyHeader(next: Header): void {
       );
     }),
   );
+  // the changes waiting for review
+  applyReviews(next);
   // the prompt box's chips
   applyChips(next);
   // composer
@@ -132,6 +144,29 @@ function applyHeader(next: Header): void {
     ? 'Steer the agent, or queue a follow-up…'
     : 'Ask the agent… (!cmd runs a command, / a template or skill, @ attaches a file)';
   applyComposer();
+}
+
+/** The pending reviews, oldest first: the tool and file, then Show (the diff), Accept and Reject. */
+function applyReviews(next: Header): void {
+  reviews.hidden = next.reviews.length === 0;
+  reviewList.replaceChildren(
+    ...next.reviews.map((review) => {
+      const button = (action: 'show' | 'accept' | 'reject', label: string, title: string, kind: string): HTMLElement => {
+        const b = el('button', { class: `${kind} review-${action}`, title }, label);
+        b.addEventListener('click', () => post({ type: 'review', id: review.id, action }));
+        return b;
+      };
+      return el(
+        'li',
+        { 'data-review': String(review.id), 'data-tool-call': review.toolCallId },
+        el('span', { class: 'kind' }, review.toolName),
+        el('span', { class: 'text', title: review.path }, review.path),
+        button('show', 'Show', 'Open the diff of the change', 'secondary'),
+        button('accept', 'Accept', 'Let the change land (Agent: Accept Change)', 'primary'),
+        button('reject', 'Reject', 'Reject the change, with an optional reason (Agent: Reject Change)', 'secondary'),
+      );
+    }),
+  );
 }
 
 /** The attachments of the next message, each with its × button, and the editor's selection to click. */

@@ -34,6 +34,7 @@ const STATUS_LABEL: Record<ToolStatus, string> = {
   pending: 'pending',
   running: 'running',
   permission: 'waiting for permission',
+  review: 'waiting for review',
   done: 'done',
   error: 'error',
   skipped: 'not run',

@@ -41,7 +41,7 @@ function M.capabilities()
   -- without it the server would write files behind the buffers' back.
   capabilities.workspace.workspaceEdit.documentChanges = true
   capabilities.experimental = vim.tbl_extend("force", capabilities.experimental or {}, {
-    agent = { requestPermission = true, saveDocuments = true, diagnostics = true },
+    agent = { requestPermission = true, saveDocuments = true, diagnostics = true, reviewEdit = true },
   })
   return capabilities
 end
@@ -49,6 +49,9 @@ end
 function M.init_options()
   local options = vim.deepcopy(config.options.init_options or {})
   options.model = options.model or config.model_ref(config.options.model)
+  if config.options.permissions then -- over init_options.permissions, tool by tool
+    options.permissions = vim.tbl_extend("force", options.permissions or {}, config.options.permissions)
+  end
   return options
 end
 

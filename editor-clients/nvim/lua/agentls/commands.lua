@@ -367,6 +367,21 @@ function M.clear_context()
   context.clear()
 end
 
+--- :AgentAccept: the change under review lands.
+function M.accept()
+  require("agentls.review").accept()
+end
+
+--- :AgentReject [reason]: the change under review is not written; the model reads the reason.
+function M.reject(reason)
+  require("agentls.review").reject(reason)
+end
+
+--- :AgentReview: show the waiting review again (after its tab was closed).
+function M.review()
+  require("agentls.review").show()
+end
+
 --- :AgentPanel: open (and enter) or close the panel.
 function M.panel()
   if not panel.transcript and state.current then

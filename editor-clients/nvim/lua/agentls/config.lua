@@ -16,7 +16,8 @@ local M = {}
 ---@field cmd_env table<string, string>? extra environment of the server
 ---@field model string|{provider: string, id: string}? default model of new sessions, "provider/id"
 ---@field root_dir string|fun(): string the workspace: sessions' cwd; buffers under it are synchronised
----@field init_options table other initializationOptions (dataDir, fauxScript, permissions, ...)
+---@field permissions table<string, "allow"|"ask"|"deny"|"review">? the tools' modes (initializationOptions.permissions)
+---@field init_options table other initializationOptions (dataDir, fauxScript, systemPrompt, ...)
 ---@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt does while the agent runs
 ---@field panel agentls.PanelConfig
 
@@ -28,6 +29,7 @@ M.defaults = {
   root_dir = function()
     return vim.fn.getcwd()
   end,
+  permissions = nil,
   init_options = {},
   prompt_when_busy = "followUp",
   panel = {
@@ -70,6 +72,8 @@ function M.model_ref(model)
   return nil, ("model must be \"provider/id\" or {provider = ..., id = ...}, not %s"):format(vim.inspect(model))
 end
 
+local PERMISSION_MODES = { "allow", "ask", "deny", "review" }
+
 ---@param opts table?
 ---@return boolean ok, string? error
 function M.set(opts)
@@ -87,6 +91,17 @@ function M.set(opts)
   end
   if not vim.tbl_contains({ "split", "float" }, merged.panel.layout) then
     return false, ("panel.layout must be \"split\" or \"float\", not %q"):format(tostring(merged.panel.layout))
+  end
+  if merged.permissions ~= nil then
+    if type(merged.permissions) ~= "table" then
+      return false, 'permissions must be a table, e.g. { edit = "review", write = "review" }'
+    end
+    for tool, mode in pairs(merged.permissions) do
+      if type(tool) ~= "string" or not vim.tbl_contains(PERMISSION_MODES, mode) then
+        local text = 'permissions.%s must be "allow", "ask", "deny" or "review", not %s'
+        return false, text:format(tostring(tool), vim.inspect(mode))
+      end
+    end
   end
   if not vim.tbl_contains({ "followUp", "steer", "reject" }, merged.prompt_when_busy) then
     return false, "prompt_when_busy must be \"followUp\", \"steer\" or \"reject\""

@@ -1,6 +1,6 @@
 --- The handlers of what the server sends: agent notifications (events, queues, runs settled,
---- compactions, the user's commands' output) and server→client requests (permissions, saving,
---- the editor's diagnostics, edits).
+--- compactions, the user's commands' output) and server→client requests (permissions, reviews
+--- of edits, saving, the editor's diagnostics, edits).
 ---
 --- `$/progress` and `window/workDoneProgress/create` keep Neovim's built-in handlers, which
 --- fire the `LspProgress` autocmd, so statusline plugins show tool progress.
@@ -29,6 +29,12 @@ function M.lsp_handlers()
     end,
     ["agent/requestPermission"] = function(_, params)
       return require("agentls.permissions").ask(params)
+    end,
+    ["agent/reviewEdit"] = function(_, params)
+      return require("agentls.review").handle(params)
+    end,
+    ["$/cancelRequest"] = function(_, params)
+      require("agentls.review").on_cancel(params and params.id)
     end,
     ["agent/saveDocuments"] = function(_, params)
       return { saved = require("agentls.edits").save(params and params.uris) }

@@ -42,10 +42,12 @@ end
 function M.status()
   local t = require("agentls.state").current_transcript()
   local tools = require("agentls.progress").status()
-  if not t or (t.status == "idle" and tools == "") then
+  local reviews = #require("agentls.review").queue
+  local waiting = reviews > 0 and (" · %d review%s waiting"):format(reviews, reviews > 1 and "s" or "") or ""
+  if not t or (t.status == "idle" and tools == "" and waiting == "") then
     return ""
   end
-  return "agentls: " .. t.status .. (tools ~= "" and (" · " .. tools) or "")
+  return "agentls: " .. t.status .. (tools ~= "" and (" · " .. tools) or "") .. waiting
 end
 
 M.prompt = function(text)

@@ -272,7 +272,7 @@ function M.render()
   cache.footer_start = start + #lines
   local pending = require("agentls.context").labels()
   if t then
-    add(render.footer(t, pending))
+    add(render.footer(t, pending, require("agentls.review").waiting(t.session_id)))
   else
     add({ "No session yet: :AgentPrompt {text} starts one." }, { { 0, 0, -1, "AgentlsHint" } })
     if #pending > 0 then

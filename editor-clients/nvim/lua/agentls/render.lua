@@ -10,6 +10,7 @@ M.icons = {
   assistant = "▍",
   pending = "○",
   asking = "?",
+  reviewing = "±",
   running = "◐",
   done = "✓",
   failed = "✗",
@@ -25,6 +26,7 @@ M.icons = {
 M.status_text = {
   pending = "pending",
   asking = "waiting for permission",
+  reviewing = "waiting for your review",
   running = "running",
   done = "done",
   failed = "failed",
@@ -33,6 +35,7 @@ M.status_text = {
 M.status_group = {
   pending = "AgentlsToolPending",
   asking = "AgentlsToolAsking",
+  reviewing = "AgentlsToolAsking",
   running = "AgentlsToolRunning",
   done = "AgentlsToolDone",
   failed = "AgentlsToolFailed",
@@ -396,9 +399,21 @@ function M.pending_line(pending)
   return ("%s next message: %s  (:AgentClearContext)"):format(M.icons.attachment, table.concat(pending, " · "))
 end
 
---- The lines after the entries: the queue, the pending attachments, and a hint when there is
---- nothing yet.
-function M.footer(transcript, pending)
+--- The line of the reviews waiting for the user (`reviews`: {toolName, path, shown}).
+function M.review_line(reviews)
+  local first = reviews[1]
+  local more = #reviews > 1 and (" (+%d more)"):format(#reviews - 1) or ""
+  return ("%s review waiting: %s %s%s  (:AgentAccept · :AgentReject [reason] · :AgentReview)"):format(
+    M.icons.reviewing,
+    first.toolName or "edit",
+    first.path or "?",
+    more
+  )
+end
+
+--- The lines after the entries: the queue, the reviews waiting, the pending attachments,
+--- and a hint when there is nothing yet.
+function M.footer(transcript, pending, reviews)
   local b = builder()
   if #transcript.entries == 0 and not transcript.running then
     b:line("Ask the agent with :AgentPrompt {text}.", "AgentlsHint")
@@ -409,7 +424,9 @@ function M.footer(transcript, pending)
   for _, item in ipairs(transcript.queue.followUp or {}) do
     b:line(queue_line("follow-up", item), "AgentlsQueue")
   end
-  if transcript.running then
+  if reviews and #reviews > 0 then
+    b:line(M.review_line(reviews), "AgentlsToolAsking")
+  elseif transcript.running then
     b:line("◌ working…", "AgentlsHint")
   end
   if pending and #pending > 0 then

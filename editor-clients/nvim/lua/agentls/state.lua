@@ -92,6 +92,10 @@ M.on_event = session_notification(function(t, params)
     M.reload(params.sessionId)
   end
   t:apply(params.event, params.runId)
+  local event = params.event
+  if type(event) == "table" and event.type == "tool_execution_end" then
+    require("agentls.review").tool_ended(params.sessionId, event.toolCallId)
+  end
 end, "AgentlsEvent")
 
 --- `agent/queue`
@@ -102,6 +106,7 @@ end)
 --- `agent/settled`; the state is read again (the context files may have changed during the run).
 M.on_settled = session_notification(function(t, params)
   t:settled(params)
+  require("agentls.review").session_settled(params.sessionId)
   M.refresh_state(params.sessionId)
 end, "AgentlsSettled")
 
@@ -123,6 +128,7 @@ end)
 --- The server is gone: its sessions stopped running. The panel keeps the transcript; the
 --- next command starts a new server (the sessions are stored: :AgentSessions loads them).
 function M.server_stopped()
+  require("agentls.review").server_stopped()
   for id, t in pairs(M.transcripts) do
     if t.running then
       t:settled({ sessionId = id, stopReason = "error", errorMessage = "the agentls server stopped" })

@@ -20,7 +20,8 @@
 ---   { kind = "custom", role, text }  a message of another role (a note, a bookmark), or a displayed
 ---                                    `custom` message (role: its `customType`)
 ---   { kind = "notice", level = "error"|"warn"|"info", text }
---- Tools (`tools[toolCallId]`): { id, name, args, status = "pending"|"asking"|"running"|"done"|"failed", output }
+--- Tools (`tools[toolCallId]`): { id, name, args, status = "pending"|"asking"|"reviewing"|"running"|"done"|"failed",
+---   output }
 --- `expanded` entries show their whole summary or output (`Transcript:toggle()`).
 local M = {}
 
@@ -449,6 +450,20 @@ function Transcript:set_tool_asking(id, asking)
   if asking then
     tool.status = "asking"
   elseif tool.status == "asking" then
+    tool.status = "running"
+  end
+  self:_touch(self:_tool_entry(id))
+end
+
+--- A tool's change waits for the user's review (`agent/reviewEdit`), or got it.
+function Transcript:set_tool_reviewing(id, reviewing)
+  local tool = self.tools[id]
+  if not tool then
+    return
+  end
+  if reviewing then
+    tool.status = "reviewing"
+  elseif tool.status == "reviewing" then
     tool.status = "running"
   end
   self:_touch(self:_tool_entry(id))
