@@ -137,7 +137,7 @@ test("a permission refused through vim.ui.select (or cancelled) fails the tool",
   expect(vim.fn.filereadable(env.ws .. "/out.txt") == 0, "nothing ran")
 end)
 
-test("an edit lands in a loaded buffer with unsaved changes, is saved, and u undoes it", function()
+test("an edit over the user's unsaved text lands in the buffer only, unsaved, and u undoes it", function()
   vim.fn.writefile({ "alpha", "beta" }, env.ws .. "/a.txt")
   vim.cmd.edit(env.ws .. "/a.txt")
   local buf = vim.api.nvim_get_current_buf()
@@ -156,8 +156,9 @@ test("an edit lands in a loaded buffer with unsaved changes, is saved, and u und
   local text = h.panel_text()
   expect(text:find("edit  a.txt  · done", 1, true), "the edit row is done:\n" .. text)
   expect(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "alpha", "gamma" }), "the buffer has the edit")
-  expect(not vim.bo[buf].modified, "agent/saveDocuments saved the buffer")
-  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/a.txt"), { "alpha", "gamma" }), "the disk has the edit")
+  -- The edit replaced the user's unsaved line: saving would write what the user never saved.
+  expect(vim.bo[buf].modified, "the buffer is not saved")
+  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/a.txt"), { "alpha", "beta" }), "the disk is as the user left it")
   vim.api.nvim_buf_call(buf, function()
     vim.cmd("silent undo")
   end)
@@ -743,12 +744,13 @@ local function tool_results(session)
   return results
 end
 
-test("with edit in review mode, the change shows as a diff tab; :AgentAccept lands it in the buffer and on disk", function()
+test("edit in review mode: a diff tab shows the change; :AgentAccept lands it in the buffer and on disk", function()
   client.stop()
   wait(5000, function()
     return client.get() == nil
   end, "the server stopped")
-  require("agentls").setup(vim.tbl_extend("force", h.setup_opts, { permissions = { edit = "review", write = "review" } }))
+  local reviewing = { permissions = { edit = "review", write = "review" } }
+  require("agentls").setup(vim.tbl_extend("force", h.setup_opts, reviewing))
   expect(client.init_options().permissions.edit == "review", "setup passes the permissions")
   expect(client.capabilities().experimental.agent.reviewEdit == true, "reviewEdit is advertised")
   vim.fn.writefile({ "a = 1", "b = 2" }, env.ws .. "/m.py")
@@ -770,8 +772,9 @@ test("with edit in review mode, the change shows as a diff tab; :AgentAccept lan
   expect(vim.api.nvim_get_current_tabpage() == shown.tab and shown.tab ~= tab, "the review opened in a tab of its own")
   expect(#vim.api.nvim_tabpage_list_wins(shown.tab) == 2, "two windows")
   local before_buf, after_buf = vim.api.nvim_win_get_buf(shown.before), vim.api.nvim_win_get_buf(shown.after)
-  expect(vim.api.nvim_buf_get_name(before_buf) == "agentls://review/m.py (before)", vim.api.nvim_buf_get_name(before_buf))
-  expect(vim.api.nvim_buf_get_name(after_buf) == "agentls://review/m.py (after)", vim.api.nvim_buf_get_name(after_buf))
+  local before_name, after_name = vim.api.nvim_buf_get_name(before_buf), vim.api.nvim_buf_get_name(after_buf)
+  expect(before_name == "agentls://review/m.py (before)", before_name)
+  expect(after_name == "agentls://review/m.py (after)", after_name)
   expect(buffer_text(shown.before) == "a = 1\nb = 2", "the old text: " .. buffer_text(shown.before))
   expect(buffer_text(shown.after) == "a = 1\nb = 'two'", "the new text: " .. buffer_text(shown.after))
   expect(vim.wo[shown.before].diff and vim.wo[shown.after].diff, "both windows in diff mode")
@@ -790,7 +793,8 @@ test("with edit in review mode, the change shows as a diff tab; :AgentAccept lan
   vim.cmd("AgentAccept")
   expect(not vim.api.nvim_tabpage_is_valid(shown.tab), "the review tab closed")
   expect(vim.api.nvim_get_current_tabpage() == tab, "back in the user's tab")
-  expect(not vim.api.nvim_buf_is_valid(before_buf) and not vim.api.nvim_buf_is_valid(after_buf), "scratch buffers wiped")
+  expect(not vim.api.nvim_buf_is_valid(before_buf), "the scratch buffers are wiped")
+  expect(not vim.api.nvim_buf_is_valid(after_buf), "the scratch buffers are wiped")
   h.wait_settled(session)
   expect(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a = 1", "b = 'two'" }), "the buffer has it")
   expect(not vim.bo[buf].modified, "saved")
@@ -831,7 +835,8 @@ test(":AgentReject with a reason: the tool result has it and the file is unchang
   expect(not vim.api.nvim_tabpage_is_valid(first.tab), "the first review's tab closed")
   local second = wait_review_tab("new.py")
   expect(buffer_text(second.before) == "" and buffer_text(second.after) == "NEW = 1", buffer_text(second.after))
-  expect(vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(second.after)) == "agentls://review/new.py (after)", "named")
+  local name = vim.api.nvim_buf_get_name(vim.api.nvim_win_get_buf(second.after))
+  expect(name == "agentls://review/new.py (after)", name)
   expect(not vim.wo[second.after].winbar:find("more waiting", 1, true), vim.wo[second.after].winbar)
   -- gr asks for a reason
   local original = vim.ui.input
@@ -848,7 +853,8 @@ test(":AgentReject with a reason: the tool result has it and the file is unchang
   local results = tool_results(session)
   expect(results.w1 and results.w1.error, vim.inspect(results))
   expect(results.w1.text:find("The user rejected the change to m.py: too risky", 1, true), results.w1.text)
-  expect(results.w2 and results.w2.text:find("The user rejected the change to new.py: not now", 1, true), vim.inspect(results))
+  local rejected = "The user rejected the change to new.py: not now"
+  expect(results.w2 and results.w2.text:find(rejected, 1, true), vim.inspect(results))
   expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/m.py"), { "a = 1", "b = 'two'" }), "m.py is unchanged")
   local buf = vim.fn.bufnr(env.ws .. "/m.py")
   expect(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a = 1", "b = 'two'" }), "its buffer too")
@@ -856,7 +862,7 @@ test(":AgentReject with a reason: the tool result has it and the file is unchang
   expect(h.panel_text():find("edit  m.py  · failed", 1, true), h.panel_text())
 end)
 
-test("a closed review tab keeps the review (:AgentReview); an abort while reviewing closes it, answering nothing", function()
+test("a closed review tab keeps the review (:AgentReview); an abort closes it, answering nothing", function()
   h.script({
     h.tool_call("x1", "edit", { path = "m.py", edits = { { oldText = "a = 1", newText = "a = 100" } } }),
     { content = "never" },
