@@ -147,10 +147,10 @@ def test_run_streams_the_text_and_shows_the_tool_calls(tmp_path: Path) -> None:
         run.stdout
         == 'Let me look.\n\n✗ missing_one {"path":"a.txt"} · Tool missing_one not found\n\nAll done.\n'
     )
-    footer = run.stderr.strip()
-    assert footer.startswith("faux/faux-1 · ↑") and footer.endswith(
-        f" · session {session_of(tmp_path / 'd')}"
-    )
+    footer, hint = run.stderr.strip().splitlines()
+    session = session_of(tmp_path / "d")
+    assert footer.startswith("faux/faux-1 · ↑") and footer.endswith(f" · session {session}")
+    assert hint == f'go on with: agentls run --continue "..."  (or --session {session[:8]})'
     assert "\x1b" not in run.stdout + run.stderr
 
 
@@ -252,7 +252,7 @@ def test_run_with_a_bad_model_or_session_explains_and_fails(stored: Stored, tmp_
     assert unknown.returncode == 2
     assert "Unknown model faux/faux-42" in unknown.stderr and "faux/faux-1" in unknown.stderr
     assert no_session.returncode == 2
-    assert "No session" in no_session.stderr and "no-such-session" in no_session.stderr
+    assert "no stored session no-such-session" in no_session.stderr
     for run in (no_slash, unknown, no_session):
         assert run.stdout == "" and "Traceback" not in run.stderr
 
@@ -378,3 +378,61 @@ def test_run_on_a_terminal_asks_before_running_bash(tmp_path: Path) -> None:
     assert process.returncode == 0
     assert "Ran it." in stdout
     assert (tmp_path / "asked.txt").read_text() == "asked\n"
+
+
+def test_sessions_are_found_by_a_unique_prefix_or_as_the_folders_latest(
+    stored: Stored, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    shutil.copytree(stored.data_dir, data_dir)
+    options = stored.options(data_dir)
+    prefix, latest, table = agentls_at_once(
+        ("run", "-p", "Again", "--session", stored.session_id[:8], *options),
+        ("run", "-p", "Once more", "--continue", "--cwd", str(stored.workspace), *options),
+        ("sessions", *options),
+    )
+    assert prefix.returncode == 0 and latest.returncode == 0, (prefix.stderr, latest.stderr)
+    assert "All done." in prefix.stdout and "All done." in latest.stdout
+    assert stored.session_id in table.stdout  # whole, whatever the width
+    nothing = agentls("run", "-p", "x", "--continue", "--cwd", str(tmp_path), *options)
+    assert (
+        nothing.returncode == 2 and f"no stored session in {tmp_path.resolve()} to continue" in nothing.stderr
+    )
+    empty = agentls("sessions", "--data-dir", str(tmp_path / "nothing"))
+    assert empty.returncode == 0 and empty.stdout == "No stored sessions.\n"
+
+
+def test_an_unknown_allow_is_refused_and_a_question_without_a_terminal_says_how_to_allow(
+    tmp_path: Path,
+) -> None:
+    script = bash_script(tmp_path / "faux.json", "echo hi")
+    typo = agentls("run", "x", "--allow", "bsah", "--faux-script", str(script), "--data-dir", str(tmp_path))
+    assert typo.returncode == 2 and "--allow bsah: no such tool" in typo.stderr
+    asked = agentls("run", "x", "--faux-script", str(script), "--data-dir", str(tmp_path / "d"))
+    assert "bash needs permission and there is no terminal to ask on" in asked.stderr
+    assert "pass --allow bash" in asked.stderr
+
+
+def test_unquoted_words_are_one_prompt_models_are_listed_and_a_closed_pipe_ends_quietly(
+    tmp_path: Path,
+) -> None:
+    script = write_faux_script(tmp_path / "faux.json", [{"content": "Fixed."}])
+    options = ("--faux-script", str(script), "--data-dir", str(tmp_path / "data"))
+    words = agentls("run", "-p", "fix", "the", "bug", *options)
+    assert words.returncode == 0 and words.stdout == "Fixed.\n"
+    models = agentls("models", *options)
+    assert models.returncode == 0 and "faux/faux-1" in models.stdout
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentls", "run", "--json", "x", *options],
+        cwd=PROJECT_ROOT,
+        env=environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stdout.readline()  # one line, then the reader leaves
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=TIMEOUT)
+    assert b"Traceback" not in stderr and b"BrokenPipeError" not in stderr
+    no_model = agentls("run", "x", "--data-dir", str(tmp_path / "empty"))
+    assert no_model.returncode == 2 and "From the command line: --demo, --faux-script FILE" in no_model.stderr

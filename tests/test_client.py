@@ -275,3 +275,19 @@ async def test_connect_to_a_running_servers_streams(tmp_path: Path, faux_script:
     finally:
         await within(client.close())
     assert await within(process.wait()) == 0
+
+
+async def test_waiting_for_an_id_that_is_no_run_fails_at_once_and_errors_speak_python(
+    servers: Servers, options: dict[str, str], faux_script: FauxScript
+) -> None:
+    faux_script([{"content": LONG_TEXT}], slow=True)
+    client = await servers.start(options)
+    session = await within(client.new_session())
+    error = await within(_error(client.wait_settled(session)))
+    assert error.kind == "invalidParams" and "wait_settled() takes the run_id that prompt()" in str(error)
+    run_id = (await within(client.prompt(session, "Write a lot"))).run_id
+    error = await within(_error(client.prompt(session, "Another")))
+    assert error.kind == "busy" and "steer()" in str(error) and "when_busy=" in str(error)
+    assert "agent/steer" not in str(error) and "whenBusy" not in str(error)
+    await within(client.abort(session))
+    assert (await within(client.wait_settled(run_id))).stop_reason == "aborted"

@@ -93,6 +93,35 @@ def _asker(transcript: Transcript | None) -> Any:
     return ask
 
 
+def _refuser() -> Any:
+    """Without a terminal nobody can answer: each tool that asks is rejected, and the user told how."""
+    told: set[str] = set()
+
+    async def refuse(request: Any) -> str:
+        if request.tool_name not in told:
+            told.add(request.tool_name)
+            print(
+                f"agentls: {request.tool_name} needs permission and there is no terminal to ask on: "
+                f"rejected (pass --allow {request.tool_name} to run it)",
+                file=sys.stderr,
+            )
+        return "reject"
+
+    return refuse
+
+
+TOOL_NAMES = ("read", "write", "edit", "ls", "find", "grep", "bash", "diagnostics")
+"""What ``--allow`` takes."""
+
+
+def _check_allowed(args: argparse.Namespace, command: str) -> str | None:
+    """An error message when ``--allow`` names a tool that does not exist."""
+    unknown = [tool for tool in getattr(args, "allow", None) or [] if tool not in TOOL_NAMES]
+    if unknown:
+        return f"agentls {command}: --allow {unknown[0]}: no such tool (the tools: {', '.join(TOOL_NAMES)})"
+    return None
+
+
 def _interactive(args: argparse.Namespace) -> bool:
     """Whether ``run`` can ask its user: a terminal on stdin and stderr, and no JSON output."""
     return not args.json and sys.stdin.isatty() and sys.stderr.isatty()
@@ -136,10 +165,11 @@ async def _run(args: argparse.Namespace) -> int:
 
     _show_server_warnings(SERVER_LOG)
     model = _parse_model(args.model, "run")
-    if isinstance(model, str):
-        print(model, file=sys.stderr)
+    problem = model if isinstance(model, str) else _check_allowed(args, "run")
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
-    prompt = args.prompt or ""
+    prompt = " ".join(args.prompt or [])
     piped = _piped_input()
     if piped.strip():
         prompt = f"{prompt}\n\n{piped}" if prompt else piped
@@ -151,15 +181,17 @@ async def _run(args: argparse.Namespace) -> int:
     transcript = None if args.json or args.print else Transcript(Console(highlight=False), show_errors=False)
     messages: list[dict[str, Any]] = []
     try:
-        ask = _asker(transcript) if _interactive(args) and not piped else None
+        ask = _asker(transcript) if _interactive(args) and not piped else _refuser()
         async with AgentClient(initialization_options=_client_options(args), on_permission=ask) as client:
-            if args.session:
-                await client.load_session(args.session)
-                session_id = args.session
+            session_id = await _chosen_session(client, args)
+            if session_id is not None:
+                await client.load_session(session_id)
                 if model:
                     await client.set_model(session_id, *model)
             else:
-                session_id = await client.new_session(cwd=args.cwd, model=model)
+                session_id = await client.new_session(
+                    cwd=args.cwd, model=model, thinking_level=args.thinking, system_prompt=args.system_prompt
+                )
             async with client.subscribe(session_id) as notes:
                 accepted = await client.prompt(session_id, prompt)
                 run_id = getattr(accepted, "run_id", None)
@@ -178,7 +210,7 @@ async def _run(args: argparse.Namespace) -> int:
                         break
             settled = await client.wait_settled(run_id) if run_id else None
     except AgentClientError as error:
-        print(f"agentls run: {error}", file=sys.stderr)
+        print(f"agentls run: {error}{_cli_hint(error)}", file=sys.stderr)
         return 2
     finally:
         if transcript is not None:
@@ -193,10 +225,80 @@ async def _run(args: argparse.Namespace) -> int:
         footer = transcript.usage.line(time.monotonic() - started)
         stop = "" if settled.stop_reason == "stop" else f" · [red]{settled.stop_reason}[/red]"
         errors.print(f"\n[dim]{footer}{stop} · session {session_id}[/dim]", soft_wrap=True)
+        errors.print(f'[dim]go on with: agentls run --continue "..."  (or --session {session_id[:8]})[/dim]')
     if failed:
         if settled.error_message:
             errors.print(f"[red]agentls run: {escape(settled.error_message)}[/red]")
         return 1
+    return 0
+
+
+async def _chosen_session(client: Any, args: argparse.Namespace) -> str | None:
+    """The stored session ``--session`` (an id or a unique prefix) or ``--continue`` names, else ``None``."""
+    from agentls.client import AgentClientError
+
+    if not args.session and not args.continue_:
+        return None
+    cwd = args.folder or os.getcwd()
+    if args.continue_:
+        sessions = await client.list_sessions(cwd)
+        if not sessions:
+            raise AgentClientError(f"no stored session in {cwd} to continue", kind="unknownSession")
+        return str(sessions[0].session_id)
+    matches = [
+        info.session_id for info in await client.list_sessions() if info.session_id.startswith(args.session)
+    ]
+    if len(matches) == 1:
+        return str(matches[0])
+    if not matches:
+        raise AgentClientError(
+            f"no stored session {args.session} (agentls sessions lists them)", kind="unknownSession"
+        )
+    shown = ", ".join(match[:12] for match in matches[:4])
+    raise AgentClientError(
+        f"{args.session} is the start of {len(matches)} sessions ({shown}…): give more of the id",
+        kind="unknownSession",
+    )
+
+
+def _cli_hint(error: Any) -> str:
+    """What the command line's own options can do about an error (its text names the server's)."""
+    if getattr(error, "kind", None) == "noModel":
+        return (
+            "\nFrom the command line: --demo, --faux-script FILE, or --model PROVIDER/ID once a provider "
+            "is set up."
+        )
+    return ""
+
+
+async def _models(args: argparse.Namespace) -> int:
+    from agentls.client import AgentClient, AgentClientError
+
+    try:
+        async with AgentClient(initialization_options=_client_options(args)) as client:
+            models = await client.list_models()
+    except AgentClientError as error:
+        print(f"agentls models: {error}{_cli_hint(error)}", file=sys.stderr)
+        return 2
+    if args.json:
+        for model in models:
+            _write_json(model)
+        return 0
+    if not models:
+        print(
+            "No models: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or define providers in models.json (README)."
+        )
+        return 0
+    table = Table("model", "name", "context", "max output", "input", box=None, pad_edge=False)
+    for model in models:
+        table.add_row(
+            f"{model['provider']}/{model['id']}",
+            str(model.get("name") or ""),
+            f"{model.get('contextWindow', 0):,}",
+            f"{model.get('maxTokens', 0):,}",
+            ", ".join(model.get("input") or []),
+        )
+    Console().print(table)
     return 0
 
 
@@ -213,10 +315,17 @@ async def _sessions(args: argparse.Namespace) -> int:
         for info in sessions:
             _write_json(info.model_dump(mode="json", by_alias=True, exclude_none=True))
         return 0
-    table = Table("session", "messages", "model", "cwd", "title")
+    if not sessions:
+        where = f" in {args.folder}" if args.folder else ""
+        print(f"No stored sessions{where}.")
+        return 0
+    table = Table("session", "updated", "msgs", "model", "cwd", "title", box=None, pad_edge=False)
+    table.columns[0].no_wrap = True
+    table.columns[1].no_wrap = True
     for info in sessions:
         model = f"{info.model.provider}/{info.model.id}" if info.model else ""
-        table.add_row(info.session_id, str(info.message_count), model, info.cwd, info.title or "")
+        updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated_at / 1000))
+        table.add_row(info.session_id, updated, str(info.message_count), model, info.cwd, info.title or "")
     Console().print(table)
     return 0
 
@@ -224,6 +333,7 @@ async def _sessions(args: argparse.Namespace) -> int:
 # --- parser ----------------------------------------------------------------------------------
 
 MAX_MESSAGE_BYTES_ENV = "AGENTLS_MAX_MESSAGE_BYTES"
+THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 def _positive_int(text: str) -> int:
@@ -261,13 +371,20 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--json", action="store_true", help="print JSON lines instead of text")
 
     run = commands.add_parser("run", help="run one prompt through the server and show it as it streams")
-    run.add_argument("prompt", nargs="?", help="the prompt; text piped into stdin is added to it")
+    run.add_argument(
+        "prompt", nargs="*", help="the prompt (quoted or as words); text piped into stdin is added to it"
+    )
     run.add_argument(
         "-p", "--print", action="store_true", help="print only the final answer (for scripts and pipes)"
     )
     run.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
     run.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
-    run.add_argument("--session", metavar="ID", help="continue a stored session")
+    run.add_argument("--session", metavar="ID", help="continue a stored session (its id, or the start of it)")
+    run.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true", help="continue the folder's latest session"
+    )
+    run.add_argument("--thinking", choices=THINKING_LEVELS, help="the thinking level of a new session")
+    run.add_argument("--system-prompt", metavar="TEXT", help="replace agentls's base system prompt")
     run.add_argument(
         "--demo",
         action="store_true",
@@ -290,6 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("--allow", action="append", metavar="TOOL", help="run TOOL without asking (repeatable)")
     server_options(chat)
+
+    models = commands.add_parser("models", help="list the models of the configured providers")
+    server_options(models)
 
     sessions = commands.add_parser("sessions", help="list stored sessions")
     sessions.add_argument("--cwd", help="only the sessions of this folder")
@@ -318,6 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # --cwd as the server stores folders (absolute, links resolved)
+    args.folder = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
     if args.command in (None, "serve"):
         from agentls.server import serve
 
@@ -342,11 +464,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from agentls.chat import chat
 
         return asyncio.run(chat(args))
+    if args.command == "models":
+        return asyncio.run(_models(args))
     return asyncio.run(_sessions(args))
 
 
 def console_main(argv: Any = None) -> None:
-    sys.exit(main(argv))
+    try:
+        code = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `agentls run --json ... | head`: the reader left; so do we, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 141
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ NOTIFICATION_METHODS = (
 )
 
 
+CLIENT_LOG = logging.getLogger("agentls.client")
 SERVER_LOG = logging.getLogger("agentls.client.server_log")
 """Where the server's ``window/logMessage`` lines go (retry warnings, damaged session files...)."""
 
@@ -120,6 +121,24 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "_asdict"):
         return {k: _plain(v) for k, v in value._asdict().items()}
     return value
+
+
+_PYTHON_NAMES = (
+    ("agent/steer", "steer()"),
+    ("agent/followUp", "follow_up()"),
+    ("agent/settled", "wait_settled()"),
+    ("agent/compact", "compact()"),
+    ("agent/loadSession", "load_session()"),
+    ("agent/abort", "abort()"),
+    ("whenBusy", "when_busy="),
+)
+
+
+def _python_names(message: str) -> str:
+    """A server error's text with the client's method names where it names wire methods."""
+    for wire, python in _PYTHON_NAMES:
+        message = message.replace(wire, python)
+    return message
 
 
 def _ending(note: Notification) -> tuple[str, BaseModel] | None:
@@ -175,6 +194,8 @@ class AgentClient:
         self._ended: dict[str, BaseModel] = {}
         """The ``agent/settled`` of each run and the ``agent/bashEnd`` of each command, by their ids."""
         self._end_waiters: dict[str, list[asyncio.Future[BaseModel]]] = {}
+        self._known: set[str] = set()
+        """The run and command ids this client started or saw: the ones worth waiting for."""
         self._started = False
         for method in NOTIFICATION_METHODS:
             self._rpc.feature(method)(self._receiver(method))
@@ -185,8 +206,18 @@ class AgentClient:
                 return await self._answer_permission(params)
 
             self._rpc.feature("agent/requestPermission")(answer_permission)
-        self._rpc.feature("window/showMessageRequest")(lambda params: None)
+        self._rpc.feature("window/showMessageRequest")(lambda params: self._no_permission_handler(params))
         self._rpc.feature("window/logMessage")(_log_server_message)
+        self._rejected_unasked: set[str] = set()
+
+    def _no_permission_handler(self, params: Any) -> None:
+        """The server's question without ``on_permission``: a rejection, said once per question."""
+        message = str(_plain(params).get("message", ""))
+        if message not in self._rejected_unasked:
+            self._rejected_unasked.add(message)
+            CLIENT_LOG.warning(
+                "%s: rejected, as no on_permission handler answers (AgentClient(on_permission=...))", message
+            )
 
     async def _answer_permission(self, params: Any) -> dict[str, Any]:
         assert self.on_permission is not None
@@ -202,6 +233,9 @@ class AgentClient:
         return receive
 
     def _dispatch(self, note: Notification) -> None:
+        for field in ("runId", "bashId"):
+            if isinstance(known := note.params.get(field), str):
+                self._known.add(known)
         if (ending := _ending(note)) is not None:
             key, end = ending
             self._ended[key] = end
@@ -328,7 +362,9 @@ class AgentClient:
         except JsonRpcException as error:
             data = _plain(error.data) if error.data is not None else None
             kind = data.get("kind", "protocol") if isinstance(data, dict) else "protocol"
-            raise AgentClientError(error.message, kind=kind, code=error.code, data=data) from None
+            raise AgentClientError(
+                _python_names(error.message), kind=kind, code=error.code, data=data
+            ) from None
         except RuntimeError as error:  # pygls fails the pending requests when the server exits
             raise AgentClientError(f"{error} before answering {method}", kind="connection") from None
 
@@ -392,6 +428,8 @@ class AgentClient:
         """Send a prompt; with ``wait=True`` return the run's ``agent/settled`` instead of the acceptance."""
         params = PromptParams(session_id=session_id, text=text, when_busy=when_busy)  # type: ignore[arg-type]
         accepted = await self.request("agent/prompt", params, PromptResult)
+        if accepted.run_id:
+            self._known.add(accepted.run_id)
         if wait and accepted.run_id:
             return await self.wait_settled(accepted.run_id)
         return accepted
@@ -416,6 +454,7 @@ class AgentClient:
 
     async def continue_(self, session_id: str, *, wait: bool = False) -> RunResult | SettledNotification:
         run = await self.request("agent/continue", SessionParams(session_id=session_id), RunResult)
+        self._known.add(run.run_id)
         return await self.wait_settled(run.run_id) if wait else run
 
     async def get_state(self, session_id: str) -> StateResult:
@@ -467,6 +506,7 @@ class AgentClient:
         """
         params = BashParams(session_id=session_id, command=command, exclude_from_context=exclude_from_context)
         started = await self.request("agent/bash", params, BashResult)
+        self._known.add(started.bash_id)
         return await self.wait_bash_end(started.bash_id) if wait else started
 
     async def abort_bash(self, session_id: str) -> bool:
@@ -493,6 +533,12 @@ class AgentClient:
             return self._ended[key]
         if self._exited.is_set():
             raise AgentClientError(f"{self._exit_reason}; {never}", kind="connection")
+        if key not in self._known:
+            raise AgentClientError(
+                f"{key!r} is not a run or command of this client: wait_settled() takes the run_id that "
+                "prompt() or continue_() returned, wait_bash_end() the bash_id of bash()",
+                kind="invalidParams",
+            )
         waiter: asyncio.Future[BaseModel] = asyncio.get_running_loop().create_future()
         self._end_waiters.setdefault(key, []).append(waiter)
         return await waiter
