@@ -149,6 +149,8 @@ function prepare() {
   fs.copyFileSync(path.join(here, 'fixture', 'greet.md'), path.join(WORK, 'ws', '.agentls', 'prompts', 'greet.md'));
   const script = path.join(WORK, 'faux-script.json');
   fs.copyFileSync(path.join(here, 'fixture', 'faux-script.json'), script);
+  // the review step's model: the self-test swaps it in while it creates that session
+  fs.copyFileSync(path.join(here, 'fixture', 'faux-review.json'), path.join(WORK, 'faux-review.json'));
   const settings = {
     'agentls.serverCommand': AGENTLS,
     'agentls.fauxScript': script,
@@ -418,6 +420,7 @@ async function answerReview(page, { action, title, path: file, reason }) {
     await accept.click();
   } else {
     await page.locator('.monaco-diff-editor .editor.modified .view-lines').first().click();
+    await sleep(300); // the context keys follow the focus
     await page.keyboard.press('Control+Alt+KeyN');
     const box = page.locator('.quick-input-widget', { hasText: `Reject the change to ${file}` });
     await box.waitFor({ state: 'visible', timeout: 10_000 });

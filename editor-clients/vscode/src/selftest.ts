@@ -883,8 +883,17 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   const target = path.join(folder, REVIEWED);
   const document = await vscode.workspace.openTextDocument(vscode.Uri.file(target));
   await vscode.window.showTextDocument(document, { preview: false });
-  // A session whose write and edit wait for review (the `permissions` of agent/newSession).
-  await c.newSession({ permissions: { edit: 'review', write: 'review' } });
+  // A session whose write and edit wait for review (the `permissions` of agent/newSession). Its
+  // model is faux-review.json: the server reads the faux script when it creates a session, so
+  // the self-test puts that one in place of faux-script.json meanwhile (the main session keeps its own).
+  const script = vscode.workspace.getConfiguration('agentls').get<string>('fauxScript', '');
+  const mainScript = fs.readFileSync(script, 'utf8');
+  fs.writeFileSync(script, fs.readFileSync(path.join(path.dirname(script), 'faux-review.json'), 'utf8'));
+  try {
+    await c.newSession({ permissions: { edit: 'review', write: 'review' } });
+  } finally {
+    fs.writeFileSync(script, mainScript);
+  }
 
   // 1. Accept: the change lands in the buffer and on disk.
   const accepted = { oldText: DRAFT, newText: ACCEPTED };
