@@ -403,7 +403,7 @@ async def test_continue_after_a_provider_error(shared: Shared) -> None:
     # the transcript ends with the assistant's error: nothing to continue from
     error = await agent_error(client.continue_(session))
     assert error.code == -32000 and error.kind == "cannotContinue"
-    assert "assistant" in str(error)
+    assert "assistant" in str(error) and "Send a new prompt, or queue a steering or follow-up" in str(error)
 
     # with a queued follow-up, continue runs it
     item_id = await within(client.follow_up(session, "Try again"))
@@ -423,7 +423,9 @@ async def test_continue_after_a_provider_error(shared: Shared) -> None:
 
     fresh = await within(client.new_session())
     error = await agent_error(client.continue_(fresh))
-    assert error.kind == "cannotContinue" and "No messages" in str(error)
+    assert (
+        error.kind == "cannotContinue" and "No messages" in str(error) and "Send a prompt first" in str(error)
+    )
 
 
 # --- many sessions ---------------------------------------------------------------------------

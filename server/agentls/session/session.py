@@ -94,6 +94,18 @@ def _user_message(text: str, images: list[ImageParam] | None) -> UserMessage:
     return UserMessage(content=content)
 
 
+def _continue_advice(reason: str) -> str:
+    """The kernel's reason (Pi's words) with what the user can do about it."""
+    if "role: assistant" in reason:
+        return (
+            f"{reason}: the agent has already answered (or the run was aborted) and nothing is queued. "
+            "Send a new prompt, or queue a steering or follow-up message and continue."
+        )
+    if "No messages" in reason:
+        return f"{reason}: the session is empty. Send a prompt first."
+    return reason
+
+
 def _coalescing(stream_fn: StreamFn) -> StreamFn:
     """``stream_fn`` asking providers to push the deltas that arrive together as one event."""
 
@@ -311,7 +323,7 @@ class AgentSession:
                 raise SessionError("busy", str(error)) from error
             except ContinueError as error:
                 self._run = None
-                raise SessionError("cannotContinue", str(error)) from error
+                raise SessionError("cannotContinue", _continue_advice(str(error))) from error
         self._publish_queue()
         asyncio.get_running_loop().create_task(self._drive(run, task or self._prompt_after_check(run, start)))
         return run.run_id
