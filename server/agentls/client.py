@@ -130,12 +130,17 @@ _PYTHON_NAMES = (
     ("agent/compact", "compact()"),
     ("agent/loadSession", "load_session()"),
     ("agent/abort", "abort()"),
-    ("whenBusy", "when_busy="),
+    ("whenBusy", "when_busy"),
 )
 
 
 def _python_names(message: str) -> str:
-    """A server error's text with the client's method names where it names wire methods."""
+    """A server error's advice with the client's method names where it names wire methods.
+
+    Messages about the params of a request keep the wire's field names, which they quote.
+    """
+    if message.startswith("Invalid params"):
+        return message
     for wire, python in _PYTHON_NAMES:
         message = message.replace(wire, python)
     return message

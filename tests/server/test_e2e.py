@@ -295,7 +295,7 @@ async def test_when_busy_queues_or_rejects(shared: Shared) -> None:
     for when_busy in ("reject", None):
         error = await agent_error(client.prompt(session, "Not now", when_busy=when_busy))
         assert error.code == -32000 and error.kind == "busy" and error.data == {"kind": "busy"}
-        assert run_id in str(error) and "whenBusy" in str(error)
+        assert run_id in str(error) and "when_busy" in str(error)
     error = await agent_error(client.continue_(session))
     assert error.kind == "busy"
 
@@ -718,7 +718,7 @@ async def test_list_load_and_delete_sessions(
     [info] = await within(other.list_sessions())
     assert info.session_id == kept and not info.loaded and info.message_count == 2
     error = await agent_error(other.get_state(kept))
-    assert error.kind == "unknownSession" and "agent/loadSession" in str(error)
+    assert error.kind == "unknownSession" and "load_session()" in str(error)
     loaded = await within(other.load_session(kept))
     assert loaded.session_id == kept and loaded.message_count == 2
     assert (await within(other.get_messages(kept))).messages == before
