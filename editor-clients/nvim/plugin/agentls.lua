@@ -42,7 +42,25 @@ command("AgentReject", "reject", {
   desc = "agentls: reject the change under review (the reason goes to the model)",
 })
 command("AgentReview", "review", { nargs = 0, desc = "agentls: show the change waiting for review again" })
-command("AgentPanel", "panel", { nargs = 0, desc = "agentls: toggle the transcript panel" })
+command("AgentPanel", "panel", {
+  nargs = 0,
+  desc = "agentls: open or enter the transcript panel (close it from inside)",
+})
+command("AgentThinking", "thinking", {
+  nargs = "?",
+  desc = "agentls: set the session's thinking level (pick one without an argument)",
+  complete = function(lead)
+    return vim.tbl_filter(function(level)
+      return level:find(lead, 1, true) == 1
+    end, require("agentls.commands").thinking_levels)
+  end,
+})
+command("AgentStats", "stats", { nargs = 0, desc = "agentls: the session's tokens, cost and context size" })
+command("AgentDeleteSession", "delete_session", { nargs = 0, desc = "agentls: pick a stored session and delete it" })
+command("AgentPermissions", "permissions", {
+  nargs = 0,
+  desc = 'agentls: list the workspace\'s "allow always" rules; pick one to revoke it',
+})
 command("AgentModel", "model", {
   nargs = "?",
   desc = "agentls: set the session's model (provider/id)",
@@ -76,4 +94,27 @@ context_command("AgentAddDiagnostics", "add_diagnostics", {
 context_command("AgentClearContext", "clear_context", {
   nargs = 0,
   desc = "agentls: remove the attachments waiting for the next message",
+})
+
+-- <Plug> mappings, to map as you like: vim.keymap.set("n", "<leader>ap", "<Plug>(agentls-prompt)")
+local plugs = {
+  prompt = { "prompt", "write a prompt" },
+  steer = { "steer", "steer the running agent" },
+  ["follow-up"] = { "follow_up", "queue a follow-up" },
+  abort = { "abort", "abort the run" },
+  panel = { "panel", "open or enter the panel" },
+  continue = { "continue", "continue the session" },
+  model = { "model", "pick a model" },
+  thinking = { "thinking", "pick a thinking level" },
+  sessions = { "sessions", "pick a stored session" },
+}
+for name, spec in pairs(plugs) do
+  vim.keymap.set("n", ("<Plug>(agentls-%s)"):format(name), function()
+    require("agentls").ensure_setup()
+    require("agentls.commands")[spec[1]]("")
+  end, { desc = "agentls: " .. spec[2] })
+end
+vim.keymap.set("x", "<Plug>(agentls-add-selection)", ":AgentAddSelection<CR>", {
+  silent = true,
+  desc = "agentls: attach the selection to the next message",
 })

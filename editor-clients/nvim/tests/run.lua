@@ -246,10 +246,17 @@ test("abort stops a streaming run", function()
   expect(vim.wo[panel.windows()[1]].winbar:find("aborted", 1, true), "the winbar says so")
 end)
 
-test("the panel toggles, also as a float", function()
+test("the panel toggles, also as a float; :AgentPanel from elsewhere enters it", function()
   local config = require("agentls.config")
+  vim.cmd("wincmd p")
+  if vim.api.nvim_get_current_win() == panel.windows()[1] then
+    vim.cmd("wincmd p")
+  end
+  expect(vim.api.nvim_get_current_win() ~= panel.windows()[1], "the cursor is outside the panel")
   vim.cmd("AgentPanel")
-  expect(not panel.is_open(), ":AgentPanel closes the open panel")
+  expect(panel.is_open() and vim.api.nvim_get_current_win() == panel.windows()[1], ":AgentPanel enters the panel")
+  vim.cmd("AgentPanel")
+  expect(not panel.is_open(), ":AgentPanel in the panel closes it")
   config.options.panel.layout = "float"
   vim.cmd("AgentPanel")
   local win = panel.windows()[1]
@@ -374,7 +381,10 @@ test("/ completes the workspace's prompt templates, on the command line and in t
   end
   h.script({ { content = "Reviewed." } })
   h.new_session()
+  local options = require("agentls.config").options
+  options.prompt_input = "input" -- vim.ui.input instead of the prompt buffer
   local ok, err = pcall(vim.cmd, "AgentPrompt")
+  options.prompt_input = "buffer"
   vim.ui.input = original
   assert(ok, err)
   local offered = asked and vim.fn.getcompletion("/rev", asked.completion)
@@ -533,7 +543,9 @@ test(":'<,'>AgentAddSelection and @path send the selection and the file; the pan
     asked = opts.prompt
     on_confirm(nil)
   end
+  require("agentls.config").options.prompt_input = "input"
   vim.cmd("AgentPrompt")
+  require("agentls.config").options.prompt_input = "buffer"
   vim.ui.input = original
   expect(asked == "Agent prompt [📎 README.md]: ", "the prompt's title names the attachments: " .. tostring(asked))
   vim.cmd("AgentClearContext")
@@ -682,6 +694,330 @@ test("agent/getDiagnostics answers from vim.diagnostic: the diagnostics tool and
   vim.diagnostic.reset(ns)
 end)
 
+-- The prompt buffer, the panel's keys, and the figures ---------------------------------------
+
+local prompt = require("agentls.prompt")
+local permissions = require("agentls.permissions")
+local progress = require("agentls.progress")
+
+--- Run `keys` (with mappings) in window `win`.
+local function keys_in(win, keys)
+  vim.api.nvim_win_call(win, function()
+    vim.cmd("normal " .. vim.keycode(keys))
+  end)
+end
+
+--- The 1-based panel line that contains `text`, the last one when several do.
+local function panel_row(text)
+  local row
+  for i, line in ipairs(panel.lines()) do
+    if line:find(text, 1, true) then
+      row = i
+    end
+  end
+  return row
+end
+
+--- Press `keys` in the panel with the cursor on the line containing `text`.
+local function panel_keys(text, keys)
+  panel.render()
+  local row = panel_row(text)
+  assert(row, ("no panel line with %q:\n%s"):format(text, h.panel_text()))
+  local win = panel.windows()[1]
+  vim.api.nvim_win_set_cursor(win, { row, 0 })
+  keys_in(win, keys)
+end
+
+test("the prompt buffer: multi-line, <CR> sends, <C-p>/<C-n> history, / and @ complete, !cmd", function()
+  h.script({ { content = "Read both lines." } })
+  h.new_session()
+  local session = state.current
+  vim.cmd("AgentPrompt")
+  vim.cmd.stopinsert()
+  local win = prompt.windows()[1]
+  expect(win and vim.api.nvim_get_current_win() == win, "the prompt window opened with the cursor in it")
+  expect(vim.wo[win].winbar:find("agentls prompt", 1, true), vim.wo[win].winbar)
+  expect(vim.bo[prompt.buf].filetype == "markdown" and vim.bo[prompt.buf].modifiable, "an editable markdown buffer")
+  vim.api.nvim_buf_set_lines(prompt.buf, 0, -1, false, { "first line", "", "  indented second" })
+  keys_in(win, "<CR>")
+  expect(#prompt.windows() == 0, "sending closed the prompt")
+  h.wait_settled(session)
+  local text = h.panel_text()
+  expect(text:find("You\n  first line\n  \n    indented second\n", 1, true), "sent as one message:\n" .. text)
+
+  vim.cmd("AgentPrompt")
+  vim.cmd.stopinsert()
+  win = prompt.windows()[1]
+  local function lines()
+    return vim.api.nvim_buf_get_lines(prompt.buf, 0, -1, false)
+  end
+  expect(vim.deep_equal(lines(), { "" }), "an empty prompt after sending: " .. vim.inspect(lines()))
+  keys_in(win, "<C-p>")
+  expect(vim.deep_equal(lines(), { "first line", "", "  indented second" }), "<C-p>: " .. vim.inspect(lines()))
+  keys_in(win, "<C-n>")
+  expect(vim.deep_equal(lines(), { "" }), "<C-n> back to the draft: " .. vim.inspect(lines()))
+
+  local function complete(line)
+    vim.api.nvim_buf_set_lines(prompt.buf, 0, -1, false, { line })
+    vim.api.nvim_win_set_cursor(win, { 1, #line })
+    return vim.api.nvim_win_call(win, function()
+      local start = prompt.omnifunc(1, "")
+      if start < 0 then
+        return {}
+      end
+      return prompt.omnifunc(0, line:sub(start + 1))
+    end)
+  end
+  expect(vim.deep_equal(complete("/re"), { "/review" }), "/ completes: " .. vim.inspect(complete("/re")))
+  expect(vim.deep_equal(complete("see @sub/d"), { "@sub/deep.txt" }), "@ completes: " .. vim.inspect(complete("see @sub/d")))
+  expect(#complete("mail me@cal") == 0, "not inside a word")
+
+  vim.api.nvim_buf_set_lines(prompt.buf, 0, -1, false, { "!echo from-the-prompt" })
+  keys_in(win, "<C-s>")
+  wait(5000, function()
+    return h.panel_text():find("$ echo from-the-prompt  · exit 0\n  │ from-the-prompt", 1, true) ~= nil
+  end, "the !cmd of the prompt buffer ran")
+  expect(#prompt.windows() == 0, "closed")
+  panel.open(false)
+end)
+
+test("permissions in the panel: the row waits, a allows once, r rejects, A always; :AgentPermissions revokes", function()
+  expect(permissions.in_panel(), "the stock vim.ui.select: the panel asks")
+  h.script({
+    h.tool_call("p1", "bash", { command = "echo once > inline.txt" }),
+    h.tool_call("p2", "bash", { command = "echo no > inline.txt" }),
+    h.tool_call("p3", "bash", { command = "echo always >> inline.txt" }),
+    { content = "Asked thrice." },
+  })
+  h.new_session()
+  local session = state.current
+  h.notes = {}
+  vim.cmd("AgentPrompt ask me")
+  local function waiting(command)
+    wait(10000, function()
+      panel.render()
+      return h.panel_text():find(command .. "  · waiting for permission\n    waiting for you: a allow once · A always · r reject", 1, true) ~= nil
+    end, "the row of " .. command .. " waiting, with the keys")
+  end
+  waiting("echo once > inline.txt")
+  expect(h.noted("Run the command: echo once", vim.log.levels.WARN), "a notification says a question waits")
+  panel_keys("echo once > inline.txt", "a")
+  waiting("echo no > inline.txt")
+  panel_keys("waiting for you", "r")
+  waiting("echo always >> inline.txt")
+  panel_keys("echo always >> inline.txt", "A")
+  h.wait_settled(session)
+  local text = h.panel_text()
+  expect(text:find("echo once > inline.txt  · done", 1, true), text)
+  expect(text:find("echo no > inline.txt  · failed", 1, true), text)
+  expect(text:find("echo always >> inline.txt  · done", 1, true), text)
+  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/inline.txt"), { "once", "always" }), "ran the allowed ones")
+  expect(next(permissions.pending) == nil, "no question left")
+
+  local asked = h.stub_select(function(items)
+    for _, rule in ipairs(items) do
+      if rule.toolName == "bash" then
+        return rule
+      end
+    end
+  end)
+  h.notes = {}
+  vim.cmd("AgentPermissions")
+  wait(5000, function()
+    return h.noted("revoked: bash asks again")
+  end, "the rule revoked")
+  expect(#asked == 1 and asked[1].format(asked[1].items[1]):find("bash", 1, true), "listed the rule")
+  vim.ui.select = h.original_select
+  vim.cmd("AgentPermissions")
+  wait(5000, function()
+    return h.noted('no "allow always" rules')
+  end, "no rule left")
+end)
+
+test("with a picker, the row shows the wait before vim.ui.select asks", function()
+  h.script({ h.tool_call("q1", "bash", { command = "echo picked" }), { content = "Ok." } })
+  h.new_session()
+  local seen
+  h.stub_select(function(items)
+    seen = h.panel_text()
+    return items[1]
+  end)
+  expect(not permissions.in_panel(), "a picker: vim.ui.select asks too")
+  vim.cmd("AgentPrompt pick")
+  h.wait_settled(state.current)
+  expect(seen and seen:find("echo picked  · waiting for permission", 1, true), "the panel when asked:\n" .. tostring(seen))
+end)
+
+test("tool rows show the edit's diff, and <CR> unfolds the arguments and the whole output", function()
+  local lines = {}
+  for i = 1, 20 do
+    lines[i] = "line " .. i
+  end
+  vim.fn.writefile(lines, env.ws .. "/long.txt")
+  h.script({
+    h.tool_call("x1", "edit", { path = "long.txt", edits = { { oldText = "line 10\n", newText = "LINE TEN\n" } } }),
+    { content = "Changed." },
+  })
+  h.new_session()
+  vim.cmd("AgentPrompt change line 10")
+  h.wait_settled(state.current)
+  local text = h.panel_text()
+  local folded = "edit  long.txt  · done\n    │ Edited long.txt (1 replacement):\n    │ -line 10\n    │ +LINE TEN\n    … "
+  expect(text:find(folded, 1, true), "the change itself under the row:\n" .. text)
+  panel_keys("edit  long.txt  · done", "<CR>")
+  text = h.panel_text()
+  expect(text:find("edit  long.txt  · done\n    arguments:\n      edits: [", 1, true), "the arguments:\n" .. text)
+  expect(text:find("      path: long.txt\n", 1, true), "the path argument:\n" .. text)
+  expect(text:find("    │ @@ ", 1, true) and text:find("    │  line 9\n", 1, true), "the whole diff:\n" .. text)
+  panel_keys("edit  long.txt  · done", "<CR>")
+  expect(h.panel_text():find(folded, 1, true), "folded again:\n" .. h.panel_text())
+  vim.fn.delete(env.ws .. "/long.txt")
+end)
+
+test("the panel is markdown; thinking has a label and folds", function()
+  h.script({
+    {
+      content = {
+        { type = "thinking", thinking = "Let me think.\nA second thought." },
+        { type = "text", text = "Here:\n\n```lua\nprint(1)\n```" },
+      },
+    },
+  })
+  h.new_session()
+  vim.cmd("AgentPrompt show code")
+  h.wait_settled(state.current)
+  expect(vim.bo[panel.buf].filetype == "markdown", "filetype " .. vim.bo[panel.buf].filetype)
+  local text = h.panel_text()
+  expect(text:find("  ▸ Thinking · 2 lines (<CR> shows it)\n", 1, true), "thinking folded:\n" .. text)
+  expect(not text:find("A second thought", 1, true), "its text hidden")
+  expect(text:find("  ```lua\n  print(1)\n  ```\n", 1, true), "the code fence, as markdown:\n" .. text)
+  panel_keys("Thinking · 2 lines", "<CR>")
+  text = h.panel_text()
+  expect(text:find("  ▾ Thinking (<CR> folds it)\n  Let me think.\n  A second thought.\n", 1, true), text)
+end)
+
+test("the panel's width adapts; a reopened panel follows the newest output; ? lists the keys", function()
+  expect(panel.split_width(80) == 40, "half of 80 columns: " .. panel.split_width(80))
+  expect(panel.split_width(200) == 80, "0.4 of 200 columns: " .. panel.split_width(200))
+  local win = panel.windows()[1]
+  expect(vim.api.nvim_win_get_width(win) == panel.split_width(), "the split's width " .. vim.api.nvim_win_get_width(win))
+  vim.api.nvim_win_set_cursor(win, { 1, 0 })
+  panel.close()
+  vim.cmd("AgentPanel")
+  win = panel.windows()[1]
+  local last = vim.api.nvim_buf_line_count(panel.buf)
+  expect(vim.api.nvim_win_get_cursor(win)[1] == last, "the cursor at the end")
+  h.notes = {}
+  keys_in(win, "?")
+  expect(h.noted("a      allow the tool call waiting for permission, once"), "? lists the keys")
+  expect(vim.fn.maparg("<Plug>(agentls-prompt)", "n") ~= "", "<Plug> mappings")
+  vim.cmd("wincmd p")
+end)
+
+test("the winbar shows tokens, cost and context; :AgentThinking and :AgentStats", function()
+  h.script({ { content = "Counted." } })
+  h.new_session()
+  vim.cmd("AgentPrompt count")
+  h.wait_settled(state.current)
+  local t = state.current_transcript()
+  wait(5000, function()
+    return t.stats ~= nil and t.stats.tokens.total > 0
+  end, "agent/getStats read after the run: " .. vim.inspect(t.stats))
+  panel.render()
+  local winbar = vim.wo[panel.windows()[1]].winbar
+  expect(winbar:find("[%d.]+k? tokens") and winbar:find("context [%d]+%%%% of "), winbar)
+  h.notes = {}
+  vim.cmd("AgentThinking high")
+  wait(5000, function()
+    return h.noted("thinking: ")
+  end, "the thinking level set")
+  vim.cmd("AgentThinking loud")
+  expect(h.noted("thinking level must be one of off, minimal", vim.log.levels.ERROR), "a bad level is refused")
+  vim.cmd("AgentStats")
+  wait(5000, function()
+    return h.noted("tokens (input ")
+  end, ":AgentStats")
+  local levels = vim.fn.getcompletion("AgentThinking h", "cmdline")
+  expect(vim.deep_equal(levels, { "high" }), vim.inspect(levels))
+end)
+
+test(":AgentModel checks the name and marks the current model", function()
+  h.notes = {}
+  vim.cmd("AgentModel faux/nope")
+  wait(5000, function()
+    return h.noted("unknown model faux/nope; the models are: faux/faux-1", vim.log.levels.ERROR)
+  end, "the unknown model refused")
+  local asked = h.stub_select(function()
+    return nil
+  end)
+  vim.cmd("AgentModel")
+  wait(5000, function()
+    return #asked == 1
+  end, "the picker")
+  expect(asked[1].format(asked[1].items[1]):find("(current)", 1, true), asked[1].format(asked[1].items[1]))
+end)
+
+test(":AgentContinue after a finished answer says what to do; a run ending out of sight notifies", function()
+  h.script({ { content = "Done." } })
+  h.new_session()
+  local options = require("agentls.config").options
+  panel.close()
+  options.panel.auto_open = false
+  h.notes = {}
+  vim.cmd("AgentPrompt finish")
+  h.wait_settled(state.current)
+  options.panel.auto_open = true
+  expect(h.noted("the agent finished (session "), "a notification when the panel is closed")
+  vim.cmd("AgentContinue")
+  wait(5000, function()
+    return h.noted("nothing to continue: the agent's last answer is complete", vim.log.levels.ERROR)
+  end, "the :AgentContinue advice")
+  expect(h.noted(":AgentFollowUp"), "names the commands")
+  panel.open(false)
+end)
+
+test("the server's warnings are notified (window/logMessage); :help agentls works", function()
+  h.notes = {}
+  local handler = client.get().handlers["window/logMessage"]
+  handler(nil, { type = 2, message = "anthropic: 429 rate limited, retrying in 2 s (attempt 2 of 4)" }, {
+    client_id = client.id,
+    method = "window/logMessage",
+  })
+  handler(nil, { type = 4, message = "just a log line" }, { client_id = client.id, method = "window/logMessage" })
+  expect(h.noted("agentls: anthropic: 429 rate limited", vim.log.levels.WARN), "the retry warning is shown")
+  expect(not h.noted("just a log line"), "log lines stay in the log")
+  expect(vim.fn.filereadable(plugin_root .. "/doc/tags") == 1, "doc/tags exists")
+  local ok, err = pcall(vim.cmd.help, "agentls")
+  expect(ok, tostring(err))
+  expect(vim.fn.expand("%:t") == "agentls.txt", vim.fn.expand("%:t"))
+  vim.cmd("helpclose")
+end)
+
+test(":AgentDeleteSession deletes a stored session", function()
+  h.script({ { content = "To be deleted." } })
+  h.new_session()
+  local session = state.current
+  vim.cmd("AgentPrompt doomed")
+  h.wait_settled(session)
+  h.stub_select(function(items)
+    for _, item in ipairs(items) do
+      if item == "Delete" or (type(item) == "table" and item.sessionId == session) then
+        return item
+      end
+    end
+  end)
+  h.notes = {}
+  vim.cmd("AgentDeleteSession")
+  wait(5000, function()
+    return h.noted("deleted session " .. session:sub(1, 8))
+  end, "the session deleted")
+  expect(state.current == nil, "the panel left it")
+  local listed = client.request_sync("agent/listSessions", { cwd = env.ws }, 5000)
+  for _, info in ipairs(listed.sessions) do
+    expect(info.sessionId ~= session, "not listed any more")
+  end
+end)
+
 test("a stored session is loaded after a server restart with :AgentSessions", function()
   local first_session
   for id, t in pairs(state.transcripts) do
@@ -707,6 +1043,50 @@ test("a stored session is loaded after a server restart with :AgentSessions", fu
   end, "the stored transcript in the panel")
   expect(#asked == 1 and #asked[1].items >= 6, "listed the workspace's sessions")
   expect(asked[1].format(asked[1].items[1]):find("messages", 1, true), "labels sessions")
+end)
+
+test("a dead server: said so, its rows failed, its progress cleared; the next prompt resumes the session", function()
+  h.script({ h.tool_call("k1", "bash", { command = "echo started; sleep 3" }), { content = "never" } })
+  h.new_session()
+  local session = state.current
+  vim.cmd("AgentPrompt run it")
+  wait(10000, function()
+    panel.render()
+    return permissions.pending.k1 ~= nil
+  end, "the permission question")
+  permissions.answer("k1", "allowOnce")
+  wait(10000, function()
+    return h.panel_text():find("echo started; sleep 3  · running", 1, true) ~= nil
+      and progress.status():find("bash:", 1, true) ~= nil
+  end, "the tool running, with progress")
+  h.notes = {}
+  for _, pid in ipairs(vim.api.nvim_get_proc_children(vim.fn.getpid())) do
+    vim.uv.kill(pid, "sigkill")
+  end
+  wait(5000, function()
+    return client.get() == nil
+  end, "the server gone")
+  wait(2000, function()
+    return h.noted("the server stopped", vim.log.levels.ERROR)
+  end, "the notification")
+  expect(h.noted("The next prompt resumes session " .. session:sub(1, 8)), "says the session goes on")
+  panel.render()
+  local text = h.panel_text()
+  expect(text:find("echo started; sleep 3  · failed", 1, true), "the row failed:\n" .. text)
+  expect(text:find("the agentls server stopped", 1, true), "says why:\n" .. text)
+  expect(progress.status() == "", "no stale progress: " .. progress.status())
+  expect(not require("agentls").status():find("bash", 1, true), require("agentls").status())
+  local models = vim.fn.getcompletion("AgentModel fa", "cmdline") -- starts a server to ask
+  expect(vim.deep_equal(models, { "faux/faux-1" }), "models complete without a server: " .. vim.inspect(models))
+  h.script({ { content = "Resumed here." } })
+  vim.cmd("AgentPrompt go on")
+  wait(15000, function()
+    return h.panel_text():find("Resumed here.", 1, true) ~= nil
+  end, "the answer in the same session")
+  h.wait_settled(session)
+  expect(state.current == session, "the same session")
+  text = h.panel_text()
+  expect(text:find("You\n  run it\n", 1, true) and text:find("You\n  go on\n", 1, true), "its history goes on:\n" .. text)
 end)
 
 -- Reviews (the permission mode "review"): the server restarts with edit and write in that mode.

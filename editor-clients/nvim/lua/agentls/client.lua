@@ -90,23 +90,42 @@ local function flush(client, err)
   end
 end
 
+local stopping = {} ---@type table<integer, boolean> clients stopped on purpose (M.stop)
+local gone = {} ---@type table<integer, boolean> clients whose end was handled
+
+--- Client `client_id` ended (or is found stopped before its on_exit ran): fail what waited for
+--- it, mark its sessions' running rows failed and say so, unless it was stopped on purpose.
+local function server_gone(client_id, code, signal)
+  if gone[client_id] then
+    return
+  end
+  gone[client_id] = true
+  local expected = stopping[client_id]
+  stopping[client_id] = nil
+  if M.id == client_id then
+    M.id = nil
+  end
+  flush(nil, "the agentls server stopped")
+  local state = require("agentls.state")
+  local running = {}
+  for id, t in pairs(state.transcripts) do
+    if t.running then
+      running[#running + 1] = id:sub(1, 8)
+    end
+  end
+  state.server_stopped()
+  if not expected or (code or 0) ~= 0 then
+    local what = #running > 0 and ("; the run of session %s failed"):format(table.concat(running, ", ")) or ""
+    local resume = state.current and (" The next prompt resumes session %s."):format(state.current:sub(1, 8))
+      or " It restarts on the next command."
+    local how = code and ("exit code %d, signal %d"):format(code, signal or 0) or "stopped"
+    vim.notify(("agentls: the server stopped (%s)%s; see :LspLog.%s"):format(how, what, resume), vim.log.levels.ERROR)
+  end
+end
+
 local function on_exit(code, signal, client_id)
   vim.schedule(function()
-    if client_id ~= M.id then
-      return
-    end
-    M.id = nil
-    flush(nil, "the agentls server stopped")
-    if code ~= 0 then
-      vim.notify(
-        ("agentls: the server exited (code %d, signal %d); see :LspLog. It restarts on the next command."):format(
-          code,
-          signal or 0
-        ),
-        vim.log.levels.ERROR
-      )
-    end
-    require("agentls.state").server_stopped()
+    server_gone(client_id, code, signal)
   end)
 end
 
@@ -141,6 +160,12 @@ function M.with_client(callback)
   waiting[#waiting + 1] = callback
   if client then
     return
+  end
+  if M.id then -- the last client stopped and its on_exit has not run yet
+    local callbacks = waiting
+    waiting = {}
+    server_gone(M.id)
+    waiting = callbacks
   end
   local cmd = config.options.cmd
   if vim.fn.executable(cmd[1]) ~= 1 then
@@ -241,6 +266,7 @@ end
 function M.stop()
   local client = M.get()
   if client then
+    stopping[client.id] = true
     if has_011 then
       client:stop()
     else

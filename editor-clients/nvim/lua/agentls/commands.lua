@@ -40,11 +40,15 @@ local function input_prompt(what)
   return ("Agent %s [📎 %s]: "):format(what, table.concat(labels, " · "))
 end
 
---- `callback(text)` with the command's text, or with what the user types when there is none.
+--- `callback(text)` with the command's text, or with what the user types when there is none
+--- (in the prompt buffer, or with `vim.ui.input` when `prompt_input = "input"`).
 local function with_text(text, what, callback)
   text = vim.trim(text or "")
   if text ~= "" then
     return callback(text)
+  end
+  if config.options.prompt_input ~= "input" then
+    return require("agentls.prompt").open(what, callback)
   end
   vim.ui.input({ prompt = input_prompt(what), completion = complete.input_completion }, function(input)
     if input == nil then
@@ -72,19 +76,38 @@ local function new_session(callback)
   end)
 end
 
+--- `callback(session_id)` with the current session (loaded again into a restarted server: the
+--- same conversation goes on), or a new one when there is none.
 local function with_session(callback)
-  if state.current then
-    return callback(state.current)
+  local session_id = state.current
+  if not session_id then
+    return new_session(callback)
   end
-  new_session(callback)
+  state.attach(session_id, function(err)
+    if not err then
+      return callback(session_id)
+    end
+    notify(
+      ("could not resume session %s (%s): starting a new one"):format(session_id:sub(1, 8), client.error_text(err)),
+      levels.WARN
+    )
+    new_session(callback)
+  end)
 end
 
---- The current session for a command that needs one, or nil after telling the user.
-local function current_session(what)
-  if not state.current then
-    notify(("no session to %s: start one with :AgentPrompt {text}"):format(what), levels.ERROR)
+--- `callback(session_id)` with the current session for a command that needs one (loaded into a
+--- restarted server first); without one, tell the user.
+local function with_current(what, callback)
+  local session_id = state.current
+  if not session_id then
+    return notify(("no session to %s: start one with :AgentPrompt {text}"):format(what), levels.ERROR)
   end
-  return state.current
+  state.attach(session_id, function(err)
+    if err then
+      return notify(("cannot %s: session %s: %s"):format(what, session_id:sub(1, 8), client.error_text(err)), levels.ERROR)
+    end
+    callback(session_id)
+  end)
 end
 
 local function open_panel()
@@ -149,21 +172,22 @@ function M.prompt(text)
 end
 
 local function enqueue(method, what, text)
-  local session_id = current_session(what)
-  if not session_id then
-    return
+  if not state.current then
+    return notify(("no session to %s: start one with :AgentPrompt {text}"):format(what), levels.ERROR)
   end
   with_text(text, what, function(item)
-    local attachments, sent = context.take(item)
-    client.request(method, { sessionId = session_id, text = item, context = attachments }, function(err)
-      if err then
-        return fail_with_context(err, attachments)
-      end
-      sent()
-      local t = state.transcripts[session_id]
-      if t and not t.running then
-        notify("queued; the agent is idle: :AgentContinue delivers it")
-      end
+    with_current(what, function(session_id)
+      local attachments, sent = context.take(item)
+      client.request(method, { sessionId = session_id, text = item, context = attachments }, function(err)
+        if err then
+          return fail_with_context(err, attachments)
+        end
+        sent()
+        local t = state.transcripts[session_id]
+        if t and not t.running then
+          notify("queued; the agent is idle: :AgentContinue delivers it")
+        end
+      end)
     end)
   end)
 end
@@ -180,10 +204,13 @@ end
 
 --- :AgentAbort: stop the run and the user's running command.
 function M.abort()
-  local session_id = current_session("abort")
-  if not session_id then
-    return
+  if not state.current then
+    return notify("no session to abort: start one with :AgentPrompt {text}", levels.ERROR)
   end
+  if state.detached[state.current] then
+    return notify("nothing to abort: the server stopped, so nothing runs")
+  end
+  local session_id = state.current
   local answers, aborted = 0, false
   local function answered(err, result)
     if err then
@@ -201,10 +228,12 @@ end
 --- :AgentCompact [instructions]: replace the conversation so far with a summary in the model's
 --- context (the panel keeps the whole transcript and shows the summary).
 function M.compact(instructions)
-  local session_id = current_session("compact")
-  if not session_id then
-    return
-  end
+  with_current("compact", function(session_id)
+    M._compact(session_id, instructions)
+  end)
+end
+
+function M._compact(session_id, instructions)
   instructions = vim.trim(instructions or "")
   open_panel()
   local params = { sessionId = session_id, instructions = instructions ~= "" and instructions or nil }
@@ -217,17 +246,29 @@ function M.compact(instructions)
   end)
 end
 
+--- What :AgentContinue says when there is nothing to continue from, in the user's words.
+function M.continue_error(err)
+  local kind = client.error_kind(err)
+  local text = client.error_text(err)
+  if kind == "cannotContinue" or text:find("Cannot continue", 1, true) then
+    if text:lower():find("no messages", 1, true) then
+      return "nothing to continue: the session is empty. Send a prompt with :AgentPrompt {text}"
+    end
+    return "nothing to continue: the agent's last answer is complete and nothing is queued. "
+      .. "Send a new prompt with :AgentPrompt {text} (e.g. \"go on\"), or queue one with :AgentFollowUp {text}"
+  end
+  return text
+end
+
 --- :AgentContinue
 function M.continue()
-  local session_id = current_session("continue")
-  if not session_id then
-    return
-  end
-  open_panel()
-  client.request("agent/continue", { sessionId = session_id }, function(err)
-    if err then
-      fail(err)
-    end
+  with_current("continue", function(session_id)
+    open_panel()
+    client.request("agent/continue", { sessionId = session_id }, function(err)
+      if err then
+        notify(M.continue_error(err), client.error_kind(err) == "busy" and levels.WARN or levels.ERROR)
+      end
+    end)
   end)
 end
 
@@ -243,11 +284,12 @@ end
 function M.open_session(info)
   local id = info.sessionId
   local function show()
+    state.detached[id] = nil
     state.set_current(id)
     open_panel()
     state.refresh_state(id)
   end
-  if info.loaded and state.transcripts[id] then
+  if info.loaded and state.transcripts[id] and not state.detached[id] then
     return show()
   end
   local function load_transcript()
@@ -305,17 +347,45 @@ local function use_model(ref)
     return notify(("new sessions use %s/%s"):format(ref.provider, ref.id))
   end
   local params = { sessionId = session_id, provider = ref.provider, id = ref.id }
-  client.request("agent/setModel", params, function(err, result)
-    if err then
-      return fail(err)
+  state.attach(session_id, function(attach_err)
+    if attach_err then
+      return fail(attach_err)
     end
-    state.transcript(session_id):set_state(result)
-    state.changed(session_id)
-    notify(("model: %s/%s"):format(ref.provider, ref.id))
+    client.request("agent/setModel", params, function(err, result)
+      if err then
+        return fail(err)
+      end
+      state.transcript(session_id):set_state(result)
+      state.changed(session_id)
+      notify(("model: %s/%s"):format(ref.provider, ref.id))
+    end)
   end)
 end
 
---- :AgentModel [provider/id]: set the current session's model (pick one without an argument).
+--- The model new prompts use: the current session's, else the one chosen for the next session,
+--- else the configured default.
+local function current_model()
+  local t = state.current_transcript()
+  return t and t.model or M.next_model or config.model_ref(config.options.model)
+end
+
+local function same_model(a, b)
+  return a and b and a.provider == b.provider and a.id == b.id
+end
+
+--- The models offered (those of the current session, or of the server); `callback(models)`.
+local function with_models(callback)
+  local params = { sessionId = state.current and not state.detached[state.current] and state.current or nil }
+  client.request("agent/listModels", params, function(err, result)
+    if err then
+      return fail(err)
+    end
+    callback(result.models or {})
+  end)
+end
+
+--- :AgentModel [provider/id]: set the current session's model (pick one without an argument,
+--- the current one marked). A name is checked against the server's models first.
 function M.model(arg)
   arg = vim.trim(arg or "")
   if arg ~= "" then
@@ -323,21 +393,30 @@ function M.model(arg)
     if not ref then
       return notify(err, levels.ERROR)
     end
-    return use_model(ref)
+    return with_models(function(models)
+      for _, model in ipairs(models) do
+        if same_model(model, ref) then
+          return use_model(ref)
+        end
+      end
+      local names = vim.tbl_map(function(model)
+        return model.provider .. "/" .. model.id
+      end, models)
+      local offered = #names > 0 and ("; the models are: " .. table.concat(names, ", ")) or ""
+      notify(("unknown model %s/%s%s"):format(ref.provider, ref.id, offered), levels.ERROR)
+    end)
   end
-  client.request("agent/listModels", { sessionId = state.current }, function(err, result)
-    if err then
-      return fail(err)
-    end
-    local models = result.models or {}
+  with_models(function(models)
     if #models == 0 then
       return notify("the server offers no models: configure a provider (see the README)", levels.WARN)
     end
+    local current = current_model()
     vim.ui.select(models, {
       prompt = "agentls model",
       kind = "agentls.model",
       format_item = function(model)
-        return ("%s/%s  %s"):format(model.provider, model.id, model.name or "")
+        local mark = same_model(model, current) and "  (current)" or ""
+        return ("%s/%s  %s%s"):format(model.provider, model.id, model.name or "", mark)
       end,
     }, function(choice)
       if choice then
@@ -382,12 +461,164 @@ function M.review()
   require("agentls.review").show()
 end
 
---- :AgentPanel: open (and enter) or close the panel.
+--- :AgentPanel: open and enter the panel; enter it when the cursor is elsewhere; close it when
+--- the cursor is in it.
 function M.panel()
   if not panel.transcript and state.current then
     panel.show(state.current_transcript())
   end
-  panel.toggle()
+  panel.focus_or_toggle()
+end
+
+M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh", "max" }
+
+--- :AgentThinking [level]: set the current session's thinking level (pick one without a level).
+function M.thinking(level)
+  level = vim.trim(level or "")
+  local function set(chosen)
+    if not vim.tbl_contains(M.thinking_levels, chosen) then
+      return notify(("thinking level must be one of %s, not %q"):format(table.concat(M.thinking_levels, ", "), chosen),
+        levels.ERROR)
+    end
+    with_session(function(session_id)
+      client.request("agent/setThinkingLevel", { sessionId = session_id, level = chosen }, function(err, result)
+        if err then
+          return fail(err)
+        end
+        state.transcript(session_id):set_state(result)
+        state.changed(session_id)
+        local now = type(result) == "table" and result.thinkingLevel or chosen
+        notify("thinking: " .. tostring(now))
+      end)
+    end)
+  end
+  if level ~= "" then
+    return set(level)
+  end
+  local t = state.current_transcript()
+  local current = t and t.thinking_level
+  vim.ui.select(M.thinking_levels, {
+    prompt = "agentls thinking level",
+    kind = "agentls.thinking",
+    format_item = function(item)
+      return item == current and (item .. "  (current)") or item
+    end,
+  }, function(choice)
+    if choice then
+      set(choice)
+    end
+  end)
+end
+
+--- :AgentStats: the session's tokens, cost and context (the panel's winbar shows them too).
+function M.stats()
+  with_current("show the figures of", function(session_id)
+    state.refresh_stats(session_id, function(err, result)
+      if err then
+        return fail(err)
+      end
+      local tokens = result.tokens or {}
+      local context_stats = result.context or {}
+      local percent = tonumber(context_stats.percent)
+      notify(
+        ("session %s: %d tokens (input %d, output %d, cache read %d, cache write %d) · $%.4f · context %d of %s%s"):format(
+          session_id:sub(1, 8),
+          tokens.total or 0,
+          tokens.input or 0,
+          tokens.output or 0,
+          tokens.cacheRead or 0,
+          tokens.cacheWrite or 0,
+          tonumber(result.cost) or 0,
+          context_stats.tokens or 0,
+          tostring(context_stats.contextWindow or "?"),
+          percent and (" (%.1f%%)"):format(percent) or ""
+        )
+      )
+    end)
+  end)
+end
+
+--- Delete session `id` (after a confirmation); the panel leaves it if it showed it.
+local function delete_session(info)
+  local id = info.sessionId
+  vim.ui.select({ "Delete", "Keep" }, {
+    prompt = ("agentls: delete session %s (%s)? It cannot be undone."):format(id:sub(1, 8), session_label(info)),
+    kind = "agentls.confirm",
+  }, function(choice)
+    if choice ~= "Delete" then
+      return
+    end
+    client.request("agent/deleteSession", { sessionId = id }, function(err, result)
+      if err then
+        return fail(err)
+      end
+      if result and result.deleted == false then
+        return notify(("session %s was not deleted (it is not stored)"):format(id:sub(1, 8)), levels.WARN)
+      end
+      state.transcripts[id], state.detached[id] = nil, nil
+      if state.current == id then
+        state.current = nil
+        panel.show(nil)
+      end
+      notify(("deleted session %s"):format(id:sub(1, 8)))
+    end)
+  end)
+end
+
+--- :AgentDeleteSession: pick one of the workspace's sessions and delete it.
+function M.delete_session()
+  client.request("agent/listSessions", { cwd = config.root_dir() }, function(err, result)
+    if err then
+      return fail(err)
+    end
+    local sessions = result.sessions or {}
+    if #sessions == 0 then
+      return notify("no sessions to delete for " .. config.root_dir())
+    end
+    vim.ui.select(sessions, {
+      prompt = "agentls: delete which session?",
+      kind = "agentls.session",
+      format_item = session_label,
+    }, function(choice)
+      if choice then
+        delete_session(choice)
+      end
+    end)
+  end)
+end
+
+--- :AgentPermissions: the "allow always" rules of the workspace; picking one revokes it.
+function M.permissions()
+  client.request("agent/listPermissionRules", { cwd = config.root_dir() }, function(err, result)
+    if err then
+      return fail(err)
+    end
+    local rules = result.rules or {}
+    if #rules == 0 then
+      return notify("no \"allow always\" rules for " .. config.root_dir())
+    end
+    vim.ui.select(rules, {
+      prompt = "agentls: \"allow always\" rules (pick one to revoke it)",
+      kind = "agentls.permission_rule",
+      format_item = function(rule)
+        return ("%s  in %s"):format(rule.toolName, rule.workspace)
+      end,
+    }, function(rule)
+      if not rule then
+        return
+      end
+      local params = { workspace = rule.workspace, toolName = rule.toolName }
+      client.request("agent/revokePermissionRule", params, function(revoke_err, revoked)
+        if revoke_err then
+          return fail(revoke_err)
+        end
+        if revoked and revoked.revoked == false then
+          return notify(("no rule for %s to revoke"):format(rule.toolName), levels.WARN)
+        end
+        notify(("revoked: %s asks again in %s"):format(rule.toolName, rule.workspace))
+      end)
+    end)
+  end)
 end
 
 return M

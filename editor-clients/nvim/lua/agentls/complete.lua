@@ -20,7 +20,9 @@ end
 
 --- -complete of :AgentModel: the server's models as "provider/id".
 function M.model(lead)
-  local result = client.request_sync("agent/listModels", { sessionId = state.current }, TIMEOUT_MS)
+  M.ensure_server()
+  local session = state.current and not state.detached[state.current] and state.current or nil
+  local result = client.request_sync("agent/listModels", { sessionId = session }, TIMEOUT_MS)
   local names = vim.tbl_map(function(model)
     return model.provider .. "/" .. model.id
   end, result and result.models or {})
@@ -66,6 +68,52 @@ end
 --- The completion of the prompt's input (for `input()`, the lead is all the text before the cursor).
 function M.input(lead)
   return mentions(lead) or slash_commands(lead)
+end
+
+--- Where the word being completed starts in `before` (the line up to the cursor), 0-based, and
+--- its kind: "mention" for `@path`, "command" for a `/` command at the start of the message
+--- (`first_line`: the cursor is on the message's first line).
+---@return integer?, string?
+function M.word_start(before, first_line)
+  local head = before:match("^(.-)@%S*$")
+  if head and (head == "" or head:match("%s$")) then
+    return #head, "mention"
+  end
+  if first_line then
+    local spaces = before:match("^(%s*)/%S*$")
+    if spaces then
+      return #spaces, "command"
+    end
+  end
+  return nil
+end
+
+--- The `@path` completions of `word` ("@sub/d").
+function M.mention_words(word)
+  return vim.tbl_map(function(path)
+    return "@" .. path
+  end, require("agentls.context").complete_path(((word or ""):gsub("^@", ""))))
+end
+
+--- The `/` commands completing `word` ("/re").
+function M.command_words(word)
+  return slash_commands(word or "")
+end
+
+--- -complete of :AgentModel before a session exists: start the server if it is not running and
+--- wait for it (at most a few seconds), so the names are there on the first <Tab>.
+function M.ensure_server(timeout_ms)
+  if client.get() and client.get().initialized then
+    return true
+  end
+  local ready = false
+  client.with_client(function(c)
+    ready = c ~= nil
+  end)
+  vim.wait(timeout_ms or 5000, function()
+    return ready
+  end, 20)
+  return ready
 end
 
 --- `vim.ui.input`'s `completion` option.

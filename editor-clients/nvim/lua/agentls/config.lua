@@ -4,7 +4,11 @@ local M = {}
 ---@class agentls.PanelConfig
 ---@field layout "split"|"float"
 ---@field position "right"|"left"|"above"|"below" where a split opens
----@field width number columns of a vertical split; a fraction (< 1) of the editor's width for a float
+---@field width number columns of a vertical split or a float, or a fraction (< 1) of the editor's width
+---@field min_width integer a vertical split is at least this wide...
+---@field code_columns integer ...and leaves at least this many columns to the other windows
+---@field filetype string the panel buffer's filetype ("markdown": code fences are highlighted)
+---@field treesitter boolean start the markdown treesitter parser in the panel (when it is installed)
 ---@field height number lines of a horizontal split; a fraction (< 1) of the editor's height for a float
 ---@field auto_open boolean open the panel when a prompt is sent
 ---@field tool_output_lines integer lines of a tool's output shown under its row
@@ -19,6 +23,12 @@ local M = {}
 ---@field permissions table<string, "allow"|"ask"|"deny"|"review">? the tools' modes (initializationOptions.permissions)
 ---@field init_options table other initializationOptions (dataDir, fauxScript, systemPrompt, ...)
 ---@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt does while the agent runs
+---@field prompt_input "buffer"|"input" how :AgentPrompt without text asks: a prompt buffer or vim.ui.input
+---@field permission_prompt "auto"|"select"|"panel" how a permission is asked: vim.ui.select and the
+---       panel's keys, or the panel's keys only (never blocking); "auto": the panel's only while
+---       vim.ui.select is Neovim's own (blocking) list
+---@field notify_on_finish boolean a notification when a run ends while the panel is not visible
+---@field prompt {height: integer, history_size: integer} the prompt buffer's window and history
 ---@field panel agentls.PanelConfig
 
 ---@type agentls.Config
@@ -32,10 +42,21 @@ M.defaults = {
   permissions = nil,
   init_options = {},
   prompt_when_busy = "followUp",
+  prompt_input = "buffer",
+  permission_prompt = "auto",
+  notify_on_finish = true,
+  prompt = {
+    height = 8,
+    history_size = 100,
+  },
   panel = {
     layout = "split",
     position = "right",
-    width = 64,
+    width = 0.4,
+    min_width = 40,
+    code_columns = 40,
+    filetype = "markdown",
+    treesitter = true,
     height = 0.8,
     auto_open = true,
     tool_output_lines = 5,
@@ -47,6 +68,10 @@ M.defaults = {
       follow_up = "f",
       abort = "<C-c>",
       toggle = "<CR>",
+      allow_once = "a",
+      allow_always = "A",
+      reject = "r",
+      help = "?",
     },
   },
 }
@@ -102,6 +127,12 @@ function M.set(opts)
         return false, text:format(tostring(tool), vim.inspect(mode))
       end
     end
+  end
+  if not vim.tbl_contains({ "buffer", "input" }, merged.prompt_input) then
+    return false, 'prompt_input must be "buffer" or "input"'
+  end
+  if not vim.tbl_contains({ "auto", "select", "panel" }, merged.permission_prompt) then
+    return false, 'permission_prompt must be "auto", "select" or "panel"'
   end
   if not vim.tbl_contains({ "followUp", "steer", "reject" }, merged.prompt_when_busy) then
     return false, "prompt_when_busy must be \"followUp\", \"steer\" or \"reject\""

@@ -42,10 +42,27 @@ function M.lsp_handlers()
     ["agent/getDiagnostics"] = function(_, params)
       return require("agentls.context").get_diagnostics(params)
     end,
+    -- Neovim only writes window/logMessage to its LSP log: the server's warnings (a provider's
+    -- retries, a skipped session file) and errors are shown, its info is left in the log.
+    ["window/logMessage"] = function(err, params, ctx)
+      M.log_message(params)
+      return vim.lsp.handlers["window/logMessage"](err, params, ctx)
+    end,
     ["workspace/applyEdit"] = require("agentls.edits").apply_edit_handler(function(...)
       return vim.lsp.handlers["workspace/applyEdit"](...)
     end),
   }
+end
+
+--- A `window/logMessage` of type Error or Warning as a notification.
+function M.log_message(params)
+  local kind = type(params) == "table" and params.type or nil
+  local message = type(params) == "table" and params.message or nil
+  if type(message) ~= "string" or not (kind == 1 or kind == 2) then
+    return
+  end
+  message = message:gsub("^agentls: ", "")
+  vim.notify("agentls: " .. message, kind == 1 and vim.log.levels.ERROR or vim.log.levels.WARN)
 end
 
 return M

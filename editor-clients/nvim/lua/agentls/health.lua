@@ -148,8 +148,9 @@ end
 
 --- What the server reads from the workspace, through the current session or a throwaway one.
 local function report_workspace(ask, root)
-  local current = require("agentls.state").current
-  if current then
+  local state = require("agentls.state")
+  local current = state.current
+  if current and not state.detached[current] then
     return report_session(ask, current, "current session")
   end
   local session, err = ask("agent/newSession", { cwd = root })

@@ -24,6 +24,25 @@ function M.setup(opts)
     callback = panel.define_highlights,
   })
   require("agentls.progress").setup()
+  vim.api.nvim_create_autocmd("VimResized", {
+    group = vim.api.nvim_create_augroup("agentls.resize", { clear = true }),
+    callback = function()
+      panel.resize()
+    end,
+  })
+  M.ensure_helptags()
+end
+
+--- `:help agentls` without a plugin manager that runs :helptags: generate doc/tags when it is
+--- missing or older than doc/agentls.txt (and the folder is writable).
+function M.ensure_helptags()
+  local source = debug.getinfo(1, "S").source:sub(2)
+  local root = vim.fs.dirname(vim.fs.dirname(vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(source, ":p")))))
+  local doc = root .. "/doc"
+  local help, tags = vim.uv.fs_stat(doc .. "/agentls.txt"), vim.uv.fs_stat(doc .. "/tags")
+  if help and (not tags or tags.mtime.sec < help.mtime.sec) and vim.fn.filewritable(doc) == 2 then
+    pcall(vim.cmd.helptags, vim.fn.fnameescape(doc))
+  end
 end
 
 --- Setup with the defaults, for commands run before (or without) setup().

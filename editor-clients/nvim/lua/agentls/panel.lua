@@ -32,6 +32,7 @@ local HIGHLIGHTS = {
   AgentlsShellHeading = { link = "Function" },
   AgentlsCompactionHeading = { link = "Special" },
   AgentlsThinking = { link = "Comment" },
+  AgentlsThinkingLabel = { link = "Special" },
   AgentlsToolName = { link = "Identifier" },
   AgentlsToolPending = { link = "Comment" },
   AgentlsToolAsking = { link = "DiagnosticWarn" },
@@ -66,32 +67,91 @@ function M.is_open()
   return #M.windows() > 0
 end
 
-local function set_keymaps(buf)
-  local actions = {
-    close = function()
-      M.close()
-    end,
-    prompt = function()
-      require("agentls.commands").prompt("")
-    end,
-    steer = function()
-      require("agentls.commands").steer("")
-    end,
-    follow_up = function()
-      require("agentls.commands").follow_up("")
-    end,
-    abort = function()
-      require("agentls.commands").abort()
-    end,
-    toggle = function()
-      M.toggle_entry(api.nvim_win_get_cursor(0)[1] - 1)
-    end,
-  }
-  for action, lhs in pairs(config.options.panel.keymaps or {}) do
-    if lhs and actions[action] then
-      vim.keymap.set("n", lhs, actions[action], { buffer = buf, nowait = true, desc = "agentls: " .. action })
+--- The tool waiting for permission that a key of the panel answers: the one on the cursor's
+--- row, else the only one waiting.
+local function asking_tool_at(row)
+  local tool = M.target_at(row)
+  if type(tool) == "table" and tool.status == "asking" and tool.id then
+    return tool.id
+  end
+  return require("agentls.permissions").only_pending()
+end
+
+local function answer(outcome)
+  return function()
+    local id = asking_tool_at(api.nvim_win_get_cursor(0)[1] - 1)
+    if not (id and require("agentls.permissions").answer(id, outcome)) then
+      vim.notify("agentls: no tool waits for permission here", vim.log.levels.WARN)
     end
   end
+end
+
+--- The panel's actions: the `panel.keymaps` and the `<Plug>(agentls-…)` mappings.
+M.actions = {
+  close = function()
+    M.close()
+  end,
+  prompt = function()
+    require("agentls.commands").prompt("")
+  end,
+  steer = function()
+    require("agentls.commands").steer("")
+  end,
+  follow_up = function()
+    require("agentls.commands").follow_up("")
+  end,
+  abort = function()
+    require("agentls.commands").abort()
+  end,
+  toggle = function()
+    M.toggle_entry(api.nvim_win_get_cursor(0)[1] - 1)
+  end,
+  allow_once = answer("allowOnce"),
+  allow_always = answer("allowAlways"),
+  reject = answer("reject"),
+  help = function()
+    M.help()
+  end,
+}
+
+--- What the actions do, for `?` and the mappings' descriptions.
+M.action_text = {
+  close = "close the panel",
+  prompt = "write a prompt",
+  steer = "steer the running agent",
+  follow_up = "queue a follow-up",
+  abort = "abort the run",
+  toggle = "fold or unfold the row (tool output and arguments, thinking, summaries)",
+  allow_once = "allow the tool call waiting for permission, once",
+  allow_always = "allow it always (for this workspace and tool)",
+  reject = "reject the tool call waiting for permission",
+  help = "show these keys",
+}
+
+M.action_order = {
+  "prompt", "steer", "follow_up", "abort", "toggle", "allow_once", "allow_always", "reject", "close", "help",
+}
+
+local function set_keymaps(buf)
+  for action, lhs in pairs(config.options.panel.keymaps or {}) do
+    if lhs and M.actions[action] then
+      local desc = "agentls: " .. (M.action_text[action] or action)
+      vim.keymap.set("n", lhs, M.actions[action], { buffer = buf, nowait = true, desc = desc })
+    end
+  end
+end
+
+--- `?`: the panel's keys, in a notification.
+function M.help()
+  local keys = config.options.panel.keymaps or {}
+  local lines = { "agentls panel keys:" }
+  for _, action in ipairs(M.action_order) do
+    if keys[action] then
+      lines[#lines + 1] = ("  %-6s %s"):format(keys[action], M.action_text[action])
+    end
+  end
+  lines[#lines + 1] = "Commands: :AgentPrompt, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats (:help agentls)"
+  vim.notify(table.concat(lines, "\n"), vim.log.levels.INFO)
 end
 
 local function ensure_buf()
@@ -104,7 +164,12 @@ local function ensure_buf()
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
   vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = "agentls"
+  local filetype = config.options.panel.filetype or "markdown"
+  vim.bo[buf].filetype = filetype
+  if filetype == "markdown" and config.options.panel.treesitter ~= false then
+    -- code fences highlighted in their language (when the markdown parser is there)
+    pcall(vim.treesitter.start, buf, "markdown")
+  end
   set_keymaps(buf)
   M.buf = buf
   M.invalidate()
@@ -114,6 +179,7 @@ end
 local function set_window_options(win)
   local wo = vim.wo[win]
   wo.wrap, wo.linebreak, wo.breakindent = true, true, true
+  wo.foldenable = false -- the panel folds its rows itself (<CR>); a markdown foldexpr would fight it
   wo.number, wo.relativenumber, wo.spell, wo.list = false, false, false, false
   wo.signcolumn, wo.foldcolumn, wo.cursorline = "no", "0", false
   wo.statuscolumn = " " -- a one-column margin
@@ -123,6 +189,17 @@ end
 
 local function size(value, total)
   return math.max(1, value < 1 and math.floor(total * value) or math.floor(value))
+end
+
+--- The columns of a vertical split: `width` (columns, or a fraction of the editor's), within
+--- `min_width`, and leaving at least `code_columns` for the other windows.
+function M.split_width(columns)
+  local opts = config.options.panel
+  columns = columns or vim.o.columns
+  local width = size(opts.width, columns)
+  width = math.max(width, opts.min_width or 0)
+  width = math.min(width, columns - (opts.code_columns or 0))
+  return math.max(20, math.min(width, columns - 2))
 end
 
 --- Open the panel window (if it is not open). `enter` moves the cursor into it.
@@ -156,7 +233,7 @@ function M.open(enter)
     local vertical = opts.position == "right" or opts.position == "left"
     local win_opts = { split = opts.position, win = -1 }
     if vertical then
-      win_opts.width = size(opts.width, vim.o.columns)
+      win_opts.width = M.split_width()
     else
       win_opts.height = size(opts.height, vim.o.lines)
     end
@@ -165,7 +242,39 @@ function M.open(enter)
   end
   set_window_options(win)
   M.render()
+  -- a reopened panel follows the newest output (its cursor goes to the end)
+  api.nvim_win_set_cursor(win, { api.nvim_buf_line_count(buf), 0 })
   return win
+end
+
+--- Fit the panel's splits to the editor's new size (VimResized).
+function M.resize()
+  local opts = config.options.panel
+  if opts.layout ~= "split" or not (opts.position == "right" or opts.position == "left") then
+    return
+  end
+  for _, win in ipairs(M.windows()) do
+    if api.nvim_win_get_config(win).relative == "" then
+      api.nvim_win_set_width(win, M.split_width())
+    end
+  end
+end
+
+--- :AgentPanel: enter the panel when the cursor is elsewhere, close it when the cursor is in it,
+--- open it when it is closed.
+function M.focus_or_toggle()
+  local wins = M.windows()
+  local current = api.nvim_get_current_win()
+  if vim.tbl_contains(wins, current) then
+    return M.close()
+  end
+  local here = vim.tbl_filter(function(win)
+    return api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
+  end, wins)[1]
+  if here then
+    return api.nvim_set_current_win(here)
+  end
+  M.open(true)
 end
 
 function M.close()
@@ -265,8 +374,8 @@ function M.render()
     add(header_lines, header_hls)
   end
   for i = first, #entries do
-    local entry_lines, entry_hls = render.entry(entries[i], t, opts)
-    cache.entries[i] = { rev = entries[i].rev, start = start + #lines, count = #entry_lines }
+    local entry_lines, entry_hls, targets = render.entry(entries[i], t, opts)
+    cache.entries[i] = { rev = entries[i].rev, start = start + #lines, count = #entry_lines, targets = targets }
     add(entry_lines, entry_hls)
   end
   cache.footer_start = start + #lines
@@ -321,9 +430,34 @@ function M.entry_at(row)
   return nil
 end
 
---- Fold or unfold the summary or output of the entry on line `row` (0-based).
+--- What line `row` (0-based) folds: a tool or a thinking block (nil for other lines).
+function M.target_at(row)
+  local t = M.transcript
+  if not t or cache.transcript ~= t or cache.epoch ~= t.epoch then
+    return nil
+  end
+  for i, cached in ipairs(cache.entries) do
+    if row >= cached.start and row < cached.start + cached.count then
+      return cached.targets and cached.targets[row - cached.start], t.entries[i]
+    end
+  end
+  return nil
+end
+
+--- Fold or unfold what line `row` (0-based) shows: a tool row (its arguments and whole output),
+--- a thinking block, a summary or a command's output.
 function M.toggle_entry(row)
-  if M.transcript and M.transcript:toggle(M.entry_at(row)) then
+  local t = M.transcript
+  if not t then
+    return
+  end
+  local target, entry = M.target_at(row)
+  if target then
+    target.expanded = not target.expanded
+    t:_touch(entry)
+    return M.render()
+  end
+  if t:toggle(M.entry_at(row)) then
     M.render()
   end
 end

@@ -1,8 +1,12 @@
---- `agent/requestPermission`: ask the user with `vim.ui.select`.
+--- `agent/requestPermission`: ask the user, in the panel (keys on the tool's row: `a` allow
+--- once, `A` always, `r` reject) and with `vim.ui.select` (not with `permission_prompt =
+--- "panel"`, nor with "auto", the default, while `vim.ui.select` is Neovim's blocking list).
 ---
 --- Neovim runs server→client request handlers in a coroutine, so the handler yields
---- until the user has chosen and the answer goes back as the request's result;
---- the editor keeps running meanwhile. No choice (the user cancels) is a rejection.
+--- until the user has answered (whichever way comes first) and the answer goes back as the
+--- request's result; the editor keeps running meanwhile. No choice (the user cancels the
+--- picker) is a rejection. The tool's row shows "waiting for permission" before the picker
+--- opens, so a blocking picker does not hide what it asks about.
 local M = {}
 
 M.default_options = {
@@ -11,52 +15,134 @@ M.default_options = {
   { id = "reject", label = "Reject" },
 }
 
---- `vim.ui.select`, awaited from a coroutine; synchronous `inputlist()` outside of one.
-local function select(items, opts)
-  local co, is_main = coroutine.running()
-  if not co or is_main then
-    local choices = { opts.prompt }
-    for i, item in ipairs(items) do
-      choices[#choices + 1] = ("%d. %s"):format(i, opts.format_item(item))
-    end
-    local index = vim.fn.inputlist(choices)
-    return items[index]
-  end
-  vim.ui.select(items, opts, function(choice)
-    -- resume on the next tick: a synchronous vim.ui.select calls back before we yield
-    vim.schedule(function()
-      coroutine.resume(co, choice)
-    end)
-  end)
-  return coroutine.yield()
-end
+--- The questions waiting, by toolCallId: {params, resolve = fun(outcome), done}.
+---@type table<string, table>
+M.pending = {}
 
 --- The question's title with the call's details.
 local function prompt(params)
   return ("agentls: %s"):format(params.title or ("Allow the %s tool?"):format(params.toolName or "?"))
 end
 
+--- The tool call id of the only question waiting, if exactly one waits.
+function M.only_pending()
+  local ids = vim.tbl_keys(M.pending)
+  return #ids == 1 and ids[1] or nil
+end
+
+--- Answer the question of tool call `id` (from the panel): true if one was waiting.
+function M.answer(id, outcome)
+  local question = M.pending[id]
+  if not question then
+    return false
+  end
+  question.resolve(outcome)
+  return true
+end
+
+--- The tool ended, its session settled or the server went: its question is no longer asked.
+function M.drop(id)
+  local question = M.pending[id]
+  if question then
+    question.resolve("reject")
+  end
+end
+
+--- Drop every question of `session_id` (all of them without one).
+function M.drop_session(session_id)
+  for id, question in pairs(M.pending) do
+    if session_id == nil or question.params.sessionId == session_id then
+      M.drop(id)
+    end
+  end
+end
+
+--- Whether `vim.ui.select` is Neovim's own (a blocking list in the command line).
+function M.stock_select()
+  local ok, info = pcall(debug.getinfo, vim.ui.select, "S")
+  return ok and type(info) == "table" and type(info.source) == "string" and info.source:find("vim/ui.lua", 1, true) ~= nil
+end
+
+--- Whether permissions are asked in the panel only: `permission_prompt = "panel"`, or "auto"
+--- with the stock `vim.ui.select`.
+function M.in_panel()
+  local mode = require("agentls.config").options.permission_prompt
+  return mode == "panel" or (mode == "auto" and M.stock_select())
+end
+
 ---@param params table agent/requestPermission params
 ---@return {outcome: string}
 function M.ask(params)
   local state = require("agentls.state")
+  local panel = require("agentls.panel")
+  local config = require("agentls.config")
   local transcript = state.transcripts[params.sessionId]
   if transcript then
     transcript:set_tool_asking(params.toolCallId, true)
-    state.changed(params.sessionId)
+    -- show the waiting row now: a blocking picker would keep the redraw from happening
+    if params.sessionId == state.current then
+      panel.render()
+      pcall(vim.cmd.redraw)
+    end
   end
   local options = params.options
   if type(options) ~= "table" or #options == 0 then
     options = M.default_options
   end
-  local choice = select(options, {
-    prompt = prompt(params),
-    kind = "agentls.permission",
-    format_item = function(option)
-      return option.label or option.id
-    end,
-  })
-  local outcome = type(choice) == "table" and choice.id or "reject"
+  local valid = {}
+  for _, option in ipairs(options) do
+    valid[option.id] = true
+  end
+
+  local co, is_main = coroutine.running()
+  local outcome
+  if not co or is_main then
+    -- not in a coroutine (a direct call): the synchronous inputlist()
+    local choices = { prompt(params) }
+    for i, option in ipairs(options) do
+      choices[#choices + 1] = ("%d. %s"):format(i, option.label or option.id)
+    end
+    local choice = options[vim.fn.inputlist(choices)]
+    outcome = type(choice) == "table" and choice.id or "reject"
+  else
+    local id = params.toolCallId or tostring(co)
+    local question = { params = params, done = false }
+    question.resolve = function(answer)
+      if question.done then
+        return
+      end
+      question.done = true
+      if M.pending[id] == question then
+        M.pending[id] = nil
+      end
+      -- resume on the next tick: a synchronous answer comes before the yield
+      vim.schedule(function()
+        coroutine.resume(co, answer)
+      end)
+    end
+    M.pending[id] = question
+    if M.in_panel() then
+      if params.sessionId == state.current and not panel.is_open() then
+        panel.open(false)
+      end
+      local hint = require("agentls.render").permission_hint(config.options.panel)
+      vim.notify(("%s (the panel's tool row, %s)"):format(prompt(params), hint), vim.log.levels.WARN)
+    else
+      vim.ui.select(options, {
+        prompt = prompt(params),
+        kind = "agentls.permission",
+        format_item = function(option)
+          return option.label or option.id
+        end,
+      }, function(choice)
+        question.resolve(type(choice) == "table" and choice.id or "reject")
+      end)
+    end
+    outcome = coroutine.yield()
+  end
+  if not valid[outcome] then
+    outcome = "reject"
+  end
   if transcript then
     transcript:set_tool_asking(params.toolCallId, false)
     state.changed(params.sessionId)

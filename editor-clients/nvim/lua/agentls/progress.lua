@@ -26,6 +26,11 @@ local function on_progress(args)
   end
 end
 
+--- Forget every running tool (the server stopped: its progress never ends).
+function M.clear()
+  M.active = {}
+end
+
 function M.setup()
   local group = vim.api.nvim_create_augroup("agentls.progress", { clear = true })
   vim.api.nvim_create_autocmd("LspProgress", { group = group, callback = on_progress })

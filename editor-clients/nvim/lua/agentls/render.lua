@@ -92,26 +92,78 @@ end
 --- How a finished tool's output is summed up under its row: the last lines of a command's
 --- output, the size of a listing or of a file read (the file is in the editor), else
 --- the first line (e.g. "Edited a.txt (1 replacement):").
-M.finished_output = { bash = "tail", read = "count", ls = "count", find = "count", grep = "count" }
+M.finished_output = { bash = "tail", read = "count", ls = "count", find = "count", grep = "count", edit = "diff" }
 
---- The output lines shown under a tool row.
+--- The changed lines of a unified diff (`-old`, `+new`), without the file headers.
+local function changed_lines(lines)
+  local changed = {}
+  for _, line in ipairs(lines) do
+    if line:match("^[-+]") and not line:match("^%-%-%- ") and not line:match("^%+%+%+ ") then
+      changed[#changed + 1] = line
+    end
+  end
+  return changed
+end
+
+--- The output lines shown under a folded tool row, and how many lines it leaves out.
 local function tool_output(tool, max_lines)
   local lines = non_empty(lines_of(tool.output))
   if #lines == 0 or max_lines <= 0 then
-    return {}
+    return {}, 0
   end
   if tool.status == "failed" then
-    return vim.list_slice(lines, 1, max_lines)
+    return vim.list_slice(lines, 1, max_lines), math.max(0, #lines - max_lines)
   end
   if tool.status == "done" then
     local style = M.finished_output[tool.name] or "first"
     if style == "count" then
-      return { #lines == 1 and "1 line" or ("%d lines"):format(#lines) }
+      return { #lines == 1 and "1 line" or ("%d lines"):format(#lines) }, #lines
+    elseif style == "diff" then
+      local changed = changed_lines(lines)
+      if #changed == 0 then
+        return { lines[1] }, #lines - 1
+      end
+      local shown = vim.list_slice(changed, 1, max_lines)
+      table.insert(shown, 1, lines[1])
+      return shown, #lines - #shown
     elseif style == "first" then
-      return { #lines > 1 and ("%s … %d more lines"):format(lines[1], #lines - 1) or lines[1] }
+      return { lines[1] }, #lines - 1
     end
   end
-  return tail(lines, max_lines)
+  local shown = tail(lines, max_lines)
+  return shown, #lines - #shown
+end
+
+--- A tool's arguments, one line per argument (a multi-line string over several lines).
+local function argument_lines(args)
+  local lines = {}
+  if type(args) ~= "table" then
+    return lines
+  end
+  local keys = vim.tbl_keys(args)
+  table.sort(keys, function(a, b)
+    return tostring(a) < tostring(b)
+  end)
+  for _, key in ipairs(keys) do
+    local value = args[key]
+    if type(value) == "string" then
+      local parts = lines_of(value)
+      lines[#lines + 1] = ("%s: %s"):format(key, parts[1])
+      for i = 2, #parts do
+        lines[#lines + 1] = "  " .. parts[i]
+      end
+    else
+      local ok, json = pcall(vim.json.encode, value)
+      lines[#lines + 1] = ("%s: %s"):format(key, ok and json or vim.inspect(value))
+    end
+  end
+  return lines
+end
+
+--- What the toggle key does, for the hint of a folded entry: " (<CR> shows it)".
+local function toggle_hint(opts, what)
+  local key = opts.keymaps and opts.keymaps.toggle
+  return key and (" (%s %s)"):format(key, what) or ""
 end
 
 ---@class agentls.Builder
@@ -119,7 +171,13 @@ local Builder = {}
 Builder.__index = Builder
 
 local function builder()
-  return setmetatable({ lines = {}, hls = {} }, Builder)
+  return setmetatable({ lines = {}, hls = {}, targets = {} }, Builder)
+end
+
+--- The last line folds or unfolds `object` (a tool or a thinking block: its `expanded` flag).
+function Builder:target(object)
+  self.targets[#self.lines - 1] = object
+  return self
 end
 
 function Builder:line(text, group)
@@ -143,8 +201,9 @@ function Builder:text(text, indent, group)
 end
 
 --- An output line under a row.
-function Builder:output(text, indent)
-  self:line(indent .. M.icons.output .. " " .. truncate((text:gsub("\t", "  ")), 200), "AgentlsToolOutput")
+function Builder:output(text, indent, full)
+  text = text:gsub("\t", "  ")
+  self:line(indent .. M.icons.output .. " " .. (full and text or truncate(text, 200)), "AgentlsToolOutput")
 end
 
 function Builder:tool_row(tool, opts)
@@ -156,19 +215,49 @@ function Builder:tool_row(tool, opts)
   local line = head .. name .. (summary ~= "" and ("  " .. summary) or "")
   local word = M.status_text[status] or status
   self:line(line .. "  · " .. word)
+  self:target(tool)
   local group = M.status_group[status] or "AgentlsToolPending"
   self:hl(2, #head, group)
   self:hl(#head, #head + #name, "AgentlsToolName")
   self:hl(#line + 2, -1, group)
-  for _, out in ipairs(tool_output(tool, opts.tool_output_lines or 5)) do
+  if status == "asking" then
+    self:line("    " .. M.permission_hint(opts), "AgentlsToolAsking")
+    self:target(tool)
+  end
+  if tool.expanded then
+    self:line("    arguments:", "AgentlsHint")
+    self:target(tool)
+    for _, arg in ipairs(argument_lines(tool.args)) do
+      self:line("      " .. arg, "AgentlsToolOutput")
+      self:target(tool)
+    end
+    for _, out in ipairs(non_empty(lines_of(tool.output))) do
+      self:output(out, "    ", true)
+      self:target(tool)
+    end
+    return
+  end
+  local shown, hidden = tool_output(tool, opts.tool_output_lines or 5)
+  for _, out in ipairs(shown) do
     self:output(out, "    ")
+    self:target(tool)
+  end
+  if hidden > 0 then
+    self:line(("    … %d more lines%s"):format(hidden, toggle_hint(opts, "shows them")), "AgentlsHint")
+    self:target(tool)
   end
 end
 
---- What the toggle key does, for the hint of a folded entry: " (<CR> shows it)".
-local function toggle_hint(opts, what)
-  local key = opts.keymaps and opts.keymaps.toggle
-  return key and (" (%s %s)"):format(key, what) or ""
+--- The line under a tool waiting for permission: the panel's keys that answer.
+function M.permission_hint(opts)
+  local keys = opts.keymaps or {}
+  local parts = {}
+  for _, pair in ipairs({ { "allow_once", "allow once" }, { "allow_always", "always" }, { "reject", "reject" } }) do
+    if keys[pair[1]] then
+      parts[#parts + 1] = keys[pair[1]] .. " " .. pair[2]
+    end
+  end
+  return #parts > 0 and ("waiting for you: " .. table.concat(parts, " · ")) or "waiting for you"
 end
 
 --- A summary, folded to one line unless `expanded`.
@@ -216,6 +305,8 @@ local function bash_status(entry)
     return "running", "AgentlsToolRunning"
   elseif entry.status == "cancelled" then
     return "cancelled", "AgentlsNotice"
+  elseif entry.lost then
+    return "failed: " .. entry.lost, "AgentlsToolFailed"
   elseif entry.error then
     return "not run: " .. lines_of(entry.error)[1], "AgentlsToolFailed"
   elseif entry.exit_code then
@@ -249,6 +340,25 @@ local function render_bash(b, entry, opts)
   end
 end
 
+--- A thinking block: a label, then the text (folded to the label once the message is done,
+--- unless unfolded).
+function Builder:thinking(block, streaming, opts)
+  local lines = non_empty(lines_of(block.text))
+  if streaming or block.expanded then
+    local hint = streaming and "" or toggle_hint(opts, "folds it")
+    self:line(("  %s Thinking%s"):format(M.icons.unfolded, hint), "AgentlsThinkingLabel")
+    self:target(block)
+    for _, line in ipairs(lines_of(vim.trim(block.text))) do
+      self:line("  " .. line, "AgentlsThinking")
+      self:target(block)
+    end
+    return
+  end
+  local count = #lines == 1 and "1 line" or ("%d lines"):format(#lines)
+  self:line(("  %s Thinking · %s%s"):format(M.icons.folded, count, toggle_hint(opts, "shows it")), "AgentlsThinkingLabel")
+  self:target(block)
+end
+
 function Builder:heading(icon, label, group)
   self:line(icon .. label)
   self:hl(0, -1, group)
@@ -260,7 +370,7 @@ local function render_assistant(b, entry, transcript, opts)
     if block.type == "text" and block.text ~= "" then
       b:text(block.text, "  ")
     elseif block.type == "thinking" and block.text ~= "" then
-      b:text(block.text, "  ", "AgentlsThinking")
+      b:thinking(block, entry.stop_reason == "pending", opts)
     elseif block.type == "toolCall" then
       if block.id and block.name then
         local tool = transcript.tools[block.id] or { name = block.name, args = block.args, status = "pending" }
@@ -362,7 +472,7 @@ function M.entry(entry, transcript, opts)
     b:text(entry.text, "", group)
   end
   b:line("")
-  return b.lines, b.hls
+  return b.lines, b.hls, b.targets
 end
 
 --- A context file as the panel names it: relative to the session's folder when it is inside.
@@ -457,7 +567,48 @@ function M.winbar(transcript, pending)
   if queued > 0 then
     parts[#parts + 1] = ("%d queued"):format(queued)
   end
+  if transcript.thinking_level and transcript.thinking_level ~= "off" then
+    parts[#parts + 1] = "thinking " .. escape(transcript.thinking_level)
+  end
+  local stats = M.stats_text(transcript.stats)
+  if stats then
+    parts[#parts + 1] = "%#AgentlsHint#" .. escape(stats) .. "%*"
+  end
   return table.concat(parts, " · ") .. attached
+end
+
+--- 12345 as "12.3k", 1234567 as "1.2M".
+local function short(number)
+  if number >= 1e6 then
+    return ("%.1fM"):format(number / 1e6)
+  elseif number >= 1e3 then
+    return ("%.1fk"):format(number / 1e3)
+  end
+  return tostring(math.floor(number))
+end
+
+--- `agent/getStats` in a few words: "12.3k tokens · $0.012 · context 5% of 200k".
+function M.stats_text(stats)
+  if type(stats) ~= "table" then
+    return nil
+  end
+  local parts = {}
+  local tokens = type(stats.tokens) == "table" and tonumber(stats.tokens.total)
+  if tokens then
+    parts[#parts + 1] = short(tokens) .. " tokens"
+  end
+  local cost = tonumber(stats.cost)
+  if cost and cost > 0 then
+    parts[#parts + 1] = ("$%.3f"):format(cost)
+  end
+  local context = type(stats.context) == "table" and stats.context or {}
+  local percent, window = tonumber(context.percent), tonumber(context.contextWindow)
+  if percent and window then
+    parts[#parts + 1] = ("context %d%% of %s"):format(math.floor(percent + 0.5), short(window))
+  elseif tonumber(context.tokens) then
+    parts[#parts + 1] = ("context %s"):format(short(tonumber(context.tokens)))
+  end
+  return #parts > 0 and table.concat(parts, " · ") or nil
 end
 
 return M

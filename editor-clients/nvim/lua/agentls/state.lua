@@ -57,17 +57,57 @@ function M.reload(session_id, callback)
   end)
 end
 
---- Read a session's settings (model, queue, whether it runs).
+--- Read a session's settings (model, queue, whether it runs), then its token and cost figures.
 function M.refresh_state(session_id, callback)
   local client = require("agentls.client")
   client.request("agent/getState", { sessionId = session_id }, function(err, result)
     if not err then
       M.transcript(session_id):set_state(result)
       M.changed(session_id)
+      M.refresh_stats(session_id)
     end
     if callback then
       callback(err, result)
     end
+  end)
+end
+
+--- Read a session's tokens, cost and context size (`agent/getStats`) for the winbar.
+function M.refresh_stats(session_id, callback)
+  local client = require("agentls.client")
+  client.request("agent/getStats", { sessionId = session_id }, function(err, result)
+    if not err and type(result) == "table" then
+      M.transcript(session_id).stats = result
+      M.transcript(session_id):_changed()
+      M.changed(session_id)
+    end
+    if callback then
+      callback(err, result)
+    end
+  end)
+end
+
+--- The sessions of a server that stopped, which the next command loads into the new one.
+---@type table<string, boolean>
+M.detached = {}
+
+--- `callback(nil)` once `session_id` is in the running server: a session of a server that
+--- stopped is loaded again first (`agent/loadSession`, then its transcript re-read);
+--- `callback(err)` if that fails.
+function M.attach(session_id, callback)
+  if not M.detached[session_id] then
+    return callback(nil)
+  end
+  local client = require("agentls.client")
+  client.request("agent/loadSession", { sessionId = session_id }, function(err)
+    if err then
+      return callback(err)
+    end
+    M.detached[session_id] = nil
+    M.reload(session_id, function(reload_err)
+      M.refresh_state(session_id)
+      callback(reload_err)
+    end)
   end)
 end
 
@@ -95,6 +135,7 @@ M.on_event = session_notification(function(t, params)
   local event = params.event
   if type(event) == "table" and event.type == "tool_execution_end" then
     require("agentls.review").tool_ended(params.sessionId, event.toolCallId)
+    require("agentls.permissions").drop(event.toolCallId)
   end
 end, "AgentlsEvent")
 
@@ -107,8 +148,35 @@ end)
 M.on_settled = session_notification(function(t, params)
   t:settled(params)
   require("agentls.review").session_settled(params.sessionId)
+  require("agentls.permissions").drop_session(params.sessionId)
   M.refresh_state(params.sessionId)
+  M.notify_finished(params)
 end, "AgentlsSettled")
+
+--- A run ended while its panel is not in sight: say so (`notify_on_finish`).
+function M.notify_finished(params)
+  local config = require("agentls.config")
+  if not config.options.notify_on_finish then
+    return
+  end
+  local visible = params.sessionId == M.current
+    and vim.tbl_contains(vim.api.nvim_tabpage_list_wins(0), panel.windows()[1] or -1)
+  if visible then
+    return
+  end
+  local reason = params.stopReason or "stop"
+  local session = params.sessionId:sub(1, 8)
+  local text, level
+  if reason == "error" then
+    text, level = ("the agent stopped with an error (session %s): %s"):format(session, params.errorMessage or "?"),
+      vim.log.levels.ERROR
+  elseif reason == "aborted" then
+    text, level = ("the run was aborted (session %s)"):format(session), vim.log.levels.WARN
+  else
+    text, level = ("the agent finished (session %s): :AgentPanel shows the answer"):format(session), vim.log.levels.INFO
+  end
+  vim.notify("agentls: " .. text, level)
+end
 
 --- `agent/compaction`
 M.on_compaction = session_notification(function(t, params)
@@ -125,16 +193,18 @@ M.on_bash_end = session_notification(function(t, params)
   t:bash_ended(params.bashId, params.message)
 end)
 
---- The server is gone: its sessions stopped running. The panel keeps the transcript; the
---- next command starts a new server (the sessions are stored: :AgentSessions loads them).
+--- The server is gone: its sessions stopped running, their running rows failed and their
+--- progress is cleared. The panel keeps the transcripts; the next command starts a new
+--- server and loads the current session into it again (`M.attach`).
 function M.server_stopped()
   require("agentls.review").server_stopped()
+  require("agentls.permissions").drop_session(nil)
+  require("agentls.progress").clear()
   for id, t in pairs(M.transcripts) do
-    if t.running then
-      t:settled({ sessionId = id, stopReason = "error", errorMessage = "the agentls server stopped" })
-    end
+    t:server_lost("the agentls server stopped")
+    t.last_seq = nil -- a new server numbers events from 1 again
+    M.detached[id] = true
   end
-  M.transcripts, M.current = {}, nil -- a new server numbers events from 1 again
   panel.schedule()
 end
 

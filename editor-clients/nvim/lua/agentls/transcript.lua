@@ -486,6 +486,36 @@ function Transcript:settled(params)
   self:_changed()
 end
 
+--- The server stopped: what was still going failed (tools, the user's commands, a compaction,
+--- the streaming answer), and a running session settles with the error.
+function Transcript:server_lost(reason)
+  local unfinished = { pending = true, asking = true, reviewing = true, running = true }
+  for id, tool in pairs(self.tools) do
+    if unfinished[tool.status] then
+      tool.status = "failed"
+      tool.output = vim.trim((tool.output or "") .. "\n" .. reason)
+      self:_touch(self:_tool_entry(id))
+    end
+  end
+  for _, entry in ipairs(self.entries) do
+    if entry.kind == "bash" and entry.status == "running" then
+      entry.status, entry.lost = "failed", reason
+      self:_touch(entry)
+    elseif entry.kind == "compaction" and entry.status == "running" then
+      entry.status, entry.error_message = "failed", reason
+      self:_touch(entry)
+    end
+  end
+  self._bash_pending, self._compacting = {}, nil
+  if self._streaming then
+    self._streaming.stop_reason, self._streaming.error_message = "error", reason
+    self:_touch(self._streaming)
+  end
+  if self.running then
+    self:settled({ sessionId = self.session_id, stopReason = "error", errorMessage = reason })
+  end
+end
+
 --- `agent/queue`
 function Transcript:set_queue(queue)
   self.queue = { steering = queue.steering or {}, followUp = queue.followUp or {} }
@@ -497,6 +527,7 @@ function Transcript:set_state(state)
   self.model = state.model ~= vim.NIL and state.model or nil
   self.cwd = state.cwd
   self.context_files = state.contextFiles or {}
+  self.thinking_level = type(state.thinkingLevel) == "string" and state.thinkingLevel or nil
   if state.queue then
     self:set_queue(state.queue)
   end

@@ -1,0 +1,236 @@
+--- The prompt buffer: where :AgentPrompt, :AgentSteer and :AgentFollowUp without text (and the
+--- panel's `i`, `s`, `f`) ask for the message. Multi-line and paste-friendly: it is an ordinary
+--- buffer (filetype markdown); `<CR>` in normal mode or `<C-s>` sends, `q` closes it keeping the
+--- draft, `<C-p>`/`<C-n>` (and `<Up>`/`<Down>` on the first/last line in normal mode) go through
+--- the history of sent messages. `<Tab>` (or `<C-x><C-o>`) completes `/` commands and `@path`.
+local config = require("agentls.config")
+
+local api = vim.api
+local M = {}
+
+---@type integer?
+M.buf = nil
+--- What sending does: {what = "prompt"|"steer"|"follow up", send = fun(text)}.
+M.target = nil
+--- Sent messages, oldest first.
+---@type string[]?
+M.history = nil
+local browsing = nil -- {index, draft} while <C-p>/<C-n> show the history
+
+local function history_file()
+  return vim.fs.joinpath(vim.fn.stdpath("state"), "agentls", "prompt_history.json")
+end
+
+local function load_history()
+  if M.history then
+    return M.history
+  end
+  M.history = {}
+  local ok, lines = pcall(vim.fn.readfile, history_file())
+  if ok and lines[1] then
+    local decoded_ok, decoded = pcall(vim.json.decode, table.concat(lines, "\n"))
+    if decoded_ok and type(decoded) == "table" then
+      M.history = vim.tbl_filter(function(item)
+        return type(item) == "string"
+      end, decoded)
+    end
+  end
+  return M.history
+end
+
+local function save_history()
+  local path = history_file()
+  pcall(vim.fn.mkdir, vim.fs.dirname(path), "p")
+  pcall(vim.fn.writefile, { vim.json.encode(M.history) }, path)
+end
+
+--- Add `text` to the history (not twice in a row; at most `prompt.history_size` entries).
+function M.remember(text)
+  local history = load_history()
+  if history[#history] ~= text then
+    history[#history + 1] = text
+  end
+  local size = (config.options.prompt or {}).history_size or 100
+  while #history > size do
+    table.remove(history, 1)
+  end
+  save_history()
+end
+
+local function valid_buf()
+  return M.buf and api.nvim_buf_is_valid(M.buf)
+end
+
+--- The prompt's windows (in any tab).
+function M.windows()
+  return valid_buf() and vim.fn.win_findbuf(M.buf) or {}
+end
+
+local function text()
+  return table.concat(api.nvim_buf_get_lines(M.buf, 0, -1, false), "\n")
+end
+
+local function set_text(value)
+  local lines = vim.split(value or "", "\n", { plain = true })
+  api.nvim_buf_set_lines(M.buf, 0, -1, false, lines)
+  local win = M.windows()[1]
+  if win then
+    api.nvim_win_set_cursor(win, { #lines, #lines[#lines] })
+  end
+end
+
+--- Close the prompt window; the draft stays for the next time.
+function M.close()
+  for _, win in ipairs(M.windows()) do
+    if #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(win, true)
+    end
+  end
+  vim.cmd.stopinsert()
+end
+
+--- Send the buffer's text: it goes to the history, the buffer empties and closes.
+function M.send()
+  if not (valid_buf() and M.target) then
+    return
+  end
+  local value = vim.trim(text())
+  if value == "" then
+    return vim.notify("agentls: nothing to send: the text is empty", vim.log.levels.WARN)
+  end
+  local target = M.target
+  M.remember(value)
+  browsing = nil
+  set_text("")
+  M.close()
+  target.send(value)
+end
+
+--- Show the history entry `step` away from the shown one (-1 older, +1 newer).
+function M.browse(step)
+  local history = load_history()
+  if #history == 0 then
+    return
+  end
+  if not browsing then
+    browsing = { index = #history + 1, draft = text() }
+  end
+  local index = math.max(1, math.min(#history + 1, browsing.index + step))
+  if index == browsing.index then
+    return
+  end
+  browsing.index = index
+  set_text(index > #history and browsing.draft or history[index])
+end
+
+--- The winbar: what sending does, the attachments that go with it, the keys.
+local function winbar(what)
+  local labels = require("agentls.context").labels()
+  local attached = #labels > 0 and (" [%s %s]"):format("📎", table.concat(labels, " · ")) or ""
+  local keys = "<CR> (normal) or <C-s> sends · <C-p>/<C-n> history · q closes · <Tab> completes / and @"
+  return ("%%#AgentlsWinbar# agentls %s%%*%s · %s"):format(what, (attached:gsub("%%", "%%%%")), keys)
+end
+
+--- Completion of the prompt (`omnifunc`): `/` commands at the start of the message, `@path`
+--- mentions anywhere.
+function M.omnifunc(findstart, base)
+  local complete = require("agentls.complete")
+  local row, col = unpack(api.nvim_win_get_cursor(0))
+  local before = api.nvim_get_current_line():sub(1, col)
+  local start, kind = complete.word_start(before, row == 1)
+  if findstart == 1 then
+    return start or -3 -- -3: no completion, leave the menu closed
+  end
+  if kind == "mention" then
+    return complete.mention_words(base)
+  elseif kind == "command" then
+    return complete.command_words(base)
+  end
+  return {}
+end
+
+local function tab()
+  if vim.fn.pumvisible() == 1 then
+    return "<C-n>"
+  end
+  local col = api.nvim_win_get_cursor(0)[2]
+  local before = api.nvim_get_current_line():sub(1, col)
+  if require("agentls.complete").word_start(before, api.nvim_win_get_cursor(0)[1] == 1) then
+    return "<C-x><C-o>"
+  end
+  return "<Tab>"
+end
+
+local function ensure_buf()
+  if valid_buf() then
+    return M.buf
+  end
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_name(buf, "agentls://prompt")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = "markdown"
+  vim.bo[buf].omnifunc = "v:lua.require'agentls.prompt'.omnifunc"
+  local function map(modes, lhs, rhs, desc, opts)
+    vim.keymap.set(modes, lhs, rhs, vim.tbl_extend("force", { buffer = buf, desc = "agentls: " .. desc }, opts or {}))
+  end
+  map("n", "<CR>", M.send, "send the message")
+  map({ "n", "i" }, "<C-s>", M.send, "send the message")
+  map("n", "q", M.close, "close the prompt (the draft stays)")
+  map({ "n", "i" }, "<C-p>", function()
+    M.browse(-1)
+  end, "the previous message of the history")
+  map({ "n", "i" }, "<C-n>", function()
+    M.browse(1)
+  end, "the next message of the history")
+  map("n", "<Up>", function()
+    if api.nvim_win_get_cursor(0)[1] == 1 then
+      M.browse(-1)
+    else
+      vim.cmd("normal! k")
+    end
+  end, "up, or the previous message on the first line")
+  map("n", "<Down>", function()
+    if api.nvim_win_get_cursor(0)[1] == api.nvim_buf_line_count(0) then
+      M.browse(1)
+    else
+      vim.cmd("normal! j")
+    end
+  end, "down, or the next message on the last line")
+  map("i", "<Tab>", tab, "complete / commands and @paths", { expr = true })
+  M.buf = buf
+  return buf
+end
+
+--- Open the prompt for `what` ("prompt", "steer", "follow up"); sending calls `send(text)`.
+---@param what string
+---@param send fun(text: string)
+function M.open(what, send)
+  local buf = ensure_buf()
+  M.target = { what = what, send = send }
+  local win = M.windows()[1]
+  if not win then
+    local height = (config.options.prompt or {}).height or 8
+    local panel_win = require("agentls.panel").windows()[1]
+    local below_panel = panel_win and api.nvim_win_get_tabpage(panel_win) == api.nvim_get_current_tabpage()
+      and api.nvim_win_get_config(panel_win).relative == ""
+    win = api.nvim_open_win(buf, true, {
+      split = "below",
+      win = below_panel and panel_win or -1,
+      height = height,
+    })
+    local wo = vim.wo[win]
+    wo.wrap, wo.linebreak = true, true
+    wo.number, wo.relativenumber, wo.signcolumn, wo.winfixheight = false, false, "no", true
+  else
+    api.nvim_set_current_win(win)
+  end
+  vim.wo[win].winbar = winbar(what)
+  local last = api.nvim_buf_line_count(buf)
+  api.nvim_win_set_cursor(win, { last, #(api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or "") })
+  vim.cmd.startinsert({ bang = true })
+  return win
+end
+
+return M
