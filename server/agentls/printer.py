@@ -358,11 +358,13 @@ class Transcript:
         if self._live is None:
             if not (self.running or self.compacting or self.calls):
                 return
+            # Redrawn on events only, from this thread: rich's refresh thread raced the lines
+            # printed above the live part and could erase one (a tool's line, under load).
             self._live = Live(
                 console=self.console,
                 get_renderable=self._view,
                 transient=True,
-                refresh_per_second=12,
+                auto_refresh=False,
                 redirect_stdout=False,
                 redirect_stderr=False,
             )
