@@ -54,6 +54,16 @@ const REQUIRED = [
   'steering delivered after the story, then answered',
   'run settled as aborted',
   'bash ran after "Allow once"',
+  'the question shows on the bash row in the panel',
+  'the modal asks, not the row',
+  'the setting change did not restart the server',
+  'the panel shows the question with its answers',
+  'Abort: the inline question left the row',
+  'agentls.thinkingLevel applied to the session without a restart',
+  'Agent: Focus Panel shows the panel',
+  'the API key of SecretStorage is in the server environment',
+  'Abort: the panel shows no question',
+  'Abort: the cancelled command did not run',
   'bash row ends as an error with the rejection',
   'the rejected command did not run',
   'bash ran after "Allow always"',
@@ -103,7 +113,7 @@ const REQUIRED = [
   'Abort: the file is unchanged',
 ];
 /** The permission answers the self-test asks the driver for, in order. */
-const ANSWERS = ['Allow once', 'Reject', 'Allow always'];
+const ANSWERS = ['Allow once (inline)', 'Reject (modal)', 'Allow always (inline)'];
 /** A second provider in the data folder's models.json, so that the model pickers have a choice (never called). */
 const MODELS_JSON = {
   providers: {
@@ -243,15 +253,37 @@ async function panelFrame(page) {
 
 const DIALOG_BUTTONS = '.monaco-dialog-box .dialog-buttons a, .monaco-dialog-box .dialog-buttons button';
 
-/** Click `answer` in the permission dialog once it is up; checks the status bar says so meanwhile. */
-async function answerPermission(page, answer) {
-  const button = page.locator(DIALOG_BUTTONS, { hasText: answer }).first();
-  await button.waitFor({ state: 'visible', timeout: 15_000 });
+/**
+ * Click `answer` once the question is up: on the tool row in the panel (`inline`), or in the
+ * modal dialog, whose detail names the command and which has no Cancel beside Reject. Checks
+ * the status bar says so meanwhile.
+ */
+async function answerPermission(page, { answer, ui, detail }) {
+  let button;
+  if (ui === 'inline') {
+    const frame = await panelFrame(page);
+    if (!frame) throw new Error('the agent panel webview was not found');
+    const row = frame.locator('.row.tool[data-status="permission"]').last();
+    button = row.locator('.tool-question .permission-answer', { hasText: answer }).first();
+    await button.waitFor({ state: 'visible', timeout: 15_000 });
+    const answers = await row.locator('.tool-question .permission-answer').allInnerTexts();
+    check(`the inline question offers Allow once, Allow always and Reject (${answer})`,
+      JSON.stringify(answers) === JSON.stringify(['Allow once', 'Allow always', 'Reject']), answers);
+    check(`no modal dialog for an inline question (${answer})`, (await page.locator('.monaco-dialog-box').count()) === 0);
+  } else {
+    button = page.locator(DIALOG_BUTTONS, { hasText: answer }).first();
+    await button.waitFor({ state: 'visible', timeout: 15_000 });
+    const labels = await page.locator(DIALOG_BUTTONS).allInnerTexts();
+    check('the modal has no Cancel beside Reject', !labels.some((label) => /cancel/i.test(label)), labels);
+    const text = await page.locator('.monaco-dialog-box').innerText();
+    check('the modal names the command, not the arguments as JSON',
+      text.includes(detail) && !text.includes('"command"'), text);
+  }
   const statusBar = (await page.locator('.part.statusbar').innerText()).replace(/\u00a0/g, ' ');
   const waiting = statusBar.includes('Agent: waiting for permission');
   check(`status bar shows "Agent: waiting for permission" (${answer})`, waiting, statusBar);
-  // permission-dialog.png: the first one (Allow once), as before; then permission-reject.png, ...
-  const name = answer === 'Allow once' ? 'permission-dialog' : `permission-${answer.toLowerCase().replace(' ', '-')}`;
+  // permission-inline.png: the first one (Allow once, on the row); permission-dialog.png: the modal (Reject)
+  const name = ui === 'modal' ? 'permission-dialog' : answer === 'Allow once' ? 'permission-inline' : `permission-${answer.toLowerCase().replace(' ', '-')}`;
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
   await button.click();
   await button.waitFor({ state: 'hidden', timeout: 10_000 });
@@ -436,8 +468,8 @@ async function answerReview(page, { action, title, path: file, reason }) {
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
-    await answerPermission(page, request.answer);
-    acted.permissions.push(request.answer);
+    await answerPermission(page, request);
+    acted.permissions.push(`${request.answer} (${request.ui})`);
   } else if (request.waiting === 'review') {
     await answerReview(page, request);
     acted.reviews.push(request.action);
@@ -577,7 +609,7 @@ async function main() {
     for (const name of REQUIRED) {
       check(`self-test reported "${name}"`, lines.some((l) => l.check === name && l.ok));
     }
-    check('permission dialogs answered in the page: Allow once, Reject, Allow always',
+    check('permission questions answered in the page: Allow once (row), Reject (modal), Allow always (row)',
       JSON.stringify(acted.permissions) === JSON.stringify(ANSWERS), acted.permissions);
     check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);
     check('Continue clicked in the panel', acted.continued);
@@ -604,6 +636,9 @@ async function main() {
     const failedRows = await frame.locator('.row.tool[data-status="error"]').allInnerTexts();
     check('panel DOM shows the rejected bash row as an error',
       failedRows.some((row) => row.includes('bash') && row.includes('The user rejected the bash call.')), failedRows);
+    const statTitles = await frame.locator('#stats .stat').evaluateAll((spans) => spans.map((s) => s.title));
+    check('the header figures have tooltips in words (input, output, cost, context used)',
+      ['Input:', 'Output:', 'Cost', 'Context used:'].every((word) => statTitles.some((t) => t.startsWith(word))), statTitles);
     const thinking = await frame.locator('#thinking').inputValue();
     check('panel thinking picker shows the level picked', thinking === 'high', thinking);
     const echo = await frame.locator('.row.bash[data-status="done"]', { hasText: 'echo hi' }).allInnerTexts();

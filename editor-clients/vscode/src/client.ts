@@ -73,7 +73,8 @@ export class AgentError extends Error {
 }
 
 export interface ServerRequestHandlers {
-  requestPermission(params: RequestPermissionParams): Promise<PermissionOutcome>;
+  /** The token is cancelled when the server cancels the question (an abort). */
+  requestPermission(params: RequestPermissionParams, token: CancellationToken): Promise<PermissionOutcome>;
   saveDocuments(params: SaveDocumentsParams): Promise<{ saved: string[] }>;
   getDiagnostics(params: GetDiagnosticsParams): GetDiagnosticsResult;
   /** `agent/reviewEdit`: no time limit; the token is cancelled when the server cancels the request (an abort). */
@@ -90,6 +91,8 @@ export function readSettings(): Settings {
     dataDir: config.get<string>('dataDir', ''),
     initializationOptions: config.get<Record<string, unknown>>('initializationOptions', {}),
     serverEnv: config.get<Record<string, unknown>>('serverEnv', {}),
+    thinkingLevel: config.get<string>('thinkingLevel', ''),
+    permissions: config.get<Record<string, unknown>>('permissions', {}),
   };
 }
 
@@ -124,6 +127,8 @@ export class AgentConnection implements vscode.Disposable {
   constructor(
     private readonly log: vscode.LogOutputChannel,
     private readonly handlers: ServerRequestHandlers,
+    /** The API keys of SecretStorage, for the server's environment. */
+    private readonly secrets: () => Promise<Record<string, string | undefined>> = async () => ({}),
   ) {}
 
   get running(): boolean {
@@ -144,6 +149,7 @@ export class AgentConnection implements vscode.Disposable {
   private async startClient(): Promise<void> {
     const settings = readSettings();
     const command = resolveServerCommand(settings, environment());
+    const secrets = await this.secrets();
     this.command = command;
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     this.log.info(`Starting ${command.command} ${command.args.join(' ')} (found by ${command.source})`);
@@ -151,7 +157,7 @@ export class AgentConnection implements vscode.Disposable {
     const serverOptions: ServerOptions = {
       command: command.command,
       args: command.args,
-      options: { env: serverEnvironment(settings, process.env), ...(cwd ? { cwd } : {}) },
+      options: { env: serverEnvironment(settings, process.env, secrets), ...(cwd ? { cwd } : {}) },
     };
     const clientOptions: LanguageClientOptions = {
       // Every file document, so the tools read what the user sees, unsaved changes included.
@@ -177,8 +183,8 @@ export class AgentConnection implements vscode.Disposable {
         this.notificationEmitter.fire({ method, params } as AgentNotification),
       );
     }
-    client.onRequest('agent/requestPermission', async (params: RequestPermissionParams) => ({
-      outcome: await this.handlers.requestPermission(params),
+    client.onRequest('agent/requestPermission', async (params: RequestPermissionParams, token: CancellationToken) => ({
+      outcome: await this.handlers.requestPermission(params, token),
     }));
     client.onRequest('agent/saveDocuments', (params: SaveDocumentsParams) => this.handlers.saveDocuments(params));
     client.onRequest('agent/reviewEdit', (params: ReviewEditParams, token: CancellationToken) =>

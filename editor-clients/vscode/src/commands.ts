@@ -2,9 +2,9 @@
 
 import * as vscode from 'vscode';
 import { AgentError } from './client';
-import { ServerNotFoundError } from './config';
+import { API_KEYS, secretKey, ServerNotFoundError } from './config';
 import { addSelection } from './editorContext';
-import { formatTokens } from './format';
+import { formatTokens, modelLabels } from './format';
 import { parsePromptInput } from './promptInput';
 import { THINKING_LEVELS, type ThinkingLevel } from './protocol';
 import type { SessionController } from './session';
@@ -14,6 +14,34 @@ export interface CommandContext {
   log: vscode.LogOutputChannel;
   revealPanel(): Promise<void>;
   restartServer(): Promise<void>;
+  /** Where **Agent: Set API Key** keeps the keys. */
+  secrets: vscode.SecretStorage;
+  /** Restart the server for a change it reads at start (asks first while a run goes). */
+  restartForChange(what: string): Promise<void>;
+}
+
+/** Agent: Set API Key: a provider's key into SecretStorage (empty clears it); the server restarts with it in its environment. */
+async function setApiKey(ctx: CommandContext): Promise<void> {
+  const items = await Promise.all(
+    API_KEYS.map(async (key) => ({
+      label: key.provider,
+      description: key.name,
+      detail: (await ctx.secrets.get(secretKey(key.name))) ? 'set (enter a new key, or nothing to clear it)' : 'not set',
+      name: key.name,
+    })),
+  );
+  const pick = await vscode.window.showQuickPick(items, { title: 'Agent: Set API Key', placeHolder: 'The provider' });
+  if (!pick) return;
+  const value = await vscode.window.showInputBox({
+    title: `Agent: Set API Key: ${pick.name}`,
+    prompt: 'Kept in VS Code\'s secret storage and passed to the server\'s environment. Empty: clear it.',
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (value === undefined) return;
+  if (value.trim()) await ctx.secrets.store(secretKey(pick.name), value.trim());
+  else await ctx.secrets.delete(secretKey(pick.name));
+  await ctx.restartForChange(`${pick.name} ${value.trim() ? 'set' : 'cleared'}.`);
 }
 
 /** Show a failure: the server's message, and a way to the setting when the server is missing. */
@@ -83,11 +111,12 @@ async function selectModel(ctx: CommandContext): Promise<void> {
   const c = ctx.controller;
   await c.ensureSession();
   await c.refreshModels();
-  const items = c.models.map((model) => {
+  const labels = modelLabels(c.models);
+  const items = c.models.map((model, index) => {
     const key = `${model.provider}/${model.id}`;
     const window = model.contextWindow ? `${formatTokens(model.contextWindow)} context` : '';
     return {
-      label: model.name || model.id,
+      label: labels[index] ?? key,
       description: key,
       detail: [window, model.reasoning ? 'reasoning' : ''].filter(Boolean).join(' · '),
       picked: key === c.model,
@@ -159,6 +188,8 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
     'agentls.showSessions': () => showSessions(ctx),
     'agentls.restartServer': () => ctx.restartServer(),
+    'agentls.setApiKey': () => setApiKey(ctx),
+    'agentls.focusPanel': () => ctx.revealPanel(),
     'agentls.showLog': async () => ctx.log.show(),
   };
   return Object.entries(commands).map(([id, handler]) =>

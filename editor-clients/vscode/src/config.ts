@@ -15,6 +15,51 @@ export interface Settings {
   initializationOptions: Record<string, unknown>;
   /** Extra environment variables of the server process (API keys, provider URLs). */
   serverEnv: Record<string, unknown>;
+  /** Default thinking level of new sessions (`''`: the server's). */
+  thinkingLevel: string;
+  /** Permission modes by tool name over the server's defaults (`allow`, `ask`, `deny`, `review`). */
+  permissions: Record<string, unknown>;
+}
+
+/** The settings that take effect only when the server starts again. */
+export const RESTART_SETTINGS = ['serverCommand', 'serverArgs', 'serverEnv', 'dataDir', 'fauxScript', 'initializationOptions'];
+/** The settings of new sessions (passed to `agent/newSession`), `model` and `thinkingLevel` also applied to the current one. */
+export const SESSION_SETTINGS = ['model', 'thinkingLevel', 'permissions'];
+
+/**
+ * What a settings change needs (`affects`: `ConfigurationChangeEvent.affectsConfiguration`):
+ * a server restart, and which session settings to apply now. Others (`permissionPrompt`)
+ * are read when used.
+ */
+export function settingsEffect(affects: (section: string) => boolean): { restart: boolean; session: string[] } {
+  return {
+    restart: RESTART_SETTINGS.some((name) => affects(`agentls.${name}`)),
+    session: SESSION_SETTINGS.filter((name) => affects(`agentls.${name}`)),
+  };
+}
+
+const THINKING = new Set(['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
+const MODES = new Set(['allow', 'ask', 'deny', 'review']);
+
+/** The `agent/newSession` params the settings give: `model`, `thinkingLevel`, `permissions` when set. */
+export function sessionDefaults(settings: Settings): {
+  model?: { provider: string; id: string };
+  thinkingLevel?: string;
+  permissions?: Record<string, string>;
+} {
+  const model = settings.model.trim() ? parseModelKey(settings.model.trim()) : undefined;
+  const permissions = typedPermissions(settings.permissions);
+  return {
+    ...(model ? { model } : {}),
+    ...(THINKING.has(settings.thinkingLevel) ? { thinkingLevel: settings.thinkingLevel } : {}),
+    ...(Object.keys(permissions).length > 0 ? { permissions } : {}),
+  };
+}
+
+function typedPermissions(value: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [tool, mode] of Object.entries(value ?? {})) if (typeof mode === 'string' && MODES.has(mode)) out[tool] = mode;
+  return out;
 }
 
 export interface ServerCommand {
@@ -101,9 +146,12 @@ export function initializationOptions(settings: Settings): Record<string, unknow
   const options: Record<string, unknown> = { ...settings.initializationOptions };
   if (settings.fauxScript.trim() !== '') options.fauxScript = settings.fauxScript.trim();
   if (settings.dataDir.trim() !== '') options.dataDir = settings.dataDir.trim();
-  if (settings.model.trim() !== '') {
-    const model = parseModelKey(settings.model.trim());
-    if (model) options.model = model;
+  const defaults = sessionDefaults(settings);
+  if (defaults.model) options.model = defaults.model;
+  if (defaults.thinkingLevel) options.thinkingLevel = defaults.thinkingLevel;
+  if (defaults.permissions) {
+    const given = options.permissions;
+    options.permissions = { ...(given && typeof given === 'object' ? given : {}), ...defaults.permissions };
   }
   return options;
 }
@@ -111,14 +159,27 @@ export function initializationOptions(settings: Settings): Record<string, unknow
 /**
  * The server process's environment: VS Code's, with `agentls.serverEnv` over it (so a
  * key such as `ANTHROPIC_API_KEY` reaches the server when VS Code was not started from a
- * shell that has it). Values that are not strings are left out.
+ * shell that has it), and the API keys of SecretStorage (**Agent: Set API Key**) over
+ * both. Values that are not strings, and empty secrets, are left out.
  */
 export function serverEnvironment(
   settings: Settings,
   base: Record<string, string | undefined>,
+  secrets: Record<string, string | undefined> = {},
 ): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(base)) if (value !== undefined) env[name] = value;
   for (const [name, value] of Object.entries(settings.serverEnv)) if (typeof value === 'string') env[name] = value;
+  for (const [name, value] of Object.entries(secrets)) if (value) env[name] = value;
   return env;
+}
+
+/** The API keys **Agent: Set API Key** keeps in VS Code's SecretStorage (key `agentls.env.<NAME>`). */
+export const API_KEYS = [
+  { name: 'ANTHROPIC_API_KEY', provider: 'Anthropic' },
+  { name: 'OPENAI_API_KEY', provider: 'OpenAI' },
+] as const;
+
+export function secretKey(name: string): string {
+  return `agentls.env.${name}`;
 }

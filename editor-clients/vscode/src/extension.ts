@@ -1,12 +1,14 @@
 /** Activation: wires the server connection, the session controller and the UI together. */
 
 import * as vscode from 'vscode';
-import { AgentConnection } from './client';
+import { AgentConnection, readSettings } from './client';
+import { API_KEYS, secretKey, sessionDefaults, settingsEffect } from './config';
+import type { ThinkingLevel } from './protocol';
 import { type CommandContext, registerCommands, runAction, showError, showSessions } from './commands';
 import { saveDocuments } from './documents';
 import { getDiagnostics, watchSelection } from './editorContext';
 import { AgentPanel, VIEW_ID } from './panel';
-import { askWithModal, permissionHandler } from './permissions';
+import { type AskUser, askWithModal, permissionHandler, permissionPrompt } from './permissions';
 import { EditReviews } from './review';
 import { runSelfTest, SELFTEST_ENV } from './selftest';
 import { SessionController } from './session';
@@ -22,6 +24,8 @@ export interface AgentExtension {
   reviews: EditReviews;
   /** Settles when the first server start finished (rejects when it failed). */
   started: Promise<void>;
+  /** Where **Agent: Set API Key** keeps the keys (`config.secretKey`). */
+  secrets: vscode.SecretStorage;
 }
 
 let activeConnection: AgentConnection | undefined;
@@ -35,14 +39,29 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   const pending = (sessionId: string, toolCallId: string, open: boolean): void =>
     controller.permissionPending(sessionId, toolCallId, open);
   const reviews = new EditReviews(log, (list) => controller.setReviews(list));
-  const connection = new AgentConnection(log, {
-    requestPermission: permissionHandler(askWithModal, pending, log),
-    saveDocuments: (params) => saveDocuments(params, log),
-    getDiagnostics,
-    reviewEdit: (params, token) => reviews.handle(params, token),
-  });
+  // Inline on the tool row (the panel shown if it is not), else, or when the row is not in the panel, the modal.
+  const ask: AskUser = (params, token) => {
+    const inline = permissionPrompt() === 'inline' ? controller.askInline(params, token) : undefined;
+    if (!inline) return askWithModal(params, token);
+    if (!panel.visible) void panel.reveal(false);
+    return inline;
+  };
+  const secrets = async (): Promise<Record<string, string | undefined>> => {
+    const entries = await Promise.all(API_KEYS.map(async (key) => [key.name, await context.secrets.get(secretKey(key.name))] as const));
+    return Object.fromEntries(entries);
+  };
+  const connection = new AgentConnection(
+    log,
+    {
+      requestPermission: permissionHandler(ask, pending, log),
+      saveDocuments: (params) => saveDocuments(params, log),
+      getDiagnostics,
+      reviewEdit: (params, token) => reviews.handle(params, token),
+    },
+    secrets,
+  );
   activeConnection = connection;
-  const controller = new SessionController(connection, workspaceFolder);
+  const controller = new SessionController(connection, workspaceFolder, () => sessionDefaults(readSettings()));
 
   const ctx: CommandContext = {
     controller,
@@ -52,7 +71,22 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
       await connection.stop();
       await startServer();
     },
+    secrets: context.secrets,
+    restartForChange: (what) => restartForChange(what),
   };
+
+  /** Restart the server for a change it reads at start; asks first while a run goes (the restart ends it). */
+  async function restartForChange(what: string): Promise<void> {
+    if (controller.isRunning) {
+      const choice = await vscode.window.showInformationMessage(
+        `agentls: ${what} The agent is running: restart the server now (the run stops) to use it?`,
+        'Restart',
+      );
+      if (!choice) return;
+    }
+    await runAction(ctx.restartServer, log);
+    vscode.window.setStatusBarMessage(`agentls: ${what} The server restarted.`, 5000);
+  }
   const panel = new AgentPanel(context.extensionUri, controller, {
     run: (action) => runAction(action, log),
     showSessions: () => runAction(() => showSessions(ctx), log),
@@ -80,12 +114,21 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
       });
     }),
     vscode.workspace.onDidChangeConfiguration(async (change) => {
-      if (!change.affectsConfiguration('agentls')) return;
-      const choice = await vscode.window.showInformationMessage(
-        'agentls: the settings changed. Restart the server to use them?',
-        'Restart',
-      );
-      if (choice) await runAction(ctx.restartServer, log);
+      const effect = settingsEffect((section) => change.affectsConfiguration(section));
+      if (effect.restart) {
+        await restartForChange('The server settings changed.');
+        return;
+      }
+      // The model and thinking level apply to the current session at once; all three to new sessions.
+      const settings = readSettings();
+      const defaults = sessionDefaults(settings);
+      if (controller.sessionId === undefined) return;
+      if (effect.session.includes('model') && defaults.model) {
+        await runAction(() => controller.setModel(`${defaults.model?.provider}/${defaults.model?.id}`), log);
+      }
+      if (effect.session.includes('thinkingLevel') && defaults.thinkingLevel) {
+        await runAction(() => controller.setThinkingLevel(defaults.thinkingLevel as ThinkingLevel), log);
+      }
     }),
   );
 
@@ -102,7 +145,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
 
   const started = startServer();
   started.catch(() => undefined); // reported by startServer
-  const api: AgentExtension = { controller, connection, reviews, panel, log, started };
+  const api: AgentExtension = { controller, connection, reviews, panel, log, started, secrets: context.secrets };
 
   const resultFile = process.env[SELFTEST_ENV];
   if (resultFile) void runSelfTest(api, resultFile);

@@ -1,7 +1,7 @@
 /** Pure text helpers: tool-call summaries, result text, truncation, figures. */
 
 import type { ContentBlock } from './protocol';
-import type { BashStatus } from './view';
+import type { BashStatus, Stats } from './view';
 
 /** Results longer than this are cut in the panel (the transcript on the server keeps all). */
 export const MAX_OUTPUT = 20_000;
@@ -70,6 +70,20 @@ export function summarizePartialArgs(json: string): string {
     }
     return oneLine(value);
   }
+}
+
+/**
+ * What a permission question asks about, in the words of the call: `$ command` for
+ * `bash`, the tool and its path for file tools, else the arguments (cut at 600 characters).
+ */
+export function permissionDetail(toolName: string, args: unknown): string {
+  const a = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
+  const command = str(a.command);
+  if (toolName === 'bash' && command) return `$ ${command.length <= 600 ? command : `${command.slice(0, 600)}…`}`;
+  const where = str(a.path);
+  if (where) return `${toolName} ${summarizeArgs(toolName, args)}`;
+  const json = prettyArgs(args);
+  return `${toolName}${json ? `\n\n${json.length <= 600 ? json : `${json.slice(0, 600)}…`}` : ''}`;
 }
 
 /** Pretty JSON of tool arguments for the expanded row. */
@@ -165,4 +179,40 @@ export function parseModelKey(key: string): { provider: string; id: string } | u
   const slash = key.indexOf('/');
   if (slash <= 0 || slash === key.length - 1) return undefined;
   return { provider: key.slice(0, slash), id: key.slice(slash + 1) };
+}
+
+/**
+ * The models' names for a picker: the name, with the provider after it (`Claude X (anthropic)`)
+ * when another provider offers a model of the same name.
+ */
+export function modelLabels(models: readonly { provider: string; id: string; name?: string }[]): string[] {
+  const names = models.map((model) => model.name || model.id);
+  const providers = new Map<string, Set<string>>();
+  models.forEach((model, i) => {
+    const name = names[i] ?? '';
+    providers.set(name, (providers.get(name) ?? new Set()).add(model.provider));
+  });
+  return models.map((model, i) => {
+    const name = names[i] ?? '';
+    return (providers.get(name)?.size ?? 0) > 1 ? `${name} (${model.provider})` : name;
+  });
+}
+
+/**
+ * The header's figures, each with the words for its tooltip:
+ * `↑25k` input, `↓619` output, `R6.6k` cache read, `W25k` cache write, the cost, `ctx 3%` context used.
+ */
+export function statsParts(stats: Stats): { text: string; title: string }[] {
+  const n = (value: number): string => value.toLocaleString('en-US');
+  const parts = [
+    { text: `↑${formatTokens(stats.input)}`, title: `Input: ${n(stats.input)} tokens sent to the model (not from the cache)` },
+    { text: `↓${formatTokens(stats.output)}`, title: `Output: ${n(stats.output)} tokens the model wrote` },
+  ];
+  if (stats.cacheRead > 0) parts.push({ text: `R${formatTokens(stats.cacheRead)}`, title: `Cache read: ${n(stats.cacheRead)} input tokens read from the prompt cache` });
+  if (stats.cacheWrite > 0) parts.push({ text: `W${formatTokens(stats.cacheWrite)}`, title: `Cache write: ${n(stats.cacheWrite)} input tokens written to the prompt cache` });
+  parts.push({ text: formatCost(stats.cost), title: `Cost of the session so far: ${formatCost(stats.cost)}` });
+  if (stats.contextPercent !== null) {
+    parts.push({ text: `ctx ${stats.contextPercent.toFixed(0)}%`, title: `Context used: ${stats.contextPercent.toFixed(1)}% of the model's context window` });
+  }
+  return parts;
 }

@@ -145,6 +145,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
           if (text) this.setPromptText(text);
         });
         break;
+      case 'permission':
+        c.answerPermission(message.toolCallId, message.outcome);
+        break;
       case 'setModel':
         void this.actions.run(() => c.setModel(message.model));
         break;

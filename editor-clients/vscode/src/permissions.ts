@@ -1,31 +1,38 @@
 /**
  * `agent/requestPermission`: the server asks before a tool call whose mode is `ask`
- * (`bash` by default). The question is a modal warning with the server's choices;
- * closing it rejects the call.
+ * (`bash` by default). `agentls.permissionPrompt` says where: `inline` (the default) puts
+ * the answers on the call's row in the panel (`SessionController.askInline`); `modal` is a
+ * modal warning with the server's choices (closing it rejects the call). A question the
+ * panel cannot show (another session's call) falls back to the modal.
  */
 
 import * as vscode from 'vscode';
-import { prettyArgs } from './format';
+import { permissionDetail } from './format';
 import type { PermissionOutcome, RequestPermissionParams } from './protocol';
-
-const DEFAULT_OPTIONS: RequestPermissionParams['options'] = [
-  { id: 'allowOnce', label: 'Allow once' },
-  { id: 'allowAlways', label: 'Allow always' },
-  { id: 'reject', label: 'Reject' },
-];
+import { type CancellationSignal, DEFAULT_CHOICES } from './session';
 
 const OUTCOMES = new Set<PermissionOutcome>(['allowOnce', 'allowAlways', 'reject']);
 
-export type AskUser = (params: RequestPermissionParams) => Promise<PermissionOutcome>;
+export type AskUser = (params: RequestPermissionParams, token?: CancellationSignal) => Promise<PermissionOutcome>;
 
-/** The modal question. */
+export type PermissionPrompt = 'inline' | 'modal';
+
+export function permissionPrompt(): PermissionPrompt {
+  return vscode.workspace.getConfiguration('agentls').get<string>('permissionPrompt', 'inline') === 'modal' ? 'modal' : 'inline';
+}
+
+/**
+ * The modal question: the command (or the path) as the detail rather than the arguments'
+ * JSON, and Reject as the dialog's close button (no Cancel beside it: both would reject).
+ * VS Code cannot close a modal from code, so a question the server cancels stays until answered.
+ */
 export const askWithModal: AskUser = async (params) => {
-  const options = params.options?.length ? params.options.filter((o) => OUTCOMES.has(o.id)) : DEFAULT_OPTIONS;
-  const args = prettyArgs(params.args);
-  const detail = `Tool: ${params.toolName}\n\n${args.length <= 600 ? args : `${args.slice(0, 600)}…`}`;
-  const labels = options.map((option) => option.label);
-  const chosen = await vscode.window.showWarningMessage(`agentls: ${params.title}`, { modal: true, detail }, ...labels);
-  return options.find((option) => option.label === chosen)?.id ?? 'reject';
+  const options = params.options?.length ? params.options.filter((o) => OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
+  const detail = permissionDetail(params.toolName, params.args);
+  const items = options.map((option) => ({ title: option.label, isCloseAffordance: option.id === 'reject', id: option.id }));
+  if (!items.some((item) => item.isCloseAffordance)) items.push({ title: 'Reject', isCloseAffordance: true, id: 'reject' });
+  const chosen = await vscode.window.showWarningMessage(`agentls: ${params.title}`, { modal: true, detail }, ...items);
+  return chosen?.id ?? 'reject';
 };
 
 /**
@@ -36,13 +43,13 @@ export function permissionHandler(
   ask: AskUser,
   pending: (sessionId: string, toolCallId: string, open: boolean) => void,
   log: vscode.LogOutputChannel,
-): (params: RequestPermissionParams) => Promise<PermissionOutcome> {
-  return async (params) => {
+): (params: RequestPermissionParams, token?: CancellationSignal) => Promise<PermissionOutcome> {
+  return async (params, token) => {
     log.info(`Permission asked: ${params.title}`);
     pending(params.sessionId, params.toolCallId, true);
     try {
-      const outcome = await ask(params);
-      log.info(`Permission answered: ${outcome}`);
+      const outcome = await ask(params, token);
+      log.info(token?.isCancellationRequested ? 'Permission question cancelled by the server' : `Permission answered: ${outcome}`);
       return outcome;
     } catch (error) {
       log.error(`Permission question failed, rejecting: ${String(error)}`);

@@ -28,6 +28,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { chipFor } from './attachments';
+import { secretKey } from './config';
 import { contentText } from './format';
 import type { AgentExtension } from './extension';
 import type {
@@ -68,6 +69,7 @@ const FOLLOW_UP = 'Go on after the error.';
 const CONTINUED_ANSWER = 'Continued after the error: the follow-up was answered.';
 /** The session's own model, and the stand-in of e2e's models.json (never called). */
 const FAUX_MODEL = 'faux/faux-1';
+const API_KEY_VALUE = 'sk-agentls-e2e-not-a-key';
 const OTHER_MODEL = 'e2e-local/stand-in';
 const THINKING = 'high';
 /** The workspace's project instructions and prompt template (e2e/fixture/AGENTS.md, greet.md). */
@@ -100,7 +102,8 @@ const REVIEW_REJECTION = `The user rejected the change to ${REVIEWED}: ${REJECT_
 
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
 type Waiting =
-  | { waiting: 'permission'; answer: 'Allow once' | 'Allow always' | 'Reject' }
+  /** Answer on the tool row in the panel (`inline`) or in the modal dialog (`detail`: the text it must show). */
+  | { waiting: 'permission'; answer: 'Allow once' | 'Allow always' | 'Reject'; ui: 'inline' | 'modal'; detail?: string }
   | { waiting: 'continue' }
   /**
    * The diff editor `title` is open: check the panel lists the review; then Accept (the diff's
@@ -318,6 +321,10 @@ async function abort(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(step, 'transcript says aborted', notice !== undefined);
 }
 
+function summary(row: Extract<Row, { kind: 'tool' }> | undefined): string {
+  return row?.summary ?? '';
+}
+
 function toolRow(api: AgentExtension, toolCallId: string): Extract<Row, { kind: 'tool' }> | undefined {
   return rows(api).find(
     (row): row is Extract<Row, { kind: 'tool' }> => row.kind === 'tool' && row.toolCallId === toolCallId,
@@ -332,6 +339,7 @@ async function promptAndAnswer(
   text: string,
   toolCallId: string,
   answer: 'Allow once' | 'Allow always' | 'Reject',
+  ui: 'inline' | 'modal' = 'inline',
 ): Promise<SettledNotification> {
   const c = api.controller;
   const result = await c.prompt(text);
@@ -339,8 +347,16 @@ async function promptAndAnswer(
   rec.check(step, 'status is waiting for permission', true);
   const asking = toolRow(api, toolCallId);
   rec.check(step, 'bash row waits for permission', asking?.status === 'permission', asking);
-  // The driver answers the modal dialog in the browser.
-  rec.ask({ waiting: 'permission', answer });
+  if (ui === 'inline') {
+    await waitFor(api, () => c.openQuestions.includes(toolCallId), 5_000, 'the inline question').catch(() => undefined);
+    const row = toolRow(api, toolCallId);
+    rec.check(step, 'the question shows on the bash row in the panel', row?.question?.length === 3, row);
+    rec.ask({ waiting: 'permission', answer, ui });
+  } else {
+    rec.check(step, 'the modal asks, not the row', !c.openQuestions.includes(toolCallId), c.openQuestions);
+    // the dialog names the command, not the arguments' JSON
+    rec.ask({ waiting: 'permission', answer, ui, detail: `$ ${summary(asking)}` });
+  }
   const settled = await settledRun(api, result.runId, 60_000);
   rec.check(step, 'run settled with stop', settled.stopReason === 'stop', settled);
   rec.check(step, 'status back to idle', c.status === 'idle');
@@ -356,7 +372,15 @@ async function permission(api: AgentExtension, rec: Recorder): Promise<void> {
 
 async function reject(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
   const step = 'reject';
-  await promptAndAnswer(api, rec, step, 'Run the check that writes rejected.txt.', 'call-bash-reject', 'Reject');
+  // This one in the modal dialog (agentls.permissionPrompt: modal applies to the next question, no restart).
+  const config = vscode.workspace.getConfiguration('agentls');
+  await config.update('permissionPrompt', 'modal', vscode.ConfigurationTarget.Global);
+  try {
+    await promptAndAnswer(api, rec, step, 'Run the check that writes rejected.txt.', 'call-bash-reject', 'Reject', 'modal');
+  } finally {
+    await config.update('permissionPrompt', undefined, vscode.ConfigurationTarget.Global);
+  }
+  rec.check(step, 'the setting change did not restart the server', api.connection.running && api.controller.connected);
   const tool = toolRow(api, 'call-bash-reject');
   rec.check(
     step,
@@ -422,6 +446,80 @@ async function allowAlways(api: AgentExtension, rec: Recorder, folder: string): 
   }
   const left = await permissionRules(api, folder);
   rec.check(step, 'no rule left after revoking', left.length === 0, left);
+}
+
+/** An inline question an abort cancels (the server's $/cancelRequest): it leaves the row, the call does not run. */
+async function cancelQuestion(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'cancel-question';
+  const c = api.controller;
+  const result = await c.prompt('Run the check that the abort cancels.');
+  await waitFor(api, () => c.openQuestions.includes('call-bash-cancel'), 15_000, 'the inline question');
+  const shown = await api.panel.renderedText();
+  rec.check(step, 'the panel shows the question with its answers', shown.includes('Allow this call?') && shown.includes('Allow always'), shown.slice(-300));
+  await c.abort();
+  const settled = await settledRun(api, result.runId, 30_000);
+  rec.check(step, 'the run settled as aborted', settled.stopReason === 'aborted', settled);
+  await waitFor(api, () => c.openQuestions.length === 0, 10_000, 'the cancelled question').catch(() => undefined);
+  const row = toolRow(api, 'call-bash-cancel');
+  rec.check(step, 'Abort: the inline question left the row', c.openQuestions.length === 0 && row?.question === undefined, row);
+  const after = await api.panel.renderedText();
+  rec.check(step, 'Abort: the panel shows no question', !after.includes('Allow this call?'), after.slice(-300));
+  rec.check(step, 'Abort: the cancelled command did not run', !fs.existsSync(path.join(folder, 'cancelled.txt')));
+  rec.check(step, 'status back to idle', c.status === 'idle', c.status);
+}
+
+/** Typed settings apply without a restart: `agentls.thinkingLevel` goes to the current session (agent/setThinkingLevel). */
+async function settingsApply(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'settings';
+  const c = api.controller;
+  const config = vscode.workspace.getConfiguration('agentls');
+  const before = c.thinkingLevel;
+  await config.update('thinkingLevel', 'low', vscode.ConfigurationTarget.Global);
+  try {
+    await waitFor(api, () => c.thinkingLevel === 'low', 10_000, 'the thinking level setting').catch(() => undefined);
+    const level = (await state(api)).thinkingLevel;
+    rec.check(step, 'agentls.thinkingLevel applied to the session without a restart', level === 'low' && api.connection.running, level);
+  } finally {
+    await config.update('thinkingLevel', undefined, vscode.ConfigurationTarget.Global);
+  }
+  await c.setThinkingLevel(before);
+  // Agent: Focus Panel (Ctrl+Alt+P) shows the panel
+  await Promise.resolve(vscode.commands.executeCommand('workbench.action.closeAuxiliaryBar')).catch(() => undefined);
+  await vscode.commands.executeCommand('agentls.focusPanel');
+  await waitFor(api, () => api.panel.visible, 10_000, 'the panel').catch(() => undefined);
+  rec.check(step, 'Agent: Focus Panel shows the panel', api.panel.visible);
+}
+
+/** An API key in SecretStorage (Agent: Set API Key) reaches the server's environment when it starts. */
+async function apiKey(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'api-key';
+  const c = api.controller;
+  const restart = async (): Promise<void> => {
+    await api.connection.stop();
+    await api.connection.start();
+    await waitFor(api, () => c.connected && c.sessionId !== undefined, 20_000, 'the session after the restart');
+  };
+  // A restarted server reads the faux script afresh when it loads the session: meanwhile the
+  // script holds only what is left (the answer to the driver's last prompt), restored afterwards.
+  const script = vscode.workspace.getConfiguration('agentls').get<string>('fauxScript', '');
+  const mainScript = fs.readFileSync(script, 'utf8');
+  const parsed = JSON.parse(mainScript) as { responses: unknown[] };
+  fs.writeFileSync(script, JSON.stringify({ ...parsed, responses: parsed.responses.slice(-1) }));
+  await api.secrets.store(secretKey('OPENAI_API_KEY'), API_KEY_VALUE);
+  try {
+    await restart();
+    await c.bash('printenv OPENAI_API_KEY', true);
+    await waitFor(api, () => c.bashId === undefined, 10_000, 'printenv').catch(() => undefined);
+    const row = bashRow(api, 'printenv OPENAI_API_KEY');
+    rec.check(step, 'the API key of SecretStorage is in the server environment', row !== undefined && [API_KEY_VALUE, '[redacted]'].includes(row.output.trim()), row);
+  } finally {
+    await api.secrets.delete(secretKey('OPENAI_API_KEY'));
+    try {
+      await restart();
+    } finally {
+      fs.writeFileSync(script, mainScript);
+    }
+  }
 }
 
 async function writeNewFile(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
@@ -985,8 +1083,10 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await permission(api, rec);
     await reject(api, rec, folder);
     await allowAlways(api, rec, folder);
+    await cancelQuestion(api, rec, folder);
     await writeNewFile(api, rec, folder);
     await continueAfterError(api, rec);
+    await settingsApply(api, rec);
     await pickers(api, rec);
     await userBash(api, rec);
     await compact(api, rec);
@@ -995,6 +1095,7 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await diagnostics(api, rec, folder);
     await reload(api, rec);
     await review(api, rec, folder);
+    await apiKey(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));
   }

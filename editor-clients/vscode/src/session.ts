@@ -22,9 +22,11 @@ import type {
   EventNotification,
   Message,
   ModelInfo,
+  PermissionOutcome,
   PromptResult,
   QueueLists,
   QueueNotification,
+  RequestPermissionParams,
   SessionInfo,
   SettledNotification,
   StateResult,
@@ -34,13 +36,27 @@ import type {
 import { EMPTY_QUEUE, queueFrom, queueItems, type QueueState, removedText, withoutItem } from './queue';
 import type { ReviewInfo } from './reviews';
 import { Transcript } from './transcript';
-import type { Header, RunStatus, Stats } from './view';
+import type { Header, PermissionChoice, RunStatus, Stats } from './view';
 
 export interface AgentRpc {
   request<R>(method: string, params: object): Promise<R>;
 }
 
 export type SubmitMode = 'prompt' | 'steer' | 'followUp';
+
+/** What a cancellation token offers (vscode's and the language client's tokens fit). */
+export interface CancellationSignal {
+  readonly isCancellationRequested: boolean;
+  onCancellationRequested(listener: () => void): { dispose(): void };
+}
+
+const PERMISSION_OUTCOMES = new Set<PermissionOutcome>(['allowOnce', 'allowAlways', 'reject']);
+/** The answers when the server names none. */
+export const DEFAULT_CHOICES: PermissionChoice[] = [
+  { id: 'allowOnce', label: 'Allow once' },
+  { id: 'allowAlways', label: 'Allow always' },
+  { id: 'reject', label: 'Reject' },
+];
 
 const EMPTY_STATS: Stats = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, contextPercent: null };
 
@@ -70,6 +86,8 @@ export class SessionController {
   /** Every `agent/settled` of this session, oldest first. */
   readonly settled: SettledNotification[] = [];
   private permissionsPending = 0;
+  /** The inline permission questions waiting for a click, by tool call id. */
+  private readonly questions = new Map<string, (outcome: PermissionOutcome) => void>();
   /** The changes waiting for review, of every session (`agent/reviewEdit`). */
   reviews: ReviewInfo[] = [];
   private creating: Promise<string> | undefined;
@@ -79,6 +97,8 @@ export class SessionController {
     private readonly rpc: AgentRpc,
     /** The folder of new sessions (the first workspace folder). */
     private readonly workspaceFolder: () => string | undefined,
+    /** The settings' params of new sessions (`model`, `thinkingLevel`, `permissions`). */
+    private readonly sessionDefaults: () => { permissions?: Record<string, string> } & Record<string, unknown> = () => ({}),
   ) {}
 
   // --- state for the UI --------------------------------------------------------------------
@@ -223,6 +243,46 @@ export class SessionController {
     this.changed();
   }
 
+  /**
+   * Ask a permission question on its tool row (the panel's buttons answer it): the answer,
+   * or `undefined` when the row is not in this session's transcript (ask elsewhere then).
+   * Call after `permissionPending(..., true)`. A cancelled question (the server's
+   * `$/cancelRequest`, after an abort) is a rejection and leaves the row.
+   */
+  askInline(params: RequestPermissionParams, token?: CancellationSignal): Promise<PermissionOutcome> | undefined {
+    if (params.sessionId !== this.sessionId) return undefined;
+    const choices = params.options?.length ? params.options.filter((o) => PERMISSION_OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
+    if (!this.transcript.askOnRow(params.toolCallId, choices)) return undefined;
+    this.changed();
+    return new Promise<PermissionOutcome>((resolve) => {
+      let subscription: { dispose(): void } | undefined;
+      const finish = (outcome: PermissionOutcome): void => {
+        subscription?.dispose();
+        if (this.questions.get(params.toolCallId) !== finish) return;
+        this.questions.delete(params.toolCallId);
+        this.transcript.setAwaitingPermission(params.toolCallId, false);
+        this.changed();
+        resolve(outcome);
+      };
+      this.questions.set(params.toolCallId, finish);
+      subscription = token?.onCancellationRequested(() => finish('reject'));
+      if (token?.isCancellationRequested) finish('reject');
+    });
+  }
+
+  /** An answer clicked on a tool row; whether a question was waiting for it. */
+  answerPermission(toolCallId: string, outcome: PermissionOutcome): boolean {
+    const finish = this.questions.get(toolCallId);
+    if (!finish) return false;
+    finish(outcome);
+    return true;
+  }
+
+  /** The inline questions still open, by tool call id. */
+  get openQuestions(): string[] {
+    return [...this.questions.keys()];
+  }
+
   /** The pending reviews changed: the tool rows of this session's calls show that they wait. */
   setReviews(reviews: ReviewInfo[]): void {
     const waiting = (list: ReviewInfo[]): Set<string> =>
@@ -242,6 +302,7 @@ export class SessionController {
       this.runId = undefined;
       this.bashId = undefined;
       this.permissionsPending = 0;
+      for (const finish of [...this.questions.values()]) finish('reject');
       this.changed();
       return;
     }
@@ -277,9 +338,12 @@ export class SessionController {
 
   async newSession(options: { permissions?: Record<string, string> } = {}): Promise<string> {
     const cwd = this.workspaceFolder();
+    const defaults = this.sessionDefaults();
+    const permissions = { ...defaults.permissions, ...options.permissions };
     const { sessionId } = await this.rpc.request<{ sessionId: string }>('agent/newSession', {
       ...(cwd ? { cwd } : {}),
-      ...options,
+      ...defaults,
+      ...(Object.keys(permissions).length > 0 ? { permissions } : {}),
     });
     this.reset(sessionId);
     this.error = undefined;
@@ -320,6 +384,8 @@ export class SessionController {
     this.cwd = undefined;
     this.contextFiles = [];
     this.permissionsPending = 0;
+    // another session's transcript: its questions can no longer be answered here
+    for (const finish of [...this.questions.values()]) finish('reject');
     this.settled.length = 0;
     this.transcript.clear();
   }

@@ -52,7 +52,7 @@ import type {
   ToolResult,
   ToolResultMessage,
 } from './protocol';
-import type { BashStatus, Row, ToolStatus } from './view';
+import type { BashStatus, PermissionChoice, Row, ToolStatus } from './view';
 
 type ToolRow = Extract<Row, { kind: 'tool' }>;
 type BashRow = Extract<Row, { kind: 'bash' }>;
@@ -144,7 +144,16 @@ export class Transcript {
     const row = this.toolRows.get(toolCallId);
     if (!row) return;
     if (open && (row.status === 'running' || row.status === 'pending')) this.updateTool(row, { status: 'permission' });
-    else if (!open && row.status === 'permission') this.updateTool(row, { status: 'running' });
+    else if (!open && row.status === 'permission') this.updateTool(row, { status: 'running', question: undefined });
+    else if (!open && row.question) this.updateTool(row, { question: undefined });
+  }
+
+  /** Put a permission question's answers on its call's row (waiting for permission); whether the row can show it. */
+  askOnRow(toolCallId: string, choices: PermissionChoice[]): boolean {
+    const row = this.toolRows.get(toolCallId);
+    if (!row || row.status !== 'permission') return false;
+    this.updateTool(row, { question: choices });
+    return true;
   }
 
   /** A call's change waits for review (`true`) or was answered (`false`). */
@@ -534,9 +543,11 @@ export class Transcript {
     return row;
   }
 
-  private updateTool(row: ToolRow, change: Partial<Pick<ToolRow, 'status' | 'output'>>): void {
+  private updateTool(row: ToolRow, change: { status?: ToolStatus; output?: string; question?: PermissionChoice[] | undefined }): void {
     const current = (row.toolCallId && this.toolRows.get(row.toolCallId)) || row;
-    const next: ToolRow = { ...current, ...change };
+    const { question, ...rest } = { ...current, ...change };
+    // a question lasts only while the call waits for permission
+    const next: ToolRow = question && rest.status === 'permission' ? { ...rest, question } : rest;
     this.put(next);
     if (next.toolCallId) this.toolRows.set(next.toolCallId, next);
   }

@@ -8,7 +8,7 @@
  */
 
 import type { Chip, ContextChip, FileEntry } from './attachments';
-import type { CommandInfo, CompactionReason, ModelInfo, QueueItem, ThinkingLevel } from './protocol';
+import type { CommandInfo, CompactionReason, ModelInfo, PermissionOutcome, QueueItem, ThinkingLevel } from './protocol';
 import type { ReviewInfo } from './reviews';
 
 /**
@@ -46,6 +46,8 @@ export type Row =
       status: ToolStatus;
       /** Streamed partial output while running, the result once ended. */
       output: string;
+      /** The permission question asked inline about this call (`agentls.permissionPrompt` `inline`): its answers. */
+      question?: PermissionChoice[];
     }
   | {
       kind: 'bash';
@@ -75,6 +77,12 @@ export type Row =
   | { kind: 'branchSummary'; id: string; summary: string }
   | { kind: 'notice'; id: string; level: 'info' | 'warning' | 'error'; text: string }
   | { kind: 'custom'; id: string; role: string; text: string };
+
+/** An answer of a permission question: `allowOnce`, `allowAlways` or `reject`, with the server's label. */
+export interface PermissionChoice {
+  id: PermissionOutcome;
+  label: string;
+}
 
 export type RunStatus = 'idle' | 'running' | 'permission' | 'review';
 
@@ -150,6 +158,8 @@ export type FromWebview =
   | { type: 'newSession' }
   | { type: 'showSessions' }
   | { type: 'removeQueueItem'; id: string }
+  /** An answer clicked on a tool row's inline permission question. */
+  | { type: 'permission'; toolCallId: string; outcome: PermissionOutcome }
   | { type: 'setModel'; model: string }
   | { type: 'setThinkingLevel'; level: ThinkingLevel }
   /** A pending review's button: open its diff again, accept or reject it. */

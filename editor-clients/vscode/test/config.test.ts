@@ -4,8 +4,11 @@ import {
   initializationOptions,
   resolveServerCommand,
   ServerNotFoundError,
+  secretKey,
   serverEnvironment,
+  sessionDefaults,
   type Settings,
+  settingsEffect,
 } from '../src/config';
 
 const settings = (over: Partial<Settings> = {}): Settings => ({
@@ -16,6 +19,8 @@ const settings = (over: Partial<Settings> = {}): Settings => ({
   dataDir: '',
   initializationOptions: {},
   serverEnv: {},
+  thinkingLevel: '',
+  permissions: {},
   ...over,
 });
 
@@ -92,5 +97,44 @@ describe('server environment', () => {
       { PATH: '/usr/bin', HOME: '/home/me', UNSET: undefined },
     );
     expect(env).toEqual({ PATH: '/opt/bin', HOME: '/home/me', ANTHROPIC_API_KEY: 'sk-test' });
+  });
+});
+
+describe('typed settings and their changes', () => {
+  it('passes the model, thinking level and permissions to new sessions and as initialization options', () => {
+    const typed = settings({
+      model: 'anthropic/claude-x',
+      thinkingLevel: 'low',
+      permissions: { bash: 'allow', edit: 'review', read: 'sometimes', write: 3 },
+      initializationOptions: { permissions: { grep: 'deny' }, thinkingLevel: 'high' },
+    });
+    expect(sessionDefaults(typed)).toEqual({
+      model: { provider: 'anthropic', id: 'claude-x' },
+      thinkingLevel: 'low',
+      permissions: { bash: 'allow', edit: 'review' }, // unknown modes are left out
+    });
+    expect(initializationOptions(typed)).toEqual({
+      model: { provider: 'anthropic', id: 'claude-x' },
+      thinkingLevel: 'low', // the typed setting wins over the free-form one
+      permissions: { grep: 'deny', bash: 'allow', edit: 'review' },
+    });
+    expect(sessionDefaults(settings({ thinkingLevel: 'bogus' }))).toEqual({});
+  });
+
+  it('restarts the server only for the settings it reads at start', () => {
+    const effect = (...changed: string[]) => settingsEffect((section) => changed.includes(section));
+    expect(effect('agentls.serverEnv')).toEqual({ restart: true, session: [] });
+    expect(effect('agentls.model', 'agentls.thinkingLevel')).toEqual({ restart: false, session: ['model', 'thinkingLevel'] });
+    expect(effect('agentls.permissionPrompt')).toEqual({ restart: false, session: [] });
+  });
+
+  it('puts the API keys of SecretStorage into the server environment, over the settings', () => {
+    const env = serverEnvironment(
+      settings({ serverEnv: { OPENAI_API_KEY: 'from-settings', OTHER: 'x' } }),
+      { PATH: '/bin' },
+      { OPENAI_API_KEY: 'from-secrets', ANTHROPIC_API_KEY: undefined, EMPTY: '' },
+    );
+    expect(env).toEqual({ PATH: '/bin', OPENAI_API_KEY: 'from-secrets', OTHER: 'x' });
+    expect(secretKey('OPENAI_API_KEY')).toBe('agentls.env.OPENAI_API_KEY');
   });
 });

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import {
+  modelLabels,
+  permissionDetail,
+  statsParts,
   appendTail,
   bashLabel,
   contentText,
@@ -108,5 +111,37 @@ describe('relativePath', () => {
     expect(relativePath('/wx/AGENTS.md', '/w')).toBe('/wx/AGENTS.md');
     expect(relativePath('/AGENTS.md', '/w')).toBe('/AGENTS.md');
     expect(relativePath('/w/AGENTS.md', undefined)).toBe('/w/AGENTS.md');
+  });
+});
+
+describe('permissionDetail', () => {
+  it('names the command or the path, not the arguments as JSON', () => {
+    expect(permissionDetail('bash', { command: 'rm -rf build' })).toBe('$ rm -rf build');
+    expect(permissionDetail('write', { path: 'a.txt', content: 'x' })).toBe('write a.txt');
+    expect(permissionDetail('edit', { path: 'a.py', edits: [{}, {}] })).toBe('edit a.py (2 edits)');
+    expect(permissionDetail('custom', { n: 1 })).toBe('custom\n\n{\n  "n": 1\n}');
+    expect(permissionDetail('bash', { command: 'x'.repeat(700) })).toHaveLength(2 + 600 + 1);
+  });
+});
+
+describe('the header figures', () => {
+  it('say in words what each figure is', () => {
+    const parts = statsParts({ input: 25_000, output: 619, cacheRead: 6600, cacheWrite: 25_000, cost: 0, contextPercent: 3 });
+    expect(parts.map((p) => p.text).join(' · ')).toBe('↑25k · ↓619 · R6.6k · W25k · $0 · ctx 3%');
+    expect(parts.map((p) => p.title.split(':')[0])).toEqual(['Input', 'Output', 'Cache read', 'Cache write', 'Cost of the session so far', 'Context used']);
+    expect(parts[0]?.title).toContain('25,000 tokens');
+    expect(statsParts({ input: 1, output: 2, cacheRead: 0, cacheWrite: 0, cost: 0.5, contextPercent: null }).map((p) => p.text)).toEqual(['↑1', '↓2', '$0.50']);
+  });
+});
+
+describe('modelLabels', () => {
+  it('adds the provider only when two providers offer a model of the same name', () => {
+    expect(
+      modelLabels([
+        { provider: 'anthropic', id: 'claude-x', name: 'Claude X' },
+        { provider: 'openrouter', id: 'anthropic/claude-x', name: 'Claude X' },
+        { provider: 'faux', id: 'faux-1' },
+      ]),
+    ).toEqual(['Claude X (anthropic)', 'Claude X (openrouter)', 'faux-1']);
   });
 });

@@ -159,6 +159,92 @@ describe('SessionController', () => {
     expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'running' });
   });
 
+  describe('inline permission questions', () => {
+    const PARAMS = {
+      sessionId: 's1',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      args: { command: 'ls' },
+      title: 'Run bash: ls',
+      options: [
+        { id: 'allowOnce', label: 'Allow once' },
+        { id: 'allowAlways', label: 'Allow always' },
+        { id: 'reject', label: 'Reject' },
+      ],
+    } as const;
+
+    /** A cancellation token the test cancels (the server's $/cancelRequest). */
+    function token(): { isCancellationRequested: boolean; cancel(): void; onCancellationRequested(l: () => void): { dispose(): void } } {
+      const listeners = new Set<() => void>();
+      return {
+        isCancellationRequested: false,
+        cancel() {
+          this.isCancellationRequested = true;
+          for (const l of listeners) l();
+        },
+        onCancellationRequested(l) {
+          listeners.add(l);
+          return { dispose: () => listeners.delete(l) };
+        },
+      };
+    }
+
+    async function asking(): Promise<SessionController> {
+      const { c } = await started();
+      await c.prompt('hi');
+      c.handleEvent({
+        sessionId: 's1',
+        runId: 'run-1',
+        seq: 1,
+        event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'ls' } },
+      });
+      c.permissionPending('s1', 'c1', true);
+      return c;
+    }
+
+    it('puts the answers on the tool row; a click answers and takes them away', async () => {
+      const c = await asking();
+      const answer = c.askInline({ ...PARAMS, options: [...PARAMS.options] });
+      expect(answer).toBeDefined();
+      expect(c.transcript.rows[0]).toMatchObject({
+        kind: 'tool',
+        status: 'permission',
+        question: [{ id: 'allowOnce' }, { id: 'allowAlways' }, { id: 'reject' }],
+      });
+      expect(c.openQuestions).toEqual(['c1']);
+      expect(c.answerPermission('c1', 'allowAlways')).toBe(true);
+      await expect(answer).resolves.toBe('allowAlways');
+      expect(c.answerPermission('c1', 'reject')).toBe(false); // answered once
+      c.permissionPending('s1', 'c1', false);
+      expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'running' });
+      expect(c.transcript.rows[0]).not.toHaveProperty('question');
+    });
+
+    it('a question the server cancels (an abort) is a rejection and leaves the row', async () => {
+      const c = await asking();
+      const cancel = token();
+      const answer = c.askInline({ ...PARAMS, options: [...PARAMS.options] }, cancel);
+      cancel.cancel();
+      await expect(answer).resolves.toBe('reject');
+      expect(c.openQuestions).toEqual([]);
+      expect(c.transcript.rows[0]).not.toHaveProperty('question');
+    });
+
+    it('cannot ask about a call of another session or one without a row (the modal asks then)', async () => {
+      const c = await asking();
+      expect(c.askInline({ ...PARAMS, options: [...PARAMS.options], sessionId: 'other' })).toBeUndefined();
+      expect(c.askInline({ ...PARAMS, options: [...PARAMS.options], toolCallId: 'unseen' })).toBeUndefined();
+    });
+
+    it('rejects the open questions when the server stops', async () => {
+      const c = await asking();
+      const answer = c.askInline({ ...PARAMS, options: [] }); // no options: the default three
+      expect(c.transcript.rows[0]).toMatchObject({ question: [{ id: 'allowOnce' }, { id: 'allowAlways' }, { id: 'reject' }] });
+      await c.connectionChanged(false);
+      await expect(answer).resolves.toBe('reject');
+    });
+  });
+
   it('shows a change waiting for review on its tool row and in the status, and lists every pending review', async () => {
     const { c } = await started();
     await c.prompt('edit it');

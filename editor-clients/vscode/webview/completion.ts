@@ -1,27 +1,41 @@
 /**
- * The prompt box's `/` completion: the prompt templates and skills of `agent/listCommands`
- * in a list above the box. Arrows move, Tab or Enter inserts `/name `, Escape closes it.
- * The list is asked for afresh each time a `/` starts the box, so new templates show.
+ * The prompt box's completion lists, one generic list (`CompletionList`) used twice:
+ *
+ * - `/` at the start of the box: the prompt templates and skills of `agent/listCommands`.
+ *   Tab or Enter inserts `/name `.
+ * - `@` at the start or after a blank: the workspace's files, filtered by the word after
+ *   `@`. Tab or Enter picks one: the `@word` leaves the text and the file becomes a chip.
+ *
+ * Arrows move, Escape closes the list. The items are asked for afresh each time a query
+ * starts, so new templates and files show. The state is `CompletionState` (src/, tested).
  */
 
-import { applyCompletion, filterCommands, slashQuery } from '../src/promptInput';
+import type { FileEntry } from '../src/attachments';
+import { COMMAND_SOURCE, type CompletionSource, CompletionState, FILE_SOURCE } from '../src/completionState';
 import type { CommandInfo } from '../src/protocol';
 import { el } from './render';
 
-export class CommandCompletion {
-  readonly element = el('ul', { id: 'completions', class: 'completions', role: 'listbox', hidden: '' });
-  /** The commands for the `/` word being typed; `undefined` until they come. */
-  private commands: CommandInfo[] | undefined;
-  private requested = false;
-  private matches: CommandInfo[] = [];
-  private selected = 0;
-  /** The box's text when Escape closed the list: it stays closed until the text changes. */
-  private dismissed: string | undefined;
+export interface CompletionView<T> extends CompletionSource<T> {
+  /** The list element's id. */
+  id: string;
+  /** Ask for the items (answered with `setItems`). */
+  request(): void;
+  /** An item's line: its tooltip and its parts (class, text). */
+  render(item: T): { title: string; parts: [string, string][] };
+  /** Called once an item is chosen and applied to the text. */
+  picked?(item: T): void;
+}
+
+export class CompletionList<T> {
+  readonly element: HTMLUListElement;
+  private readonly state: CompletionState<T>;
 
   constructor(
     private readonly prompt: HTMLTextAreaElement,
-    private readonly requestCommands: () => void,
+    private readonly view: CompletionView<T>,
   ) {
+    this.state = new CompletionState(view);
+    this.element = el('ul', { id: view.id, class: 'completions', role: 'listbox', hidden: '' });
     this.element.addEventListener('mousedown', (event) => {
       const item = (event.target as HTMLElement).closest<HTMLElement>('[data-index]');
       if (!item) return;
@@ -34,29 +48,16 @@ export class CommandCompletion {
     return !this.element.hidden;
   }
 
-  /** The answer to `listCommands`. */
-  setCommands(commands: CommandInfo[]): void {
-    this.commands = commands;
-    this.update();
+  /** The answer to the request for the items. */
+  setItems(items: readonly T[]): void {
+    this.state.setItems(items, this.prompt.value, this.prompt.selectionStart);
+    this.render();
   }
 
   /** Call after every change of the box's text or cursor. */
   update(): void {
-    const query = slashQuery(this.prompt.value, this.prompt.selectionStart);
-    if (query === undefined) {
-      this.commands = undefined;
-      this.requested = false;
-      this.dismissed = undefined;
-      this.show([]);
-      return;
-    }
-    if (this.commands === undefined) {
-      if (!this.requested) this.requestCommands();
-      this.requested = true;
-      return;
-    }
-    if (this.dismissed !== undefined && this.dismissed !== this.prompt.value) this.dismissed = undefined;
-    this.show(this.dismissed === undefined ? filterCommands(this.commands, query) : []);
+    if (this.state.update(this.prompt.value, this.prompt.selectionStart)) this.view.request();
+    this.render();
   }
 
   /** A key pressed in the box while the list is open; whether the list used it. */
@@ -64,20 +65,18 @@ export class CommandCompletion {
     if (!this.open || event.isComposing) return false;
     switch (event.key) {
       case 'ArrowDown':
-      case 'ArrowUp': {
-        const step = event.key === 'ArrowDown' ? 1 : -1;
-        this.selected = (this.selected + step + this.matches.length) % this.matches.length;
+      case 'ArrowUp':
+        this.state.move(event.key === 'ArrowDown' ? 1 : -1);
         this.render();
         return true;
-      }
       case 'Tab':
       case 'Enter':
         if (event.shiftKey || event.altKey) return false;
-        this.accept(this.selected);
+        this.accept(this.state.selected);
         return true;
       case 'Escape':
-        this.dismissed = this.prompt.value;
-        this.show([]);
+        this.state.dismiss(this.prompt.value);
+        this.render();
         return true;
       default:
         return false;
@@ -85,37 +84,70 @@ export class CommandCompletion {
   }
 
   private accept(index: number): void {
-    const command = this.matches[index];
-    if (!command) return;
-    const next = applyCompletion(this.prompt.value, this.prompt.selectionStart, command.name);
-    this.prompt.value = next.text;
-    this.prompt.setSelectionRange(next.cursor, next.cursor);
-    this.prompt.dispatchEvent(new Event('input')); // saves the text, updates the list (closed: no `/` word now)
-  }
-
-  private show(matches: CommandInfo[]): void {
-    const changed = matches.length !== this.matches.length || matches.some((m, i) => m !== this.matches[i]);
-    this.matches = matches;
-    if (changed) this.selected = 0;
-    this.element.hidden = matches.length === 0;
-    this.render();
+    const chosen = this.state.accept(index, this.prompt.value, this.prompt.selectionStart);
+    if (!chosen) return;
+    this.prompt.value = chosen.edit.text;
+    this.prompt.setSelectionRange(chosen.edit.cursor, chosen.edit.cursor);
+    this.view.picked?.(chosen.item);
+    this.prompt.dispatchEvent(new Event('input')); // saves the text, updates the list (closed: no query now)
   }
 
   private render(): void {
+    const { matches, selected } = this.state;
+    this.element.hidden = matches.length === 0;
     this.element.replaceChildren(
-      ...this.matches.map((command, index) => {
-        const selected = index === this.selected;
+      ...matches.map((match, index) => {
+        const { title, parts } = this.view.render(match);
         const item = el(
           'li',
-          { role: 'option', 'data-index': String(index), 'aria-selected': String(selected), title: command.path },
-          el('span', { class: 'completion-name' }, `/${command.name}`),
-          el('span', { class: 'completion-hint' }, command.argumentHint ?? ''),
-          el('span', { class: 'completion-kind' }, command.kind),
-          el('span', { class: 'completion-description' }, command.description),
+          { role: 'option', 'data-index': String(index), 'aria-selected': String(index === selected), title },
+          ...parts.map(([cls, text]) => el('span', { class: cls }, text)),
         );
-        if (selected) queueMicrotask(() => item.scrollIntoView({ block: 'nearest' }));
+        if (index === selected) queueMicrotask(() => item.scrollIntoView({ block: 'nearest' }));
         return item;
       }),
     );
   }
+}
+
+/** The `/` list of templates and skills. */
+export function commandCompletion(prompt: HTMLTextAreaElement, request: () => void): CompletionList<CommandInfo> {
+  return new CompletionList(prompt, {
+    ...COMMAND_SOURCE,
+    id: 'completions',
+    request,
+    render: (command) => ({
+      title: command.path,
+      parts: [
+        ['completion-name', `/${command.name}`],
+        ['completion-hint', command.argumentHint ?? ''],
+        ['completion-kind', command.kind],
+        ['completion-description', command.description],
+      ],
+    }),
+  });
+}
+
+/** The `@` list of the workspace's files; `pick` adds the chosen file's chip. */
+export function fileCompletion(
+  prompt: HTMLTextAreaElement,
+  request: () => void,
+  pick: (file: FileEntry) => void,
+): CompletionList<FileEntry> {
+  return new CompletionList(prompt, {
+    ...FILE_SOURCE,
+    id: 'file-completions',
+    request,
+    picked: pick,
+    render: (file) => {
+      const slash = file.path.lastIndexOf('/');
+      return {
+        title: file.path,
+        parts: [
+          ['completion-name', file.path.slice(slash + 1)],
+          ['completion-hint', slash >= 0 ? file.path.slice(0, slash) : ''],
+        ],
+      };
+    },
+  });
 }

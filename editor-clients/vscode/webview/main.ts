@@ -3,13 +3,12 @@
  * it is sent, and posts the user's actions back. It holds no agent state of its own.
  */
 
-import { relativePath } from '../src/format';
+import { modelLabels, relativePath } from '../src/format';
 import { parsePromptInput } from '../src/promptInput';
-import { THINKING_LEVELS } from '../src/protocol';
+import { type PermissionOutcome, THINKING_LEVELS } from '../src/protocol';
 import type { FromWebview, Header, Row, ToWebview } from '../src/view';
-import { CommandCompletion } from './completion';
-import { FileCompletion } from './fileCompletion';
-import { el, renderRow, statsText } from './render';
+import { commandCompletion, fileCompletion } from './completion';
+import { el, renderRow, renderStats } from './render';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
@@ -43,8 +42,8 @@ const followUp = el('button', { id: 'followUp', class: 'secondary' }, 'Follow up
 const abort = el('button', { id: 'abort', class: 'secondary' }, 'Abort');
 const cont = el('button', { id: 'continue', class: 'secondary' }, 'Continue');
 const hint = el('span', { class: 'hint' });
-const completion = new CommandCompletion(prompt, () => post({ type: 'listCommands' }));
-const files = new FileCompletion(
+const completion = commandCompletion(prompt, () => post({ type: 'listCommands' }));
+const files = fileCompletion(
   prompt,
   () => post({ type: 'listFiles' }),
   (file) => post({ type: 'addFile', file }),
@@ -85,7 +84,8 @@ function running(): boolean {
 function applyHeader(next: Header): void {
   header = next;
   // models
-  const models = next.models.map((m) => ({ key: `${m.provider}/${m.id}`, name: m.name || m.id }));
+  const labels = modelLabels(next.models);
+  const models = next.models.map((m, i) => ({ key: `${m.provider}/${m.id}`, name: labels[i] ?? m.id }));
   if (next.model && !models.some((m) => m.key === next.model)) models.unshift({ key: next.model, name: next.model });
   const optionsKey = JSON.stringify(models);
   if (optionsKey !== modelOptionsKey) {
@@ -95,7 +95,7 @@ function applyHeader(next: Header): void {
   if (modelSelect.value !== (next.model ?? '')) modelSelect.value = next.model ?? '';
   modelSelect.disabled = models.length === 0;
   if (thinkingSelect.value !== next.thinkingLevel) thinkingSelect.value = next.thinkingLevel;
-  stats.textContent = statsText(next.stats);
+  renderStats(stats, next.stats);
   status.textContent =
     next.status === 'permission'
       ? 'waiting for permission'
@@ -285,7 +285,13 @@ prompt.addEventListener('keydown', (event) => {
   submit(event.altKey ? 'followUp' : 'auto');
 });
 transcript.addEventListener('click', (event) => {
-  if ((event.target as HTMLElement).closest('.bash-stop')) post({ type: 'abortBash' });
+  const target = event.target as HTMLElement;
+  if (target.closest('.bash-stop')) post({ type: 'abortBash' });
+  const answer = target.closest<HTMLElement>('.permission-answer');
+  const toolCallId = answer?.closest<HTMLElement>('.row.tool')?.dataset.toolCallId;
+  if (answer && toolCallId) {
+    post({ type: 'permission', toolCallId, outcome: answer.dataset.outcome as PermissionOutcome });
+  }
 });
 send.addEventListener('click', () => submit('auto'));
 followUp.addEventListener('click', () => submit('followUp'));
@@ -318,10 +324,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       prompt.focus();
       break;
     case 'commands':
-      completion.setCommands(message.commands);
+      completion.setItems(message.commands);
       break;
     case 'files':
-      files.setFiles(message.files);
+      files.setItems(message.files);
       break;
     case 'report':
       post({ type: 'rendered', text: document.body.innerText });

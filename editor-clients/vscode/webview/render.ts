@@ -1,9 +1,9 @@
 /** DOM for the panel's rows. Markdown goes through markdown-it with raw HTML off. */
 
 import MarkdownIt from 'markdown-it';
-import { bashLabel, formatCost, formatTokens } from '../src/format';
+import { bashLabel, formatTokens, statsParts } from '../src/format';
 import type { CompactionReason } from '../src/protocol';
-import type { CompactionStatus, Row, Stats, ToolStatus } from '../src/view';
+import type { CompactionStatus, PermissionChoice, Row, Stats, ToolStatus } from '../src/view';
 
 const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
 
@@ -20,13 +20,16 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return element;
 }
 
-export function statsText(stats: Stats): string {
-  const parts = [`↑${formatTokens(stats.input)}`, `↓${formatTokens(stats.output)}`];
-  if (stats.cacheRead > 0) parts.push(`R${formatTokens(stats.cacheRead)}`);
-  if (stats.cacheWrite > 0) parts.push(`W${formatTokens(stats.cacheWrite)}`);
-  parts.push(formatCost(stats.cost));
-  if (stats.contextPercent !== null) parts.push(`ctx ${stats.contextPercent.toFixed(0)}%`);
-  return parts.join(' · ');
+/** The figures as spans, each with its tooltip, ` · ` between them. */
+export function renderStats(element: HTMLElement, stats: Stats): void {
+  const parts = statsParts(stats);
+  const key = JSON.stringify(parts);
+  if (element.dataset.key === key) return;
+  element.dataset.key = key;
+  element.replaceChildren(
+    ...parts.flatMap((part, i) => [...(i > 0 ? [' · '] : []), el('span', { class: 'stat', title: part.title }, part.text)]),
+  );
+  element.title = parts.map((part) => part.title).join('\n');
 }
 
 const STATUS_LABEL: Record<ToolStatus, string> = {
@@ -88,6 +91,30 @@ function setMarkdown(element: HTMLElement, source: string): void {
   element.innerHTML = markdown.render(source); // raw HTML is escaped (html: false)
 }
 
+const CHOICE_TITLE: Record<PermissionChoice['id'], string> = {
+  allowOnce: 'Run this call',
+  allowAlways: 'Run it, and calls of this tool in this workspace from now on without asking',
+  reject: 'Do not run it: the model is told you rejected it',
+};
+
+/** A permission question on a tool row: a button per answer (`data-outcome`); hidden when none. */
+function renderQuestion(element: HTMLElement, question: PermissionChoice[] | undefined): void {
+  const key = JSON.stringify(question ?? []);
+  if (element.dataset.key === key) return;
+  element.dataset.key = key;
+  element.hidden = !question?.length;
+  element.replaceChildren(
+    ...(question?.length ? [el('span', { class: 'question-label' }, 'Allow this call?')] : []),
+    ...(question ?? []).map((choice) =>
+      el(
+        'button',
+        { class: `${choice.id === 'allowOnce' ? 'primary' : 'secondary'} permission-answer`, 'data-outcome': choice.id, title: CHOICE_TITLE[choice.id] },
+        choice.label,
+      ),
+    ),
+  );
+}
+
 /**
  * The element of a row: `existing` updated in place when it is of the same kind (so an
  * opened `<details>` stays open while its content streams), else a new one.
@@ -134,6 +161,8 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
       output.hidden = row.output === '';
       setText(output, row.output);
       if (row.status === 'running') output.scrollTop = output.scrollHeight;
+      if (row.toolCallId) element.dataset.toolCallId = row.toolCallId;
+      renderQuestion(part(element, '.tool-question'), row.question);
       break;
     }
     case 'bash': {
@@ -204,6 +233,7 @@ function create(row: Row): HTMLElement {
           el('span', { class: 'tool-summary' }),
           el('span', { class: 'tool-status' }),
         ),
+        el('div', { class: 'tool-question', role: 'group', 'aria-label': 'Permission', hidden: '' }),
         el('details', { class: 'tool-args' }, el('summary', {}, 'arguments'), el('pre', {})),
         el('pre', { class: 'tool-output' }),
       );
