@@ -161,13 +161,17 @@ class Recorder:
 
         return (await self.wait_for(match, count=count)).params
 
-    async def wait_delta(self, session_id: str, *, count: int = 1) -> dict:
-        """The ``count``-th ``text_delta`` of a session (the model is streaming)."""
+    async def wait_delta(self, session_id: str, *, count: int = 1, run_id: str | None = None) -> dict:
+        """The ``count``-th ``text_delta`` of a session, or of one of its runs (the model is streaming).
+
+        Without ``run_id`` the deltas of the session's earlier runs count too.
+        """
 
         def match(note: Notification) -> bool:
             return (
                 note.method == "agent/event"
                 and note.session_id == session_id
+                and (run_id is None or note.params.get("runId") == run_id)
                 and note.params["event"]["type"] == "message_update"
                 and note.params["event"]["assistantMessageEvent"]["type"] == "text_delta"
             )

@@ -161,7 +161,7 @@ async def test_commands_are_listed_and_expanded(
 
         # queued text expands too, as Pi's steer and followUp do
         run = await within(client.prompt(session, "go on"))
-        await recorder.wait_delta(session)
+        await recorder.wait_delta(session, run_id=run.run_id)
         await within(client.steer(session, '/review "lib/x.py" style'))
         await within(client.follow_up(session, "/unknown stays as typed"))
         queue = await within(client.get_queue(session))
