@@ -12,14 +12,12 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from agentls import __version__
-from agentls.printer import EventPrinter, Transcript, final_text
+
+if TYPE_CHECKING:  # the renderer (rich, markdown) is imported by the commands that print, not by `serve`
+    from agentls.printer import Transcript
 
 
 def _write_json(data: Any) -> None:
@@ -31,8 +29,11 @@ def _write_json(data: Any) -> None:
 
 
 async def _demo(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from agentls.ai.providers.faux import FauxScript, FauxScriptError
     from agentls.demo import demo_agent
+    from agentls.printer import EventPrinter
     from agentls.session import event_to_wire
 
     try:
@@ -161,7 +162,11 @@ def _parse_model(text: str | None, command: str) -> tuple[str, str] | str | None
 
 
 async def _run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
     from agentls.client import SERVER_LOG, AgentClient, AgentClientError
+    from agentls.printer import Transcript, final_text
 
     _show_server_warnings(SERVER_LOG)
     model = _parse_model(args.model, "run")
@@ -272,6 +277,9 @@ def _cli_hint(error: Any) -> str:
 
 
 async def _models(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
     from agentls.client import AgentClient, AgentClientError
 
     try:
@@ -303,6 +311,9 @@ async def _models(args: argparse.Namespace) -> int:
 
 
 async def _sessions(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
     from agentls.client import AgentClient, AgentClientError
 
     try:
