@@ -27,6 +27,7 @@ from typing import Any
 import httpx
 
 from agentls.ai.event_stream import AssistantMessageEventStream
+from agentls.ai.json_codec import json_bytes
 from agentls.ai.models import error_stream
 from agentls.ai.providers.budgets import (
     adjust_max_tokens_for_thinking,
@@ -49,7 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
-from agentls.ai.providers.wire_forms import MessageForms, WireForms, request_body
+from agentls.ai.providers.wire_forms import MessageForms, WireForms
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -529,14 +530,7 @@ class AnthropicProvider:
             headers = {"anthropic-beta": ",".join(betas), **headers}
         policy, timeouts = request_settings(self.spec.retry, self.spec.timeouts, options)
         request = _Request(
-            model,
-            options,
-            params,
-            api_key,
-            headers,
-            timeouts,
-            model.base_url or self.spec.base_url,
-            self._forms,
+            model, options, params, api_key, headers, timeouts, model.base_url or self.spec.base_url
         )
         return stream_response(model, options, request, classify=classify, policy=policy, logger=logger)
 
@@ -553,12 +547,10 @@ class _Request:
         headers: dict[str, str],
         timeouts: Timeouts,
         base_url: str,
-        forms: MessageForms,
     ) -> None:
         self.model = model
         self.options = options
         self.params = params
-        self.forms = forms
         self.api_key = api_key
         self.headers = headers
         self.timeouts = timeouts
@@ -585,10 +577,7 @@ class _Request:
         idle = self.timeouts.idle
         client = http_client(self.timeouts.connect)
         async with contextlib.AsyncExitStack() as stack:
-            body = request_body(
-                self.forms, payload, hooked=self.options is not None and self.options.on_payload is not None
-            )
-            request = client.stream("POST", self.url, content=body, headers=headers)
+            request = client.stream("POST", self.url, content=json_bytes(payload), headers=headers)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
             if response.status_code >= 400:
                 body = await idle_wait(response.aread(), idle, "response")

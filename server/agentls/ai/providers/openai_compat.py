@@ -32,6 +32,7 @@ from typing import Any
 import httpx
 
 from agentls.ai.event_stream import AssistantMessageEventStream
+from agentls.ai.json_codec import json_bytes
 from agentls.ai.models import error_stream
 from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context, clamp_thinking_level
 from agentls.ai.providers.catalog import ProviderSpec
@@ -49,7 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
-from agentls.ai.providers.wire_forms import MessageForms, request_body
+from agentls.ai.providers.wire_forms import MessageForms
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -630,9 +631,7 @@ class _Request:
         idle = self.timeouts.idle
         client = http_client(self.timeouts.connect)
         async with contextlib.AsyncExitStack() as stack:
-            hooked = self.options is not None and self.options.on_payload is not None
-            body = request_body(self.forms, payload, hooked)
-            request = client.stream("POST", self.url, content=body, headers=self.headers)
+            request = client.stream("POST", self.url, content=json_bytes(payload), headers=self.headers)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
             if response.status_code >= 400:
                 body = await idle_wait(response.aread(), idle, "response")

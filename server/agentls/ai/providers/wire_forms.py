@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from agentls.ai.json_codec import json_bytes
 from agentls.ai.types import Message
 
 
@@ -46,64 +45,9 @@ class WireForms:
         self._entries, self._next = self._next, {}
 
 
-class BodyEncoder:
-    """A request body as JSON, reusing the bytes of the messages' wire forms from the request before.
-
-    Encoding a long transcript again for every request was a good part of a turn's cost.
-    A form kept in :class:`WireForms` is the same object from one request to the next and
-    is never changed, so its JSON is too; other dicts (a user message grouping tool
-    results, a form copied to carry a cache mark) are encoded afresh, their kept parts
-    reused. The ``messages`` go last in the body.
-    """
-
-    def __init__(self) -> None:
-        self._bytes: dict[int, tuple[Any, bytes]] = {}
-        self._next: dict[int, tuple[Any, bytes]] = {}
-
-    def encode(self, payload: dict[str, Any]) -> bytes:
-        """The body; a payload an ``on_payload`` hook returned must go to :func:`json_bytes` instead
-        (the hook may have changed forms in place)."""
-        messages = payload.get("messages")
-        if not isinstance(messages, list):
-            return json_bytes(payload)
-        head = json_bytes({key: value for key, value in payload.items() if key != "messages"})
-        listed = b",".join(self._message(message) for message in messages)
-        self._bytes, self._next = self._next, {}
-        separator = b"," if head != b"{}" else b""
-        return head[:-1] + separator + b'"messages":[' + listed + b"]}"
-
-    def _message(self, message: Any) -> bytes:
-        kept = self._bytes.get(id(message))
-        if kept is not None and kept[0] is message:
-            self._next[id(message)] = kept
-            return kept[1]
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return self._kept(message)
-        rest = json_bytes({key: value for key, value in message.items() if key != "content"})
-        blocks = b",".join(self._kept(block) for block in content)
-        separator = b"," if rest != b"{}" else b""
-        encoded = rest[:-1] + separator + b'"content":[' + blocks + b"]}"
-        self._next[id(message)] = (message, encoded)
-        return encoded
-
-    def _kept(self, value: Any) -> bytes:
-        kept = self._bytes.get(id(value))
-        if kept is None or kept[0] is not value:
-            kept = (value, json_bytes(value))
-        self._next[id(value)] = kept
-        return kept[1]
-
-
 class MessageForms:
-    """A provider's forms of messages: ``target`` for the model, ``wire`` for its API, ``body`` as JSON."""
+    """A provider's forms of messages: ``target`` for the model, ``wire`` for its API."""
 
     def __init__(self) -> None:
         self.target = WireForms()
         self.wire = WireForms()
-        self.body = BodyEncoder()
-
-
-def request_body(forms: MessageForms, payload: dict[str, Any], hooked: bool) -> bytes:
-    """The JSON of a request: from the kept forms, unless an ``on_payload`` hook had the payload."""
-    return json_bytes(payload) if hooked else forms.body.encode(payload)
