@@ -318,25 +318,32 @@ local function session_label(info)
   return ("%s  %s  (%d messages)%s"):format(when, title, info.messageCount or 0, current)
 end
 
---- :AgentSessions: pick a session of this workspace to show (and continue).
-function M.sessions()
+--- Pick one of the workspace's sessions with vim.ui.select, then `on_choice(session)`.
+local function pick_session(prompt, none, on_choice)
   client.request("agent/listSessions", { cwd = config.root_dir() }, function(err, result)
     if err then
       return fail(err)
     end
     local sessions = result.sessions or {}
     if #sessions == 0 then
-      return notify("no sessions yet for " .. config.root_dir())
+      return notify(none .. config.root_dir())
     end
     vim.ui.select(sessions, {
-      prompt = "agentls sessions",
+      prompt = prompt,
       kind = "agentls.session",
       format_item = session_label,
     }, function(choice)
       if choice then
-        M.open_session(choice)
+        on_choice(choice)
       end
     end)
+  end)
+end
+
+--- :AgentSessions: pick a session of this workspace to show (and continue).
+function M.sessions()
+  pick_session("agentls sessions", "no sessions yet for ", function(choice)
+    M.open_session(choice)
   end)
 end
 
@@ -567,24 +574,7 @@ end
 
 --- :AgentDeleteSession: pick one of the workspace's sessions and delete it.
 function M.delete_session()
-  client.request("agent/listSessions", { cwd = config.root_dir() }, function(err, result)
-    if err then
-      return fail(err)
-    end
-    local sessions = result.sessions or {}
-    if #sessions == 0 then
-      return notify("no sessions to delete for " .. config.root_dir())
-    end
-    vim.ui.select(sessions, {
-      prompt = "agentls: delete which session?",
-      kind = "agentls.session",
-      format_item = session_label,
-    }, function(choice)
-      if choice then
-        delete_session(choice)
-      end
-    end)
-  end)
+  pick_session("agentls: delete which session?", "no sessions to delete for ", delete_session)
 end
 
 --- :AgentPermissions: the "allow always" rules of the workspace; picking one revokes it.
