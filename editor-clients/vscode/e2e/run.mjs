@@ -465,6 +465,89 @@ async function answerReview(page, { action, title, path: file, reason }) {
   check(`the diff editor closed after ${action}`, true);
 }
 
+/**
+ * A Copy button of the assistant message with `hasText`: of the message, or of its code
+ * block, whose highlighting (theme-coloured token spans) it checks first.
+ */
+async function clickCopy(page, { what, hasText }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const row = frame.locator('.row.text', { hasText }).last();
+  await row.scrollIntoViewIfNeeded();
+  if (what === 'code') {
+    const block = row.locator('.code-block').first();
+    const tokens = await block.locator('code span[class^="tok-"]').evaluateAll((spans) =>
+      spans.map((span) => ({ kind: span.className, text: span.textContent, colour: getComputedStyle(span).color })));
+    const plain = await block.locator('code').evaluate((code) => getComputedStyle(code).color);
+    const kinds = new Set(tokens.map((t) => t.kind));
+    check('the code block is highlighted: keys, numbers and literals as tokens',
+      ['tok-key', 'tok-number', 'tok-literal', 'tok-string'].every((kind) => kinds.has(kind)), tokens);
+    check('the tokens have theme colours of their own', tokens.length > 0 && tokens.every((t) => t.colour !== plain), { plain, tokens });
+    await block.hover();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'code-block.png') });
+    const button = block.locator('.copy-code');
+    await button.click();
+    check('the code block\'s Copy button says Copied', (await button.innerText()) === 'Copied');
+  } else {
+    await row.hover();
+    const button = row.locator('.copy-message');
+    await button.click();
+    check('the message\'s Copy button says Copied', (await button.innerText()) === 'Copied');
+  }
+}
+
+/** The path in a tool row's summary: click it (the self-test checks the editor opened it). */
+async function clickPath(page, { path: file }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const link = frame.locator('.row.tool .tool-summary.path-link', { hasText: file }).last();
+  await link.scrollIntoViewIfNeeded();
+  const title = await link.getAttribute('title');
+  check('the tool row\'s path is a link with a tooltip', title === `Open ${file}`, title);
+  await link.click();
+}
+
+/** Edit on a user message: the prompt box gets its text; then empty the box again. */
+async function editMessage(page, { text }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const row = frame.locator('.row.user', { hasText: text }).last();
+  await row.scrollIntoViewIfNeeded();
+  await row.hover();
+  await row.locator('.edit-message').click();
+  const box = frame.locator('#prompt');
+  const value = await box.inputValue();
+  check('Edit put the user message back in the prompt box', value === text, value);
+  await box.fill('');
+}
+
+/** The panel's History: it lists `title` with its message count and time; Open it, or Delete it (confirmed). */
+async function useHistory(page, { action, title }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  await frame.locator('#historyButton').click();
+  const item = frame.locator('#history li[data-session]', { hasText: title }).first();
+  await item.waitFor({ state: 'visible', timeout: 10_000 });
+  const detail = await item.locator('.history-detail').innerText();
+  check(`the history lists "${title}" with its message count and time (${action})`, /^\d+ messages? · /.test(detail), detail);
+  if (action === 'open') {
+    await page.screenshot({ path: path.join(ARTIFACTS, 'history.png') });
+    await item.locator('.history-open').click();
+  } else {
+    await item.locator('.history-delete').click();
+    const confirm = page.locator(DIALOG_BUTTONS, { hasText: 'Delete' }).first();
+    await confirm.waitFor({ state: 'visible', timeout: 10_000 });
+    const text = await page.locator('.monaco-dialog-box').innerText();
+    check('Delete asks first, naming the session', text.includes(`Delete the session "${title}"?`), text);
+    await confirm.click();
+    await confirm.waitFor({ state: 'hidden', timeout: 10_000 });
+    await item.waitFor({ state: 'detached', timeout: 10_000 });
+    check('the deleted session left the history', true);
+  }
+  await frame.locator('#historyButton').click();
+  await frame.locator('#history').waitFor({ state: 'hidden', timeout: 5_000 });
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
@@ -501,6 +584,18 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'attach') {
     await attachFiles(page, request);
     acted.attached = true;
+  } else if (request.waiting === 'copy') {
+    await clickCopy(page, request);
+    acted.copied.push(request.what);
+  } else if (request.waiting === 'openPath') {
+    await clickPath(page, request);
+    acted.opened = true;
+  } else if (request.waiting === 'editMessage') {
+    await editMessage(page, request);
+    acted.edited = true;
+  } else if (request.waiting === 'history') {
+    await useHistory(page, request);
+    acted.history.push(request.action);
   } else {
     throw new Error(`unknown request ${JSON.stringify(request)}`);
   }
@@ -511,6 +606,7 @@ async function act(page, request, acted) {
 async function selfTest(page, resultFile) {
   const acted = {
     permissions: [], reviews: [], continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
+    copied: [], opened: false, edited: false, history: [],
   };
   let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
@@ -595,7 +691,12 @@ async function main() {
       args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
         '--disable-component-update', '--disable-sync', '--no-first-run'],
     });
-    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    // the clipboard permissions: the panel's Copy buttons write it, the self-test reads it back
+    const browserContext = await browser.newContext({
+      viewport: { width: 1440, height: 900 },
+      permissions: ['clipboard-read', 'clipboard-write'],
+    });
+    const page = await browserContext.newPage();
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(path.join(WORK, 'ws'))}`);
     await page.waitForSelector('.monaco-workbench', { timeout: 30_000 });
     log('workbench loaded');
@@ -620,6 +721,10 @@ async function main() {
     check('the template picked from the / completion list', acted.completed);
     check('Ctrl+Alt+A pressed in the editor', acted.selectionAdded);
     check('files attached from the @ list in the panel', acted.attached);
+    check('Copy clicked on a message and on a code block', JSON.stringify(acted.copied) === '["message","code"]', acted.copied);
+    check('a tool row\'s path clicked', acted.opened);
+    check('Edit clicked on a user message', acted.edited);
+    check('the history used in the panel: Open, then Delete', JSON.stringify(acted.history) === '["open","delete"]', acted.history);
 
     // 2. A prompt typed into the panel in the browser; its answer streams into the DOM.
     await widenPanel(page, 300);

@@ -150,10 +150,11 @@ export async function showSessions(ctx: CommandContext): Promise<void> {
     description: `${session.messageCount} messages · ${new Date(session.updatedAt).toLocaleString()}`,
     detail: `${session.sessionId}${session.sessionId === c.sessionId ? ' · current' : session.loaded ? ' · loaded' : ''}`,
     sessionId: session.sessionId,
+    title: session.title,
   }));
   const pick = await vscode.window.showQuickPick(items, { title: 'Agent: Show Sessions', matchOnDetail: true });
   if (!pick) return;
-  await c.loadSession(pick.sessionId);
+  await c.loadSession(pick.sessionId, pick.title);
   await ctx.revealPanel();
 }
 

@@ -216,3 +216,64 @@ export function statsParts(stats: Stats): { text: string; title: string }[] {
   }
   return parts;
 }
+
+/** The tools whose `path` argument names a file or folder the panel can open. */
+const PATH_TOOLS = new Set(['read', 'edit', 'write', 'ls', 'find', 'grep']);
+
+/**
+ * The file (or folder) a tool call is about, to open from its row: the `path` argument
+ * of `read`, `edit`, `write`, `ls`, `find` and `grep` (as the model wrote it, relative
+ * to the session's folder or absolute), with the line a `read` starts at.
+ */
+export function toolTarget(toolName: string, args: unknown): { path: string; line?: number } | undefined {
+  if (!PATH_TOOLS.has(toolName) || args === null || typeof args !== 'object') return undefined;
+  const a = args as Record<string, unknown>;
+  const where = str(a.path);
+  if (!where) return undefined;
+  const line = toolName === 'read' && typeof a.offset === 'number' && a.offset >= 1 ? Math.floor(a.offset) : undefined;
+  return line !== undefined ? { path: where, line } : { path: where };
+}
+
+/** A stored session as the panel's history lists it. */
+export interface SessionEntry {
+  sessionId: string;
+  title: string;
+  /** `12 messages · 5 min ago` */
+  detail: string;
+  /** The full local time, for the tooltip. */
+  updated: string;
+  current: boolean;
+}
+
+/** How long ago `then` was, in words: `just now`, `5 min ago`, `3 h ago`, `2 days ago`, else the date. */
+export function timeAgo(then: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - then) / 1000));
+  if (seconds < 60) return 'just now';
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return `${hours} h ago`;
+  const days = Math.floor(hours / 24);
+  if (days < 30) return `${days} ${days === 1 ? 'day' : 'days'} ago`;
+  return new Date(then).toISOString().slice(0, 10);
+}
+
+/** A session's title for people: its title, else `(no prompt yet)`. */
+export function sessionTitle(session: { title?: string }): string {
+  return session.title?.trim() || '(no prompt yet)';
+}
+
+/** The sessions of `agent/listSessions` (newest first) as the history's entries. */
+export function sessionEntries(
+  sessions: readonly { sessionId: string; title?: string; updatedAt: number; messageCount: number }[],
+  currentId: string | undefined,
+  now: number,
+): SessionEntry[] {
+  return sessions.map((s) => ({
+    sessionId: s.sessionId,
+    title: sessionTitle(s),
+    detail: `${s.messageCount} ${s.messageCount === 1 ? 'message' : 'messages'} · ${timeAgo(s.updatedAt, now)}`,
+    updated: new Date(s.updatedAt).toLocaleString(),
+    current: s.sessionId === currentId,
+  }));
+}

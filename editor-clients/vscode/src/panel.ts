@@ -9,6 +9,9 @@
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { fileChip, workspaceFiles } from './editorContext';
+import { sessionEntries, sessionTitle } from './format';
+import { openToolPath } from './openFile';
+import type { SessionInfo } from './protocol';
 import type { SessionController } from './session';
 import type { FromWebview, ToWebview } from './view';
 
@@ -29,6 +32,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private timer: NodeJS.Timeout | undefined;
   private lastHeader = '';
   private readonly renderedWaiters: ((text: string) => void)[] = [];
+  /** The sessions last sent to the history (for the titles of Open and Delete). */
+  private sessions: SessionInfo[] = [];
+  /** What the panel copied last (for the self-test). */
+  lastCopied: { text: string; what: 'message' | 'code' } | undefined;
   private readonly disposables: vscode.Disposable[] = [];
   private viewDisposables: vscode.Disposable[] = [];
 
@@ -157,10 +164,58 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       case 'review':
         void this.actions.review(message.id, message.action);
         break;
+      case 'copy':
+        void this.actions.run(async () => {
+          this.lastCopied = { text: message.text, what: message.what };
+          await vscode.env.clipboard.writeText(message.text);
+          vscode.window.setStatusBarMessage(message.what === 'code' ? 'agentls: code copied' : 'agentls: message copied', 2000);
+        });
+        break;
+      case 'openFile':
+        void this.actions.run(() => openToolPath(message.path, c.header().cwd, message.line));
+        break;
+      case 'listSessions':
+        void this.actions.run(() => this.sendSessions());
+        break;
+      case 'loadSession': {
+        const title = this.sessions.find((s) => s.sessionId === message.sessionId)?.title;
+        void this.actions.run(async () => {
+          await c.loadSession(message.sessionId, title);
+          await this.sendSessions();
+        });
+        break;
+      }
+      case 'deleteSession':
+        void this.actions.run(() => this.deleteSession(message.sessionId));
+        break;
       case 'rendered':
         for (const waiter of this.renderedWaiters.splice(0)) waiter(message.text);
         break;
     }
+  }
+
+  /** Send the stored sessions of the workspace to the history. */
+  async sendSessions(): Promise<void> {
+    this.sessions = await this.controller.listSessions();
+    this.post({ type: 'sessions', sessions: sessionEntries(this.sessions, this.controller.sessionId, Date.now()) });
+  }
+
+  /** The history's Delete: asks first (a modal), then `agent/deleteSession`. */
+  private async deleteSession(sessionId: string): Promise<void> {
+    const session = this.sessions.find((s) => s.sessionId === sessionId);
+    const name = session ? sessionTitle(session) : sessionId;
+    const current = sessionId === this.controller.sessionId;
+    const choice = await vscode.window.showWarningMessage(
+      `Delete the session "${name}"?`,
+      {
+        modal: true,
+        detail: `Its stored transcript is removed; this cannot be undone.${current ? ' It is the current session: a new one starts.' : ''}`,
+      },
+      'Delete',
+    );
+    if (choice !== 'Delete') return;
+    await this.controller.deleteSession(sessionId);
+    await this.sendSessions();
   }
 
   private schedule(): void {

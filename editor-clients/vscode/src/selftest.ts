@@ -91,7 +91,9 @@ const CONTEXT_ANSWER = 'The selected add in calc.py subtracts: it returns a - b.
 /** Diagnostics: broken.json has a JSON syntax error that VS Code's JSON language features report. */
 const BROKEN = 'broken.json';
 const DIAGNOSTICS_PROMPT = 'Fix the problems of broken.json.';
-const DIAGNOSTICS_ANSWER = 'broken.json has a syntax error the editor reports.';
+/** With a code block: the panel highlights it and gives it a Copy button. */
+const DIAGNOSTICS_CODE = '{"name": "broken", "count": 2, "ok": true}';
+const DIAGNOSTICS_ANSWER = `broken.json has a syntax error the editor reports. A valid version:\n\n\`\`\`json\n${DIAGNOSTICS_CODE}\n\`\`\``;
 /** Review: a session whose edits wait for review; the driver accepts one, rejects one with a reason; one is aborted. */
 const REVIEWED = 'review.txt';
 const REVIEW_TITLE = "review.txt: agent's change (review)";
@@ -119,6 +121,14 @@ type Waiting =
   | { waiting: 'compact'; instructions: string }
   /** Type `/` in the prompt box, check the list offers `name`, pick it with Tab, type `args`, press Enter. */
   | { waiting: 'complete'; name: string; description: string; argumentHint: string; args: string }
+  /** Click the Copy button of the assistant message that has `hasText`: of the message, or of its code block. */
+  | { waiting: 'copy'; what: 'message' | 'code'; hasText: string }
+  /** Click the path of the tool row whose summary is `path`. */
+  | { waiting: 'openPath'; path: string }
+  /** Click Edit on the user message `text`: check the prompt box has it, then empty the box. */
+  | { waiting: 'editMessage'; text: string }
+  /** Open the panel's History: check it lists `title`; click its Open (`open`) or Delete and confirm (`delete`). */
+  | { waiting: 'history'; action: 'open' | 'delete'; title: string }
   /** Press Ctrl+Alt+A (Agent: Add Selection) in the focused editor. */
   | { waiting: 'addSelection'; label: string }
   /**
@@ -930,6 +940,73 @@ async function reload(api: AgentExtension, rec: Recorder): Promise<void> {
     { compaction, at },
   );
   rec.check(step, 'loaded session keeps the thinking level', c.thinkingLevel === THINKING, c.thinkingLevel);
+  const notice = rows(api).filter((row) => row.kind === 'notice').at(-1);
+  rec.check(
+    step,
+    'the "Loaded" notice names the session by its title',
+    mine?.title !== undefined && notice?.kind === 'notice' && notice.text.startsWith(`Loaded "${mine.title}" (`),
+    { notice, title: mine?.title },
+  );
+}
+
+/** The title of a stored session (`agent/listSessions`). */
+async function sessionTitleOf(api: AgentExtension, sessionId: string | undefined): Promise<string | undefined> {
+  return (await api.controller.listSessions()).find((s) => s.sessionId === sessionId)?.title;
+}
+
+/** Copy buttons, a highlighted code block, a tool row's path, Edit on a user message, the history's Open. */
+async function panelActions(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'panel actions';
+  const c = api.controller;
+  // 1. Copy the message, then its code block: the extension puts the text on the clipboard.
+  const copied = async (what: 'message' | 'code', expected: string): Promise<void> => {
+    api.panel.lastCopied = undefined;
+    rec.ask({ waiting: 'copy', what, hasText: 'A valid version' });
+    await waitFor(api, () => api.panel.lastCopied !== undefined, 20_000, `the ${what} copied`).catch(() => undefined);
+    const clipboard = await vscode.env.clipboard.readText();
+    const last = (api.panel as { lastCopied?: { text: string; what: string } }).lastCopied;
+    rec.check(step, `Copy (${what}) sent the ${what}'s text`, last?.what === what && last.text === expected, last);
+    rec.check(step, `Copy (${what}) put it on the clipboard`, clipboard === expected, clipboard);
+  };
+  await copied('message', DIAGNOSTICS_ANSWER);
+  await copied('code', DIAGNOSTICS_CODE);
+  // 2. The path of the write row opens created.txt in the editor.
+  await vscode.window.showTextDocument(vscode.Uri.file(path.join(folder, CALC)), { preview: false });
+  const created = path.join(folder, CREATED_FILE);
+  rec.ask({ waiting: 'openPath', path: CREATED_FILE });
+  const opened = (): boolean => vscode.window.activeTextEditor?.document.uri.fsPath === created;
+  await waitFor(api, opened, 20_000, `${CREATED_FILE} opened`).catch(() => undefined);
+  rec.check(step, 'the write row\'s path opened the file in the editor', opened(), vscode.window.activeTextEditor?.document.uri.fsPath);
+  // 3. Edit puts a user message back in the prompt box (the driver checks the box), then
+  // 4. the history lists the session by its title and opens it (agent/loadSession).
+  const title = await sessionTitleOf(api, c.sessionId);
+  rec.ask({ waiting: 'editMessage', text: DIAGNOSTICS_PROMPT });
+  c.transcript.addNotice('before the history opens the session');
+  rec.ask({ waiting: 'history', action: 'open', title: title ?? '?' });
+  const reloaded = (): boolean =>
+    !rows(api).some((row) => row.kind === 'notice' && row.text === 'before the history opens the session') &&
+    rows(api).some((row) => row.kind === 'notice' && row.text.startsWith(`Loaded "${title}"`));
+  await waitFor(api, reloaded, 30_000, 'the session opened from the history').catch(() => undefined);
+  rec.check(step, 'the history\'s Open loaded the session, named by its title', reloaded(), rows(api).filter((r) => r.kind === 'notice'));
+  rec.check(step, 'the session opened from the history has its transcript', textRows(api).some((row) => row.text === DIAGNOSTICS_ANSWER));
+}
+
+/** The history's Delete, confirmed in the modal: the review session is deleted (agent/deleteSession). */
+async function deleteFromHistory(api: AgentExtension, rec: Recorder, sessionId: string | undefined): Promise<void> {
+  const step = 'panel actions';
+  const c = api.controller;
+  const title = await sessionTitleOf(api, sessionId);
+  rec.check(step, 'the review session is stored, with a title', sessionId !== undefined && title !== undefined, { sessionId, title });
+  if (sessionId === undefined || title === undefined) return;
+  const current = c.sessionId;
+  rec.ask({ waiting: 'history', action: 'delete', title });
+  let gone = false;
+  for (const end = Date.now() + 30_000; Date.now() < end && !gone; ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    gone = !(await c.listSessions()).some((s) => s.sessionId === sessionId);
+  }
+  rec.check(step, 'the history\'s Delete (confirmed) deleted the session', gone);
+  rec.check(step, 'deleting another session keeps the current one', c.sessionId === current, c.sessionId);
 }
 
 function reviewTabs(): vscode.Tab[] {
@@ -974,7 +1051,7 @@ async function promptForReview(
   return result.runId;
 }
 
-async function review(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+async function review(api: AgentExtension, rec: Recorder, folder: string): Promise<string | undefined> {
   const step = 'review';
   const c = api.controller;
   const main = c.sessionId;
@@ -1047,7 +1124,9 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   rec.check(step, 'Abort: the file is unchanged', document.getText() === ACCEPTED && fs.readFileSync(target, 'utf8') === ACCEPTED);
   rec.check(step, 'no review left in the panel', c.header().reviews.length === 0, c.header().reviews);
   // Back to the main session (the driver's last checks read its transcript).
+  const reviewSession = c.sessionId;
   if (main !== undefined) await c.loadSession(main);
+  return reviewSession;
 }
 
 /** Leave no "allow always" rule behind, even when a step failed half way. */
@@ -1094,7 +1173,9 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await editorContext(api, rec, folder);
     await diagnostics(api, rec, folder);
     await reload(api, rec);
-    await review(api, rec, folder);
+    await panelActions(api, rec, folder);
+    const reviewSession = await review(api, rec, folder);
+    await deleteFromHistory(api, rec, reviewSession);
     await apiKey(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));

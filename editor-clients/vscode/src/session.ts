@@ -358,9 +358,16 @@ export class SessionController {
     return sessions;
   }
 
-  /** Load a stored session (or switch to a loaded one) and show its transcript. */
-  async loadSession(sessionId: string): Promise<void> {
+  /**
+   * Load a stored session (or switch to a loaded one) and show its transcript. The
+   * notice names it by its `title` (looked up with `agent/listSessions` when not given).
+   */
+  async loadSession(sessionId: string, title?: string): Promise<void> {
     await this.rpc.request('agent/loadSession', { sessionId });
+    title ??= await this.listSessions().then(
+      (sessions) => sessions.find((s) => s.sessionId === sessionId)?.title,
+      () => undefined,
+    );
     const { messages } = await this.rpc.request<{ messages: Message[]; total: number }>('agent/getMessages', {
       sessionId,
     });
@@ -368,9 +375,19 @@ export class SessionController {
     this.transcript.loadMessages(messages);
     this.messageCount = messages.length;
     this.lastRole = messages.at(-1)?.role;
-    this.transcript.addNotice(`Loaded session ${sessionId} (${messages.length} messages).`);
+    this.transcript.addNotice(loadedNotice(sessionId, title, messages.length));
     await Promise.all([this.refreshState(), this.refreshModels(), this.refreshStats()]);
     this.changed();
+  }
+
+  /** Delete a stored session (`agent/deleteSession`); the current one is replaced by a new session. */
+  async deleteSession(sessionId: string): Promise<boolean> {
+    const { deleted } = await this.rpc.request<{ deleted: boolean }>('agent/deleteSession', { sessionId });
+    if (sessionId === this.sessionId) {
+      this.sessionId = undefined;
+      await this.newSession();
+    }
+    return deleted;
   }
 
   private reset(sessionId: string): void {
@@ -608,4 +625,11 @@ export class SessionController {
 /** `{context}` when there are attachments (else nothing: a server without editor context still accepts the request). */
 function withContext(context: readonly Attachment[]): { context?: Attachment[] } {
   return context.length > 0 ? { context: [...context] } : {};
+}
+
+/** The notice after a load: `Loaded "Fix the tests" (12 messages).`, the id when the session has no title. */
+export function loadedNotice(sessionId: string, title: string | undefined, messages: number): string {
+  const flat = title?.trim().replace(/\s+/g, ' ') ?? '';
+  const name = flat ? `"${flat.length > 80 ? `${flat.slice(0, 79)}…` : flat}"` : `session ${sessionId}`;
+  return `Loaded ${name} (${messages} ${messages === 1 ? 'message' : 'messages'}).`;
 }

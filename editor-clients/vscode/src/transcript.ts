@@ -33,6 +33,7 @@ import {
   type OutputTail,
   prettyArgs,
   summarizeArgs,
+  toolTarget,
   summarizePartialArgs,
   tailText,
   truncateHead,
@@ -519,6 +520,7 @@ export class Transcript {
       args: prettyArgs(args),
       status,
       output,
+      ...withTarget(name, args),
     };
     this.put(row);
     this.toolRows.set(toolCallId, row);
@@ -537,6 +539,7 @@ export class Transcript {
       args: prettyArgs(args),
       status: 'pending',
       output: '',
+      ...withTarget(name, args),
     };
     this.put(row);
     this.toolRows.set(toolCallId, row);
@@ -563,6 +566,12 @@ export class Transcript {
     if (row.kind === 'tool' && row.toolCallId) this.toolRows.set(row.toolCallId, row);
     this.changed.add(row.id);
   }
+}
+
+/** `{target}` of a file tool's call (absent for others, so rows without one stay as they were). */
+function withTarget(name: string, args: unknown): { target?: { path: string; line?: number } } {
+  const target = toolTarget(name, args);
+  return target ? { target } : {};
 }
 
 function isUnstarted(status: ToolStatus): boolean {

@@ -8,6 +8,7 @@
  */
 
 import type { Chip, ContextChip, FileEntry } from './attachments';
+import type { SessionEntry } from './format';
 import type { CommandInfo, CompactionReason, ModelInfo, PermissionOutcome, QueueItem, ThinkingLevel } from './protocol';
 import type { ReviewInfo } from './reviews';
 
@@ -48,6 +49,8 @@ export type Row =
       output: string;
       /** The permission question asked inline about this call (`agentls.permissionPrompt` `inline`): its answers. */
       question?: PermissionChoice[];
+      /** The file or folder of a `read`/`edit`/`write`/`ls`/`find`/`grep` call (its `path` argument): a click opens it. */
+      target?: { path: string; line?: number };
     }
   | {
       kind: 'bash';
@@ -135,6 +138,8 @@ export type ToWebview =
   | { type: 'commands'; commands: CommandInfo[] }
   /** The answer to `listFiles`. */
   | { type: 'files'; files: FileEntry[] }
+  /** The answer to `listSessions`: the stored sessions of the workspace, newest first. */
+  | { type: 'sessions'; sessions: SessionEntry[] }
   /** Answer with `rendered` (the self-test reads what the panel shows). */
   | { type: 'report' };
 
@@ -164,5 +169,14 @@ export type FromWebview =
   | { type: 'setThinkingLevel'; level: ThinkingLevel }
   /** A pending review's button: open its diff again, accept or reject it. */
   | { type: 'review'; id: number; action: 'show' | 'accept' | 'reject' }
+  /** A Copy button: put `text` on the clipboard. */
+  | { type: 'copy'; text: string; what: 'message' | 'code' }
+  /** A tool row's path clicked: open it in the editor (relative to the session's folder). */
+  | { type: 'openFile'; path: string; line?: number }
+  /** The history was opened (or changed): send the stored sessions (`sessions`). */
+  | { type: 'listSessions' }
+  /** The history's Open and Delete (Delete asks first). */
+  | { type: 'loadSession'; sessionId: string }
+  | { type: 'deleteSession'; sessionId: string }
   /** The text the panel shows, the answer to `report`. */
   | { type: 'rendered'; text: string };

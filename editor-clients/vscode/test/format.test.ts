@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  sessionEntries,
+  sessionTitle,
+  timeAgo,
+  toolTarget,
   modelLabels,
   permissionDetail,
   statsParts,
@@ -143,5 +147,53 @@ describe('modelLabels', () => {
         { provider: 'faux', id: 'faux-1' },
       ]),
     ).toEqual(['Claude X (anthropic)', 'Claude X (openrouter)', 'faux-1']);
+  });
+});
+
+describe('toolTarget', () => {
+  it('is the path of read, edit, write, ls, find and grep calls, with the line a read starts at', () => {
+    expect(toolTarget('read', { path: 'a.py', offset: 12 })).toEqual({ path: 'a.py', line: 12 });
+    expect(toolTarget('read', { path: 'a.py', offset: 0 })).toEqual({ path: 'a.py' });
+    expect(toolTarget('edit', { path: 'b.ts', edits: [] })).toEqual({ path: 'b.ts' });
+    expect(toolTarget('write', { path: '/abs/c', content: '' })).toEqual({ path: '/abs/c' });
+    expect(toolTarget('ls', { path: 'src' })).toEqual({ path: 'src' });
+    expect(toolTarget('grep', { pattern: 'x', path: 'src', offset: 3 })).toEqual({ path: 'src' });
+    expect(toolTarget('find', { pattern: '*.md' })).toBeUndefined();
+    expect(toolTarget('ls', {})).toBeUndefined();
+    expect(toolTarget('bash', { command: 'cat a', path: 'a' })).toBeUndefined();
+    expect(toolTarget('read', null)).toBeUndefined();
+    expect(toolTarget('read', { path: '' })).toBeUndefined();
+  });
+});
+
+describe('session history entries', () => {
+  const now = Date.UTC(2026, 11, 1, 12, 0, 0);
+  it('says how long ago in words', () => {
+    expect(timeAgo(now - 20_000, now)).toBe('just now');
+    expect(timeAgo(now + 5_000, now)).toBe('just now');
+    expect(timeAgo(now - 5 * 60_000, now)).toBe('5 min ago');
+    expect(timeAgo(now - 3 * 3600_000, now)).toBe('3 h ago');
+    expect(timeAgo(now - 26 * 3600_000, now)).toBe('1 day ago');
+    expect(timeAgo(now - 9 * 86400_000, now)).toBe('9 days ago');
+    expect(timeAgo(Date.UTC(2026, 0, 2), now)).toBe('2026-01-02');
+  });
+
+  it('lists title, message count and time, marking the current session', () => {
+    const entries = sessionEntries(
+      [
+        { sessionId: 'a', title: 'Fix the tests', updatedAt: now - 120_000, messageCount: 12 },
+        { sessionId: 'b', updatedAt: now - 7200_000, messageCount: 1 },
+        { sessionId: 'c', title: '   ', updatedAt: now, messageCount: 0 },
+      ],
+      'b',
+      now,
+    );
+    expect(entries.map(({ updated, ...rest }) => rest)).toEqual([
+      { sessionId: 'a', title: 'Fix the tests', detail: '12 messages · 2 min ago', current: false },
+      { sessionId: 'b', title: '(no prompt yet)', detail: '1 message · 2 h ago', current: true },
+      { sessionId: 'c', title: '(no prompt yet)', detail: '0 messages · just now', current: false },
+    ]);
+    expect(entries[0]?.updated).toBe(new Date(now - 120_000).toLocaleString());
+    expect(sessionTitle({ title: ' Hi ' })).toBe('Hi');
   });
 });

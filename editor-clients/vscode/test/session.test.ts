@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentNotification, EventNotification, QueueNotification, SettledNotification } from '../src/protocol';
 import { chipFor } from '../src/attachments';
-import { type AgentRpc, SessionController } from '../src/session';
+import { type AgentRpc, loadedNotice, SessionController } from '../src/session';
 
 const recording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'edit-run.json'), 'utf8')) as {
   notifications: { method: string; params: unknown }[];
@@ -448,5 +448,74 @@ describe('SessionController: user commands, compaction, templates', () => {
     c.setSuggestion(undefined);
     c.addSuggestion();
     expect(c.header().attachments).toHaveLength(1);
+  });
+});
+
+describe('SessionController sessions', () => {
+  const stored = [
+    { sessionId: 's9', cwd: '/w', title: 'Fix the tests', createdAt: 1, updatedAt: 2, messageCount: 1, loaded: false },
+    { sessionId: 's8', cwd: '/w', createdAt: 1, updatedAt: 2, messageCount: 0, loaded: false },
+  ];
+  function withStore(server: FakeServer): void {
+    server.answers['agent/listSessions'] = () => ({ sessions: stored });
+    server.answers['agent/loadSession'] = (p) => ({ sessionId: p.sessionId, messageCount: 1 });
+    server.answers['agent/getMessages'] = () => ({ messages: [{ role: 'user', content: 'hi', timestamp: 1 }], total: 1 });
+    server.answers['agent/deleteSession'] = () => ({ deleted: true });
+  }
+  const notices = (c: SessionController) => c.transcript.rows.filter((row) => row.kind === 'notice').map((row) => row.kind === 'notice' && row.text);
+
+  it('names a loaded session by its title, looked up when not given, else by its id', async () => {
+    const { server, c } = await started();
+    withStore(server);
+    await c.loadSession('s9');
+    expect(notices(c)).toEqual(['Loaded "Fix the tests" (1 message).']);
+    expect(server.calls.filter((call) => call.method === 'agent/listSessions')).toEqual([
+      { method: 'agent/listSessions', params: { cwd: '/w' } },
+    ]);
+    await c.loadSession('s9', 'Given title');
+    expect(notices(c)).toEqual(['Loaded "Given title" (1 message).']);
+    expect(server.calls.filter((call) => call.method === 'agent/listSessions')).toHaveLength(1);
+    await c.loadSession('s8');
+    expect(notices(c)).toEqual(['Loaded session s8 (1 message).']);
+  });
+
+  it('a failed title lookup still loads the session', async () => {
+    const { server, c } = await started();
+    withStore(server);
+    delete server.answers['agent/listSessions'];
+    await c.loadSession('s9');
+    expect(c.sessionId).toBe('s9');
+    expect(notices(c)).toEqual(['Loaded session s9 (1 message).']);
+  });
+
+  it('the server restarted: the notice has the title too', async () => {
+    const { server, c } = await started();
+    withStore(server);
+    await c.loadSession('s9');
+    await c.connectionChanged(false);
+    await c.connectionChanged(true);
+    expect(c.sessionId).toBe('s9');
+    expect(notices(c)).toEqual(['Loaded "Fix the tests" (1 message).']);
+  });
+
+  it('deletes a stored session; deleting the current one starts a new session', async () => {
+    const { server, c } = await started();
+    withStore(server);
+    expect(await c.deleteSession('s9')).toBe(true);
+    expect(c.sessionId).toBe('s1');
+    expect(server.calls.filter((call) => call.method === 'agent/newSession')).toHaveLength(1);
+    await c.deleteSession('s1');
+    expect(server.calls.filter((call) => call.method === 'agent/deleteSession').map((call) => call.params)).toEqual([
+      { sessionId: 's9' },
+      { sessionId: 's1' },
+    ]);
+    expect(server.calls.filter((call) => call.method === 'agent/newSession')).toHaveLength(2);
+    expect(c.sessionId).toBe('s1');
+  });
+
+  it('cuts a long title and flattens its whitespace', () => {
+    expect(loadedNotice('id', 'a\n  b', 3)).toBe('Loaded "a b" (3 messages).');
+    expect(loadedNotice('id', 'x'.repeat(100), 2)).toBe(`Loaded "${'x'.repeat(79)}…" (2 messages).`);
+    expect(loadedNotice('id', '  ', 0)).toBe('Loaded session id (0 messages).');
   });
 });

@@ -518,3 +518,49 @@ describe('Transcript editor context', () => {
     expect(t.rows[0]).toMatchObject({ role: 'editorContext', text: context.content });
   });
 });
+
+describe('Transcript tool targets', () => {
+  it('gives file tools\' rows the path to open (with a read\'s line), and none to others', () => {
+    const t = new Transcript();
+    t.applyEvent({ type: 'message_start', message: assistant([], { stopReason: 'pending' }) });
+    t.applyEvent({
+      type: 'message_end',
+      message: assistant(
+        [
+          { type: 'toolCall', id: 'r', name: 'read', arguments: { path: 'src/a.py', offset: 40, limit: 10 } },
+          { type: 'toolCall', id: 'e', name: 'edit', arguments: { path: '/abs/b.ts', edits: [] } },
+          { type: 'toolCall', id: 'g', name: 'grep', arguments: { pattern: 'TODO', path: 'src' } },
+          { type: 'toolCall', id: 'f', name: 'find', arguments: { pattern: '*.md' } },
+          { type: 'toolCall', id: 'b', name: 'bash', arguments: { command: 'cat x', path: 'x' } },
+        ],
+        { stopReason: 'toolUse' },
+      ),
+    });
+    const targets = Object.fromEntries(t.rows.map((row) => [row.kind === 'tool' ? row.toolCallId : '', row.kind === 'tool' ? row.target : 'x']));
+    expect(targets).toEqual({
+      r: { path: 'src/a.py', line: 40 },
+      e: { path: '/abs/b.ts' },
+      g: { path: 'src' },
+      f: undefined,
+      b: undefined,
+    });
+    t.applyEvent({ type: 'tool_execution_start', toolCallId: 'r', toolName: 'read', args: {} });
+    expect(t.rows[0]).toMatchObject({ status: 'running', target: { path: 'src/a.py', line: 40 } });
+  });
+
+  it('the same targets from the recorded events and from the stored messages', () => {
+    const live = new Transcript();
+    for (const event of recordedEvents) live.applyEvent(event);
+    const loaded = new Transcript();
+    loaded.loadMessages(recording.messages);
+    const targets = (rows: readonly Row[]) => rows.flatMap((row) => (row.kind === 'tool' ? [row.target] : []));
+    expect(targets(live.rows)).toEqual([{ path: 'notes.txt' }]);
+    expect(targets(loaded.rows)).toEqual(targets(live.rows));
+  });
+
+  it('a row for an execution whose call it never saw has the target too', () => {
+    const t = new Transcript();
+    t.applyEvent({ type: 'tool_execution_start', toolCallId: 'zz', toolName: 'write', args: { path: 'n.txt', content: '' } });
+    expect(t.rows[0]).toMatchObject({ target: { path: 'n.txt' } });
+  });
+});

@@ -6,6 +6,7 @@
 import { modelLabels, relativePath } from '../src/format';
 import { parsePromptInput } from '../src/promptInput';
 import { type PermissionOutcome, THINKING_LEVELS } from '../src/protocol';
+import type { SessionEntry } from '../src/format';
 import type { FromWebview, Header, Row, ToWebview } from '../src/view';
 import { commandCompletion, fileCompletion } from './completion';
 import { el, renderRow, renderStats } from './render';
@@ -25,6 +26,20 @@ const post = (message: FromWebview): void => vscode.postMessage(message);
 const modelSelect = el('select', { id: 'model', title: 'Model' });
 const thinkingSelect = el('select', { id: 'thinking', title: 'Thinking level' });
 for (const level of THINKING_LEVELS) thinkingSelect.append(el('option', { value: level }, `thinking: ${level}`));
+const historyButton = el(
+  'button',
+  { id: 'historyButton', class: 'secondary', title: 'The stored sessions of this workspace', 'aria-expanded': 'false' },
+  'History',
+);
+/** The session history: the stored sessions (`agent/listSessions`), each with Open and Delete. */
+const historyList = el('ul', { class: 'history-items' });
+const historyClose = el('button', { class: 'icon history-close', title: 'Close the history', 'aria-label': 'Close the history' }, '×');
+const history = el(
+  'section',
+  { id: 'history', class: 'history', hidden: '' },
+  el('div', { class: 'history-head' }, el('h3', {}, 'Sessions'), historyClose),
+  historyList,
+);
 const stats = el('span', { id: 'stats', class: 'stats' });
 const status = el('span', { id: 'status', class: 'status' });
 const banner = el('div', { id: 'banner', class: 'banner', hidden: '' });
@@ -52,9 +67,10 @@ const files = fileCompletion(
 const chips = el('div', { id: 'chips', class: 'chips', hidden: '' });
 
 document.getElementById('app')?.append(
-  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status),
+  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status, historyButton),
   contextLine,
   banner,
+  history,
   transcript,
   reviews,
   queue,
@@ -82,6 +98,8 @@ function running(): boolean {
 }
 
 function applyHeader(next: Header): void {
+  // another session: the open history's "current" mark moves
+  if (header?.sessionId !== next.sessionId && history.hidden === false) post({ type: 'listSessions' });
   header = next;
   // models
   const labels = modelLabels(next.models);
@@ -217,6 +235,56 @@ function applyComposer(): void {
   } else hint.textContent = busy ? 'Enter steers · Alt+Enter follows up' : 'Enter sends · Shift+Enter new line';
 }
 
+// --- the session history ----------------------------------------------------------------
+
+function showHistory(open: boolean): void {
+  history.hidden = !open;
+  historyButton.setAttribute('aria-expanded', String(open));
+  historyButton.classList.toggle('active', open);
+  if (open) {
+    if (historyList.childElementCount === 0) historyList.append(el('li', { class: 'history-empty' }, 'Loading…'));
+    post({ type: 'listSessions' });
+  }
+}
+
+function applySessions(sessions: SessionEntry[]): void {
+  if (sessions.length === 0) {
+    historyList.replaceChildren(el('li', { class: 'history-empty' }, 'No stored sessions in this workspace yet.'));
+    return;
+  }
+  historyList.replaceChildren(
+    ...sessions.map((session) => {
+      const open = el(
+        'button',
+        { class: 'secondary history-open', title: session.current ? 'The current session: load it again' : 'Load this session' },
+        'Open',
+      );
+      open.addEventListener('click', () => post({ type: 'loadSession', sessionId: session.sessionId }));
+      const remove = el('button', { class: 'secondary history-delete', title: 'Delete this session (asks first)' }, 'Delete');
+      remove.addEventListener('click', () => post({ type: 'deleteSession', sessionId: session.sessionId }));
+      return el(
+        'li',
+        { 'data-session': session.sessionId, ...(session.current ? { class: 'current' } : {}) },
+        el(
+          'div',
+          { class: 'history-text' },
+          el('span', { class: 'history-title', title: session.title }, session.title),
+          el(
+            'span',
+            { class: 'history-detail', title: `Updated ${session.updated}\n${session.sessionId}` },
+            session.current ? `${session.detail} · current` : session.detail,
+          ),
+        ),
+        open,
+        remove,
+      );
+    }),
+  );
+}
+
+historyButton.addEventListener('click', () => showHistory(history.hidden !== false));
+historyClose.addEventListener('click', () => showHistory(false));
+
 function applyRows(rows: readonly Row[], reset: boolean): void {
   const nearBottom = transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 60;
   if (reset) {
@@ -284,9 +352,48 @@ prompt.addEventListener('keydown', (event) => {
   event.preventDefault();
   submit(event.altKey ? 'followUp' : 'auto');
 });
+/** Put `text` in the prompt box (after what is there already) and focus it. */
+function putInPrompt(text: string): void {
+  prompt.value = prompt.value ? `${prompt.value}\n\n${text}` : text;
+  promptChanged();
+  prompt.focus();
+  prompt.setSelectionRange(prompt.value.length, prompt.value.length);
+}
+
+function openTarget(link: HTMLElement): void {
+  const path = link.dataset.path;
+  if (!path) return;
+  const line = link.dataset.line ? Number(link.dataset.line) : undefined;
+  post({ type: 'openFile', path, ...(line !== undefined ? { line } : {}) });
+}
+
+transcript.addEventListener('keydown', (event) => {
+  const link = (event.target as HTMLElement).closest<HTMLElement>('.path-link');
+  if (link && (event.key === 'Enter' || event.key === ' ')) {
+    event.preventDefault();
+    openTarget(link);
+  }
+});
+
 transcript.addEventListener('click', (event) => {
   const target = event.target as HTMLElement;
   if (target.closest('.bash-stop')) post({ type: 'abortBash' });
+  const link = target.closest<HTMLElement>('.path-link');
+  if (link) openTarget(link);
+  if (target.closest('.copy-code')) {
+    const code = (target.closest('.code-block')?.querySelector('code')?.textContent ?? '').replace(/\n$/, '');
+    post({ type: 'copy', text: code, what: 'code' });
+    flash(target.closest<HTMLElement>('.copy-code'));
+  }
+  if (target.closest('.copy-message')) {
+    const source = target.closest('.row')?.querySelector<HTMLElement>('.markdown')?.dataset.source ?? '';
+    post({ type: 'copy', text: source, what: 'message' });
+    flash(target.closest<HTMLElement>('.copy-message'));
+  }
+  if (target.closest('.edit-message')) {
+    const text = target.closest('.row')?.querySelector<HTMLElement>('.bubble')?.dataset.text ?? '';
+    if (text) putInPrompt(text);
+  }
   const answer = target.closest<HTMLElement>('.permission-answer');
   const toolCallId = answer?.closest<HTMLElement>('.row.tool')?.dataset.toolCallId;
   if (answer && toolCallId) {
@@ -301,6 +408,17 @@ modelSelect.addEventListener('change', () => post({ type: 'setModel', model: mod
 thinkingSelect.addEventListener('change', () =>
   post({ type: 'setThinkingLevel', level: thinkingSelect.value as Header['thinkingLevel'] }),
 );
+
+/** A Copy button says *Copied* for a moment. */
+function flash(button: HTMLElement | null): void {
+  if (!button) return;
+  button.textContent = 'Copied';
+  button.classList.add('done');
+  setTimeout(() => {
+    button.textContent = 'Copy';
+    button.classList.remove('done');
+  }, 1200);
+}
 
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const message = event.data;
@@ -319,9 +437,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       prompt.focus();
       break;
     case 'setPrompt':
-      prompt.value = prompt.value ? `${prompt.value}\n\n${message.text}` : message.text;
-      promptChanged();
-      prompt.focus();
+      putInPrompt(message.text);
+      break;
+    case 'sessions':
+      applySessions(message.sessions);
       break;
     case 'commands':
       completion.setItems(message.commands);

@@ -1,11 +1,12 @@
-/** DOM for the panel's rows. Markdown goes through markdown-it with raw HTML off. */
+/**
+ * DOM for the panel's rows. Markdown goes through markdown-it with raw HTML off
+ * (`./markdown`: code blocks highlighted, with a Copy button).
+ */
 
-import MarkdownIt from 'markdown-it';
 import { bashLabel, formatTokens, statsParts } from '../src/format';
 import type { CompactionReason } from '../src/protocol';
 import type { CompactionStatus, PermissionChoice, Row, Stats, ToolStatus } from '../src/view';
-
-const markdown = new MarkdownIt({ html: false, linkify: true, breaks: false });
+import { renderMarkdown } from './markdown';
 
 type Child = Node | string;
 
@@ -88,7 +89,7 @@ function part(element: HTMLElement, selector: string): HTMLElement {
 function setMarkdown(element: HTMLElement, source: string): void {
   if (element.dataset.source === source) return;
   element.dataset.source = source;
-  element.innerHTML = markdown.render(source); // raw HTML is escaped (html: false)
+  element.innerHTML = renderMarkdown(source); // raw HTML is escaped (html: false)
 }
 
 const CHOICE_TITLE: Record<PermissionChoice['id'], string> = {
@@ -124,7 +125,9 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
   element.dataset.id = row.id;
   switch (row.kind) {
     case 'user': {
-      setText(part(element, '.bubble'), row.images > 0 ? `${row.text}\n[${row.images} image(s)]` : row.text);
+      const bubble = part(element, '.bubble');
+      setText(bubble, row.images > 0 ? `${row.text}\n[${row.images} image(s)]` : row.text);
+      bubble.dataset.text = row.text; // what Edit puts back in the prompt box
       const chips = part(element, '.message-chips');
       const context = row.context ?? [];
       const key = JSON.stringify(context);
@@ -152,7 +155,9 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
     case 'tool': {
       element.dataset.status = row.status;
       setText(part(element, '.tool-name'), row.name || 'tool');
-      setText(part(element, '.tool-summary'), row.summary);
+      const summary = part(element, '.tool-summary');
+      setText(summary, row.summary);
+      setTarget(summary, row.target);
       setText(part(element, '.tool-status'), STATUS_LABEL[row.status]);
       const args = part(element, '.tool-args');
       args.hidden = row.args === '';
@@ -207,6 +212,25 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
   return element;
 }
 
+/** A tool row's summary opens its file when clicked (`data-path`, `data-line`), when it has one. */
+function setTarget(summary: HTMLElement, target: { path: string; line?: number } | undefined): void {
+  summary.classList.toggle('path-link', target !== undefined);
+  if (target) {
+    summary.dataset.path = target.path;
+    if (target.line !== undefined) summary.dataset.line = String(target.line);
+    else delete summary.dataset.line;
+    summary.title = `Open ${target.path}${target.line !== undefined ? ` at line ${target.line}` : ''}`;
+    summary.setAttribute('role', 'link');
+    summary.tabIndex = 0;
+  } else if (summary.dataset.path !== undefined) {
+    delete summary.dataset.path;
+    delete summary.dataset.line;
+    summary.removeAttribute('title');
+    summary.removeAttribute('role');
+    summary.removeAttribute('tabindex');
+  }
+}
+
 function create(row: Row): HTMLElement {
   const kind = { 'data-kind': row.kind };
   switch (row.kind) {
@@ -216,9 +240,23 @@ function create(row: Row): HTMLElement {
         { ...kind, class: 'row user' },
         el('div', { class: 'message-chips', hidden: '' }),
         el('div', { class: 'bubble' }),
+        el(
+          'div',
+          { class: 'message-actions' },
+          el('button', { class: 'icon edit-message', title: 'Edit: put this message back in the prompt box', 'aria-label': 'Edit and resend' }, 'Edit'),
+        ),
       );
     case 'text':
-      return el('div', { ...kind, class: 'row text' }, el('div', { class: 'markdown' }));
+      return el(
+        'div',
+        { ...kind, class: 'row text' },
+        el('div', { class: 'markdown' }),
+        el(
+          'div',
+          { class: 'message-actions' },
+          el('button', { class: 'icon copy-message', title: 'Copy the message (markdown)', 'aria-label': 'Copy the message' }, 'Copy'),
+        ),
+      );
     case 'thinking':
       return el('details', { ...kind, class: 'row thinking' }, el('summary', {}), el('div', { class: 'thinking-body' }));
     case 'tool':

@@ -5,6 +5,7 @@
 --- Attachments wait in `M.pending` until a message is sent; `@path` mentions of workspace
 --- files in the message's text add a `file` attachment for that message only.
 local config = require("agentls.config")
+local render = require("agentls.render")
 
 local api = vim.api
 local levels = vim.log.levels
@@ -106,13 +107,7 @@ end
 
 -- Labels ---------------------------------------------------------------------------------
 
-local function plural(count, word)
-  return ("%d %s%s"):format(count, word, count == 1 and "" or "s")
-end
-
-local function lines_label(first, last)
-  return first == last and tostring(first) or ("%d-%d"):format(first, last)
-end
+local plural, lines_label = render.plural, render.lines_label
 
 --- The label of an attachment before it is sent.
 function M.label(attachment)

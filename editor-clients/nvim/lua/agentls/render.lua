@@ -389,13 +389,17 @@ local function render_assistant(b, entry, transcript, opts)
   end
 end
 
-local function plural(count, word)
+--- `1 problem`, `2 problems`.
+function M.plural(count, word)
   return ("%d %s%s"):format(count, word, count == 1 and "" or "s")
 end
 
-local function lines_label(first, last)
+--- `3`, or `3-4`.
+function M.lines_label(first, last)
   return first == last and tostring(first) or ("%d-%d"):format(first, last)
 end
+
+local plural, lines_label = M.plural, M.lines_label
 
 --- The chip of an attachment of an `editorContext` message's `details`
 --- (`calc.py:3-4`, `README.md`, `2 problems`).
