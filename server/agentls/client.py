@@ -423,6 +423,11 @@ class AgentClient:
             "agent/loadSession", SessionParams(session_id=session_id), LoadSessionResult
         )
 
+    async def rename_session(self, session_id: str, name: str) -> str | None:
+        """Name the session (shown instead of its first prompt in lists); ``""`` clears the name."""
+        result = await self._call("agent/renameSession", {"sessionId": session_id, "name": name})
+        return _plain(result).get("name")
+
     async def delete_session(self, session_id: str) -> bool:
         result = await self._call("agent/deleteSession", {"sessionId": session_id})
         return bool(_plain(result).get("deleted"))

@@ -169,6 +169,16 @@ class LoadSessionResult(ResultModel):
     message_count: int
 
 
+class RenameSessionParams(SessionParams):
+    name: str = Field(max_length=200)
+    """The session's display name (shown instead of its first prompt); empty clears it."""
+
+
+class RenameSessionResult(ResultModel):
+    name: str | None
+    """The name as stored (on one line), ``None`` when cleared."""
+
+
 class DeleteSessionResult(ResultModel):
     deleted: bool
 
@@ -570,6 +580,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/listSessions": (ListSessionsParams, ListSessionsResult),
     "agent/loadSession": (SessionParams, LoadSessionResult),
     "agent/deleteSession": (SessionParams, DeleteSessionResult),
+    "agent/renameSession": (RenameSessionParams, RenameSessionResult),
     "agent/prompt": (PromptParams, PromptResult),
     "agent/steer": (QueueParams, QueueItemResult),
     "agent/followUp": (QueueParams, QueueItemResult),

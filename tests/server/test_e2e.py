@@ -731,6 +731,28 @@ async def test_list_load_and_delete_sessions(
     assert (await within(other.get_messages(kept))).total == 4
 
 
+async def test_a_session_is_named_and_its_name_is_listed_kept_and_cleared(
+    servers: Servers, client: AgentClient, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script([{"content": "Hello!"}])
+    session = await within(client.new_session(cwd=str(workspace)))
+    await within(client.prompt(session, "First question", wait=True))
+    assert await within(client.rename_session(session, "  Refactor\nauth  ")) == "Refactor auth"
+    [info] = await within(client.list_sessions(cwd=str(workspace)))
+    assert info.title == "Refactor auth"
+
+    other = await servers.start(server_options(data_dir, faux_script))  # stored, not loaded there
+    [info] = await within(other.list_sessions(cwd=str(workspace)))
+    assert info.title == "Refactor auth" and not info.loaded
+    assert await within(other.rename_session(session, "")) is None  # loads it, then clears the name
+    [info] = await within(other.list_sessions(cwd=str(workspace)))
+    assert info.title == "First question" and info.loaded
+    error = await agent_error(other.rename_session("nope", "x"))
+    assert error.kind == "unknownSession"
+    error = await agent_error(other.rename_session(session, "x" * 201))
+    assert error.kind == "invalidParams"
+
+
 def open_files(pid: int) -> list[str] | None:
     """The files a process has open (Linux only; ``None`` elsewhere)."""
     fds = Path(f"/proc/{pid}/fd")

@@ -55,6 +55,8 @@ from agentls.protocol import (
     PromptParams,
     QueueItemResult,
     QueueParams,
+    RenameSessionParams,
+    RenameSessionResult,
     RequestPermissionParams,
     RequestPermissionResult,
     RevokePermissionRuleParams,
@@ -347,6 +349,10 @@ def create_server() -> AgentServer:
     async def load_session(ls: AgentServer, p: SessionParams) -> LoadSessionResult:
         session = await ls.manager.load_session(p.session_id)
         return LoadSessionResult(session_id=session.session_id, message_count=len(session.transcript))
+
+    @request("agent/renameSession", RenameSessionParams)
+    async def rename_session(ls: AgentServer, p: RenameSessionParams) -> RenameSessionResult:
+        return RenameSessionResult(name=await ls.manager.rename_session(p.session_id, p.name))
 
     @request("agent/deleteSession", SessionParams)
     async def delete_session(ls: AgentServer, p: SessionParams) -> DeleteSessionResult:

@@ -292,6 +292,15 @@ class SessionManager:
             )
         return infos
 
+    async def rename_session(self, session_id: str, name: str) -> str | None:
+        """Store the session's display name (Pi's ``session_info``); a stored session is loaded first."""
+        session = self.sessions.get(session_id) or await self.load_session(session_id)
+        if session.writer is None:
+            raise SessionError("storage", f"Session {session_id} is not stored, so it cannot be named")
+        stored = " ".join(name.split())
+        await session.writer.append_session_info(stored)
+        return stored or None
+
     async def delete_session(self, session_id: str) -> bool:
         session = self.sessions.pop(session_id, None)
         if session is not None:

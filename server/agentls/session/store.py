@@ -8,6 +8,7 @@
     {"type":"model_change","id":...,"parentId":...,"timestamp":<ms>,"provider":...,"modelId":...}
     {"type":"thinking_level_change","id":...,"parentId":...,"timestamp":<ms>,"thinkingLevel":...}
     {"type":"system_prompt_change","id":...,"parentId":...,"timestamp":<ms>,"systemPrompt":...}
+    {"type":"session_info","id":...,"parentId":...,"timestamp":<ms>,"name":...}
     {"type":"compaction","id":...,"parentId":...,"timestamp":<ms>,"summary":...,"firstKeptEntryId":...,
      "tokensBefore":<n>,"details":{"readFiles":[...],"modifiedFiles":[...]},"usage":{...}?}
 
@@ -93,7 +94,14 @@ _MAX_TIMESTAMP = 253_402_300_799_999
 """The last millisecond of the year 9999: later timestamps (and negative ones) are damage."""
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-_ENTRY_TYPES = ("message", "model_change", "thinking_level_change", "system_prompt_change", "compaction")
+_ENTRY_TYPES = (
+    "message",
+    "model_change",
+    "thinking_level_change",
+    "system_prompt_change",
+    "compaction",
+    "session_info",
+)
 # Windows would otherwise translate "\n" to "\r\n" on os.write.
 _BINARY = getattr(os, "O_BINARY", 0)
 
@@ -163,6 +171,8 @@ class LoadedSession:
     system_prompt: str
     updated_at: int
     """The newest timestamp in the file (the header's ``createdAt`` if it has no entries)."""
+    name: str | None = None
+    """The display name of the latest ``session_info`` entry (Pi's ``/name``); ``None``: none, or cleared."""
     warnings: list[str] = field(default_factory=list)
     """One line per skipped (truncated or malformed) line of the file."""
 
@@ -179,7 +189,8 @@ class SessionSummary:
     session_id: str
     cwd: str
     title: str | None
-    """The text of the first user message on one line, at most 80 characters; ``None`` if none."""
+    """The session's name if it has one, else the text of the first user message on one line, at
+    most 80 characters; ``None`` if neither."""
     created_at: int
     updated_at: int
     message_count: int
@@ -346,6 +357,11 @@ class SessionWriter:
     async def append_system_prompt_change(self, text: str) -> str:
         _require_str("text", text)
         return await self._append("system_prompt_change", {"systemPrompt": text})
+
+    async def append_session_info(self, name: str) -> str:
+        """Pi's ``session_info``: the session's display name (on one line; empty clears it)."""
+        _require_str("name", name)
+        return await self._append("session_info", {"name": " ".join(name.split())})
 
     async def append_compaction(self, summary: AgentMessage, compaction: Compaction) -> str:
         """Append a compaction: its ``compactionSummary`` message (whose timestamp the entry takes) and
@@ -654,6 +670,7 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
 
     transcript = Transcript()
     model, thinking_level, system_prompt = header.model, header.thinking_level, header.system_prompt
+    name: str | None = None
     updated_at = header.created_at
     last_entry_id: str | None = None
     entry_ids: set[str] = set()
@@ -708,6 +725,12 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
                 skip(number, "thinking_level_change without a string thinkingLevel")
                 continue
             thinking_level = level
+        elif entry_type == "session_info":
+            info_name = entry.get("name")
+            if info_name is not None and not isinstance(info_name, str):
+                skip(number, "session_info whose name is not a string")
+                continue
+            name = (info_name or "").strip() or None
         else:
             prompt = entry.get("systemPrompt")
             if not isinstance(prompt, str):
@@ -725,6 +748,7 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
         thinking_level=thinking_level,
         system_prompt=system_prompt,
         updated_at=updated_at,
+        name=name,
         warnings=warnings,
     )
     return _ReadResult(loaded, last_entry_id, entry_ids, ends_with_newline)
@@ -922,7 +946,7 @@ class SessionStore:
                 SessionSummary(
                     session_id=session_id,
                     cwd=loaded.header.cwd,
-                    title=_title(loaded.messages),
+                    title=loaded.name or _title(loaded.messages),
                     created_at=loaded.header.created_at,
                     updated_at=loaded.updated_at,
                     message_count=len(loaded.messages),
