@@ -56,6 +56,10 @@ command("AgentThinking", "thinking", {
   end,
 })
 command("AgentStats", "stats", { nargs = 0, desc = "agentls: the session's tokens, cost and context size" })
+command("AgentRename", "rename", {
+  nargs = "*",
+  desc = "agentls: name the current session (shown by :AgentSessions); no name clears it",
+})
 command("AgentDeleteSession", "delete_session", { nargs = 0, desc = "agentls: pick a stored session and delete it" })
 command("AgentPermissions", "permissions", {
   nargs = 0,

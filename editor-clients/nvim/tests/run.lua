@@ -993,6 +993,31 @@ test("the server's warnings are notified (window/logMessage); :help agentls work
   vim.cmd("helpclose")
 end)
 
+test(":AgentRename names the session, and the session list shows the name", function()
+  h.script({ { content = "Named." } })
+  h.new_session()
+  local session = state.current
+  vim.cmd("AgentPrompt a prompt to be named")
+  h.wait_settled(session)
+  h.notes = {}
+  vim.cmd("AgentRename Refactor auth")
+  wait(5000, function()
+    return h.noted('session named "Refactor auth"')
+  end, "the session named")
+  local listed = client.request_sync("agent/listSessions", { cwd = env.ws }, 5000)
+  local title
+  for _, info in ipairs(listed.sessions) do
+    if info.sessionId == session then
+      title = info.title
+    end
+  end
+  expect(title == "Refactor auth", "listed by its name: " .. tostring(title))
+  vim.cmd("AgentRename")
+  wait(5000, function()
+    return h.noted("session name cleared")
+  end, "the name cleared")
+end)
+
 test(":AgentDeleteSession deletes a stored session", function()
   h.script({ { content = "To be deleted." } })
   h.new_session()

@@ -572,6 +572,19 @@ local function delete_session(info)
   end)
 end
 
+--- :AgentRename {name}: name the current session (`agent/renameSession`); no name clears it.
+function M.rename(name)
+  with_session(function(session_id)
+    client.request("agent/renameSession", { sessionId = session_id, name = name or "" }, function(err, result)
+      if err then
+        return fail(err)
+      end
+      local stored = type(result) == "table" and result.name ~= vim.NIL and result.name or nil
+      notify(stored and ("session named %q"):format(stored) or "session name cleared")
+    end)
+  end)
+end
+
 --- :AgentDeleteSession: pick one of the workspace's sessions and delete it.
 function M.delete_session()
   pick_session("agentls: delete which session?", "no sessions to delete for ", delete_session)
