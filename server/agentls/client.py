@@ -459,6 +459,20 @@ class AgentClient:
         params = ClearQueueParams(session_id=session_id, kind=kind, item_id=item_id)  # type: ignore[arg-type]
         return await self.request("agent/clearQueue", params, QueueState)
 
+    async def edit_queue_item(
+        self, session_id: str, item_id: str, text: str, images: list[dict[str, Any]] | None = None
+    ) -> QueueState:
+        """Give a queued item new text (and images); it keeps its place in its queue."""
+        params = {"sessionId": session_id, "itemId": item_id, "text": text}
+        if images is not None:
+            params["images"] = images
+        return QueueState.model_validate(_plain(await self._call("agent/editQueueItem", params)))
+
+    async def move_queue_item(self, session_id: str, item_id: str, index: int) -> QueueState:
+        """Move a queued item to ``index`` in its queue (0: delivered first)."""
+        params = {"sessionId": session_id, "itemId": item_id, "index": index}
+        return QueueState.model_validate(_plain(await self._call("agent/moveQueueItem", params)))
+
     async def abort(self, session_id: str) -> AbortResult:
         return await self.request("agent/abort", SessionParams(session_id=session_id), AbortResult)
 

@@ -274,6 +274,19 @@ class ClearQueueParams(SessionParams):
     """Remove only this item."""
 
 
+class EditQueueItemParams(SessionParams):
+    item_id: str
+    text: str
+    images: list[ImageParam] | None = None
+    """The item's new images (its old ones are kept when this is left out)."""
+
+
+class MoveQueueItemParams(SessionParams):
+    item_id: str
+    index: int = Field(ge=0)
+    """The item's new place in its queue (0: delivered first); past the end means last."""
+
+
 class AbortResult(ResultModel):
     aborted: bool
     """Whether a run was going."""
@@ -296,6 +309,8 @@ class GetMessagesParams(SessionParams):
 class MessagesResult(ResultModel):
     messages: list[dict[str, Any]]
     total: int
+    entry_ids: list[str] = Field(default_factory=list)
+    """The session-file entry of each message, in the same order (what ``agent/fork`` names)."""
 
 
 class StateResult(ResultModel):
@@ -586,6 +601,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/followUp": (QueueParams, QueueItemResult),
     "agent/getQueue": (SessionParams, QueueState),
     "agent/clearQueue": (ClearQueueParams, QueueState),
+    "agent/editQueueItem": (EditQueueItemParams, QueueState),
+    "agent/moveQueueItem": (MoveQueueItemParams, QueueState),
     "agent/abort": (SessionParams, AbortResult),
     "agent/continue": (SessionParams, RunResult),
     "agent/getState": (SessionParams, StateResult),

@@ -941,3 +941,41 @@ async def test_raw_requests_may_leave_out_params_and_garbage_is_survived(data_di
         assert (await server.response(6))["result"] is None
         server.send({"jsonrpc": "2.0", "method": "exit"})
         assert await within(server.process.wait(), WAIT) == 0
+
+
+async def test_queued_items_are_edited_in_place_and_moved(
+    client: AgentClient, recorder: Recorder, faux_script: FauxScript
+) -> None:
+    faux_script([{"content": LONG_TEXT}, {"content": "a"}, {"content": "b"}, {"content": "c"}], slow=True)
+    session = await within(client.new_session())
+    run_id = (await within(client.prompt(session, "Write a lot"))).run_id
+    await recorder.wait_delta(session, run_id=run_id)
+    first = await within(client.follow_up(session, "first"))
+    second = await within(client.follow_up(session, "second"))
+    third = await within(client.follow_up(session, "third"))
+
+    queue = await within(client.edit_queue_item(session, second, "second, reworded"))
+    assert [(i.id, i.text) for i in queue.follow_up] == [
+        (first, "first"),
+        (second, "second, reworded"),
+        (third, "third"),
+    ]
+    queue = await within(client.move_queue_item(session, third, 0))
+    assert [i.id for i in queue.follow_up] == [third, first, second]
+    queue = await within(client.move_queue_item(session, third, 99))
+    assert [i.id for i in queue.follow_up] == [first, second, third]
+    assert [i.id for i in (await within(client.get_queue(session))).follow_up] == [first, second, third]
+    error = await agent_error(client.move_queue_item(session, "item-nope", 0))
+    assert error.kind == "unknownQueueItem"
+    error = await agent_error(client.move_queue_item(session, first, -1))
+    assert error.kind == "invalidParams"
+
+    await within(client.abort(session))
+    await within(client.wait_settled(run_id))
+    run = await within(client.continue_(session))  # the follow-ups, in their new order
+    await within(client.wait_settled(run.run_id))
+    result = await within(client.get_messages(session))
+    users = [m["content"][0]["text"] for m in result.messages if m["role"] == "user"]
+    assert users[1:] == ["first", "second, reworded", "third"]
+    assert len(result.entry_ids) == len(result.messages) == result.total
+    assert len(set(result.entry_ids)) == len(result.entry_ids)

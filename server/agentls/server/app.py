@@ -40,6 +40,7 @@ from agentls.protocol import (
     ClientAgentCapabilities,
     CompactParams,
     DeleteSessionResult,
+    EditQueueItemParams,
     GetMessagesParams,
     InitializationOptions,
     ListCommandsResult,
@@ -49,6 +50,7 @@ from agentls.protocol import (
     ListSessionsResult,
     LoadSessionResult,
     ModelsResult,
+    MoveQueueItemParams,
     NewSessionParams,
     NewSessionResult,
     PermissionRulesResult,
@@ -379,6 +381,14 @@ def create_server() -> AgentServer:
     @request("agent/clearQueue", ClearQueueParams)
     async def clear_queue(ls: AgentServer, p: ClearQueueParams) -> Any:
         return ls.manager.get(p.session_id).clear_queue(p.kind, p.item_id)
+
+    @request("agent/editQueueItem", EditQueueItemParams)
+    async def edit_queue_item(ls: AgentServer, p: EditQueueItemParams) -> Any:
+        return await ls.manager.get(p.session_id).edit_queue_item(p.item_id, p.text, p.images)
+
+    @request("agent/moveQueueItem", MoveQueueItemParams)
+    async def move_queue_item(ls: AgentServer, p: MoveQueueItemParams) -> Any:
+        return ls.manager.get(p.session_id).move_queue_item(p.item_id, p.index)
 
     @request("agent/abort", SessionParams)
     async def abort(ls: AgentServer, p: SessionParams) -> Any:

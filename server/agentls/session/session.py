@@ -543,6 +543,47 @@ class AgentSession:
         self._publish_queue()
         return removed
 
+    def _find_item(self, item_id: str) -> tuple[PendingMessageQueue, list[AgentMessage]]:
+        """The queue holding a queue item, and the item's messages there (its context first)."""
+        for queue in (self.agent.steering_queue, self.agent.follow_up_queue):
+            parts = [m for m in queue.messages if (q := self._items.get(id(m))) and q.item.id == item_id]
+            if parts:
+                return queue, parts
+        raise SessionError("unknownQueueItem", f"No queued item {item_id} in session {self.session_id}")
+
+    async def edit_queue_item(self, item_id: str, text: str, images: list[ImageParam] | None) -> QueueState:
+        """Give a queued item new text (its command expanded) and, if given, new images; it stays put."""
+        queue, parts = self._find_item(item_id)
+        old = parts[-1]  # the user's message (a context message comes before it)
+        item = self._items[id(old)].item
+        kept = images if images is not None else [ImageParam.model_validate(i) for i in item.images or []]
+        text = await self._expand(text)
+        message = _user_message(text, kept)
+        edited = item.model_copy(update={"text": text, "images": [i.wire() for i in kept] or None})
+        queue.messages = [message if m is old else m for m in queue.messages]
+        del self._items[id(old)]
+        self._items[id(message)] = _QueuedItem(edited, message)
+        for part in parts[:-1]:
+            self._items[id(part)] = _QueuedItem(edited, part)
+        self._publish_queue()
+        return self._queue_state()
+
+    def move_queue_item(self, item_id: str, index: int) -> QueueState:
+        """Move a queued item to ``index`` in its queue (with its context message)."""
+        queue, parts = self._find_item(item_id)
+        moved = set(map(id, parts))
+        rest = [m for m in queue.messages if id(m) not in moved]
+
+        def item_of(message: AgentMessage) -> object:
+            queued = self._items.get(id(message))
+            return queued.item.id if queued is not None else id(message)
+
+        starts = [i for i, m in enumerate(rest) if i == 0 or item_of(rest[i - 1]) != item_of(m)]
+        position = starts[index] if index < len(starts) else len(rest)
+        queue.messages = [*rest[:position], *parts, *rest[position:]]
+        self._publish_queue()
+        return self._queue_state()
+
     async def abort(self) -> AbortResult:
         if self._compacting is not None:  # agent/compact: it answers that it was cancelled
             self.compactor.abort()
@@ -609,8 +650,12 @@ class AgentSession:
 
     def messages(self, since: int) -> MessagesResult:
         """The whole history (not only the context), so ``since`` cursors survive compactions."""
-        messages = self.transcript.messages(since)
-        return MessagesResult(messages=[to_wire(m) for m in messages], total=len(self.transcript))
+        entries = self.transcript.entries[since:]
+        return MessagesResult(
+            messages=[to_wire(e.message) for e in entries],
+            total=len(self.transcript),
+            entry_ids=[e.id for e in entries],
+        )
 
     async def set_model(self, model: Model) -> None:
         self.agent.state.model = model
