@@ -423,6 +423,11 @@ class AgentClient:
             "agent/loadSession", SessionParams(session_id=session_id), LoadSessionResult
         )
 
+    async def fork(self, session_id: str, entry_id: str) -> str:
+        """A new session (loaded) whose history is this one's up to ``entry_id``; its id."""
+        result = await self._call("agent/fork", {"sessionId": session_id, "entryId": entry_id})
+        return str(_plain(result)["sessionId"])
+
     async def rename_session(self, session_id: str, name: str) -> str | None:
         """Name the session (shown instead of its first prompt in lists); ``""`` clears the name."""
         result = await self._call("agent/renameSession", {"sessionId": session_id, "name": name})

@@ -169,6 +169,11 @@ class LoadSessionResult(ResultModel):
     message_count: int
 
 
+class ForkParams(SessionParams):
+    entry_id: str
+    """The entry to fork at (from ``entryIds`` of ``agent/getMessages``): the new session's last."""
+
+
 class RenameSessionParams(SessionParams):
     name: str = Field(max_length=200)
     """The session's display name (shown instead of its first prompt); empty clears it."""
@@ -596,6 +601,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/loadSession": (SessionParams, LoadSessionResult),
     "agent/deleteSession": (SessionParams, DeleteSessionResult),
     "agent/renameSession": (RenameSessionParams, RenameSessionResult),
+    "agent/fork": (ForkParams, NewSessionResult),
     "agent/prompt": (PromptParams, PromptResult),
     "agent/steer": (QueueParams, QueueItemResult),
     "agent/followUp": (QueueParams, QueueItemResult),

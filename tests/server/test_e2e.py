@@ -979,3 +979,37 @@ async def test_queued_items_are_edited_in_place_and_moved(
     assert users[1:] == ["first", "second, reworded", "third"]
     assert len(result.entry_ids) == len(result.messages) == result.total
     assert len(set(result.entry_ids)) == len(result.entry_ids)
+
+
+async def test_a_fork_continues_from_an_entry_and_leaves_the_original_as_it_was(
+    servers: Servers, client: AgentClient, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script([{"content": "One."}, {"content": "Two."}])  # every session replays it from the start
+    session = await within(client.new_session(cwd=str(workspace)))
+    await within(client.prompt(session, "First", wait=True))
+    await within(client.prompt(session, "Second", wait=True))
+    original = await within(client.get_messages(session))
+    assert [m["role"] for m in original.messages] == ["user", "assistant", "user", "assistant"]
+
+    fork = await within(client.fork(session, original.entry_ids[1]))  # after the first answer
+    assert fork != session
+    forked = await within(client.get_messages(fork))
+    assert forked.messages == original.messages[:2] and forked.entry_ids == original.entry_ids[:2]
+    settled = await within(client.prompt(fork, "Instead", wait=True))
+    assert settled.stop_reason == "stop"
+    texts = [m["content"][0]["text"] for m in (await within(client.get_messages(fork))).messages]
+    assert texts == ["First", "One.", "Instead", "One."]
+    assert (await within(client.get_messages(session))).messages == original.messages
+
+    state = await within(client.get_state(fork))
+    assert state.cwd == str(workspace)
+    stored = json.loads((data_dir / "sessions" / f"{fork}.jsonl").read_text().splitlines()[0])
+    assert stored["forkedFrom"] == {"sessionId": session, "entryId": original.entry_ids[1]}
+
+    other = await servers.start(server_options(data_dir, faux_script))  # and it loads like any other
+    loaded = await within(other.load_session(fork))
+    assert loaded.message_count == 4
+    error = await agent_error(client.fork(session, "no-such-entry"))
+    assert error.kind == "invalidParams" and "no entry 'no-such-entry'" in str(error)
+    error = await agent_error(client.fork("no-such-session", "x"))
+    assert error.kind == "unknownSession"

@@ -41,6 +41,7 @@ from agentls.protocol import (
     CompactParams,
     DeleteSessionResult,
     EditQueueItemParams,
+    ForkParams,
     GetMessagesParams,
     InitializationOptions,
     ListCommandsResult,
@@ -351,6 +352,10 @@ def create_server() -> AgentServer:
     async def load_session(ls: AgentServer, p: SessionParams) -> LoadSessionResult:
         session = await ls.manager.load_session(p.session_id)
         return LoadSessionResult(session_id=session.session_id, message_count=len(session.transcript))
+
+    @request("agent/fork", ForkParams)
+    async def fork(ls: AgentServer, p: ForkParams) -> NewSessionResult:
+        return NewSessionResult(session_id=await ls.manager.fork_session(p.session_id, p.entry_id))
 
     @request("agent/renameSession", RenameSessionParams)
     async def rename_session(ls: AgentServer, p: RenameSessionParams) -> RenameSessionResult:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.agent import AgentTool
-from agentls.ai import THINKING_LEVELS, Model
+from agentls.ai import THINKING_LEVELS, Model, now_ms
 from agentls.protocol import (
     CompactionSettings,
     InitializationOptions,
@@ -31,6 +31,7 @@ from agentls.session.store import (
     SessionNotFound,
     SessionStore,
     SessionStoreError,
+    UnknownEntry,
     default_data_dir,
     new_session_id,
 )
@@ -291,6 +292,20 @@ class SessionManager:
                 )
             )
         return infos
+
+    async def fork_session(self, session_id: str, entry_id: str) -> str:
+        """A new session whose history is ``session_id``'s up to ``entry_id``; the original is untouched."""
+        new_id = new_session_id()
+        try:
+            await asyncio.to_thread(self.store.fork, session_id, entry_id, new_id, now_ms())
+        except UnknownEntry as error:
+            raise SessionError("invalidParams", f"{error} (agent/getMessages lists the entry ids)") from None
+        except SessionNotFound as error:
+            raise SessionError("unknownSession", str(error)) from None
+        except SessionStoreError as error:
+            raise SessionError("storage", str(error)) from error
+        await self.load_session(new_id)
+        return new_id
 
     async def rename_session(self, session_id: str, name: str) -> str | None:
         """Store the session's display name (Pi's ``session_info``); a stored session is loaded first."""

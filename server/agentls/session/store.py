@@ -113,6 +113,10 @@ class SessionStoreError(Exception):
     """A session file could not be created, read or written; the message says why and what to do."""
 
 
+class UnknownEntry(SessionStoreError):
+    """The session has no (valid) entry with this id."""
+
+
 class SessionNotFound(SessionStoreError):
     """There is no session with this id in the store (or the id is not a valid session id)."""
 
@@ -153,6 +157,8 @@ class SessionHeader:
     compaction: dict[str, Any] | None = None
     """The session's own compaction settings (``enabled``, ``reserveTokens``, ``keepRecentTokens``; wire
     names) instead of the server's, if it set any."""
+    forked_from: tuple[str, str] | None = None
+    """``(session id, entry id)`` of the session and entry this one was forked from (``agent/fork``)."""
 
 
 @dataclass
@@ -284,6 +290,11 @@ def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
         **({"appendSystemPrompt": header.append_system_prompt} if header.append_system_prompt else {}),
         **({} if header.context_files else {"contextFiles": False}),
         **({"compaction": header.compaction} if header.compaction else {}),
+        **(
+            {"forkedFrom": {"sessionId": header.forked_from[0], "entryId": header.forked_from[1]}}
+            if header.forked_from
+            else {}
+        ),
     }
 
 
@@ -616,7 +627,17 @@ def _read_header(path: Path, line: _Line | None) -> SessionHeader:
         append_system_prompt=append_system_prompt or None,
         context_files=data.get("contextFiles") is not False,
         compaction=compaction or None,
+        forked_from=_forked_from(data.get("forkedFrom")),
     )
+
+
+def _forked_from(value: Any) -> tuple[str, str] | None:
+    """The header's ``forkedFrom`` (informational: a malformed one is ignored, not a damaged file)."""
+    if isinstance(value, dict):
+        session_id, entry_id = value.get("sessionId"), value.get("entryId")
+        if isinstance(session_id, str) and isinstance(entry_id, str):
+            return (session_id, entry_id)
+    return None
 
 
 def _is_count(value: Any) -> bool:
@@ -833,8 +854,8 @@ class SessionStore:
     def exists(self, session_id: str) -> bool:
         return self._path(session_id).is_file()
 
-    def create(self, header: SessionHeader) -> SessionWriter:
-        """Start the file of a new session with ``header`` and return its writer.
+    def create(self, header: SessionHeader, entries: bytes = b"") -> SessionWriter:
+        """Start the file of a new session with ``header`` (then ``entries``, whole lines); its writer.
 
         ``header.cwd`` is stored as an absolute, resolved path (``list(cwd)`` compares against it).
         """
@@ -857,7 +878,7 @@ class SessionStore:
         except OSError as error:
             raise self._cannot_create(path, error) from error
         try:
-            _write_all(fd, header_line)
+            _write_all(fd, header_line + entries)
         except OSError as error:
             os.close(fd)
             path.unlink(missing_ok=True)
@@ -871,6 +892,36 @@ class SessionStore:
             f"Cannot create {path} ({error}); check that {self.root} is a writable folder "
             "or point AGENTLS_DATA_DIR at one"
         )
+
+    def fork(self, session_id: str, entry_id: str, new_id: str, created_at: int) -> None:
+        """A new session ``new_id``: ``session_id``'s settings and its entries up to ``entry_id``.
+
+        The entries' lines are copied as they are (ids, parents, timestamps), so the new
+        session's history is the path to that entry; its header records where it came from.
+        Raises :class:`UnknownEntry` when ``entry_id`` is not a valid entry of the session.
+        """
+        path = self._path(session_id)
+        result = _read_session_file(path, session_id)
+        if entry_id not in result.entry_ids:
+            raise UnknownEntry(f"Session {session_id} has no entry {entry_id!r}")
+        kept: list[bytes] = []
+        with _open(path, session_id) as file:
+            for line in _lines(file):
+                if line.number == 1 or line.content is None:
+                    continue
+                try:
+                    entry = parse_strict_json(line.content.decode("utf-8"))
+                except (UnicodeDecodeError, ValueError):
+                    continue  # a damaged line: skipped when read, so not copied
+                if not isinstance(entry, dict) or entry.get("type") not in _ENTRY_TYPES:
+                    continue
+                kept.append(line.content + b"\n")
+                if entry.get("id") == entry_id:
+                    break
+        header = replace(
+            result.loaded.header, id=new_id, created_at=created_at, forked_from=(session_id, entry_id)
+        )
+        self.create(header, b"".join(kept)).close()
 
     def open_writer(self, session_id: str) -> SessionWriter:
         """A writer appending to an existing session, continuing after its last valid entry.
