@@ -541,6 +541,10 @@ SESSION_REQUESTS: dict[str, dict[str, Any]] = {
     "agent/compact": {},
     "agent/bash": {"command": "echo hi"},
     "agent/abortBash": {},
+    "agent/editQueueItem": {"itemId": "item-1", "text": "hi"},
+    "agent/moveQueueItem": {"itemId": "item-1", "index": 0},
+    "agent/fork": {"entryId": "entry-1"},
+    "agent/renameSession": {"name": "A name"},
 }
 
 
