@@ -521,8 +521,8 @@ async function editMessage(page, { text }) {
   await box.fill('');
 }
 
-/** The panel's History: it lists `title` with its message count and time; Open it, or Delete it (confirmed). */
-async function useHistory(page, { action, title }) {
+/** The panel's History: it lists `title` with its message count and time; Open it, Rename it to `name`, or Delete it (confirmed). */
+async function useHistory(page, { action, title, name }) {
   const frame = await panelFrame(page);
   if (!frame) throw new Error('the agent panel webview was not found');
   await frame.locator('#historyButton').click();
@@ -533,6 +533,19 @@ async function useHistory(page, { action, title }) {
   if (action === 'open') {
     await page.screenshot({ path: path.join(ARTIFACTS, 'history.png') });
     await item.locator('.history-open').click();
+  } else if (action === 'rename') {
+    await item.locator('.history-rename').click();
+    const box = page.locator('.quick-input-widget', { hasText: 'The name the History shows' });
+    await box.waitFor({ state: 'visible', timeout: 10_000 });
+    const input = page.locator('.quick-input-widget input');
+    const value = await input.inputValue();
+    check('Rename asks for the name, prefilled with the current title', value === title, value);
+    await input.fill(name);
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+    const renamed = frame.locator('#history li[data-session] .history-title', { hasText: name }).first();
+    await renamed.waitFor({ state: 'visible', timeout: 10_000 });
+    check(`the history shows the new name "${name}"`, true);
   } else {
     await item.locator('.history-delete').click();
     const confirm = page.locator(DIALOG_BUTTONS, { hasText: 'Delete' }).first();
@@ -724,7 +737,7 @@ async function main() {
     check('Copy clicked on a message and on a code block', JSON.stringify(acted.copied) === '["message","code"]', acted.copied);
     check('a tool row\'s path clicked', acted.opened);
     check('Edit clicked on a user message', acted.edited);
-    check('the history used in the panel: Open, then Delete', JSON.stringify(acted.history) === '["open","delete"]', acted.history);
+    check('the history used in the panel: Open, Rename, then Delete', JSON.stringify(acted.history) === '["open","rename","delete"]', acted.history);
 
     // 2. A prompt typed into the panel in the browser; its answer streams into the DOM.
     await widenPanel(page, 300);

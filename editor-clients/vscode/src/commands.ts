@@ -18,6 +18,8 @@ export interface CommandContext {
   secrets: vscode.SecretStorage;
   /** Restart the server for a change it reads at start (asks first while a run goes). */
   restartForChange(what: string): Promise<void>;
+  /** Send the stored sessions to the panel's history again (after a rename). */
+  refreshHistory(): Promise<void>;
 }
 
 /** Agent: Set API Key: a provider's key into SecretStorage (empty clears it); the server restarts with it in its environment. */
@@ -158,6 +160,43 @@ export async function showSessions(ctx: CommandContext): Promise<void> {
   await ctx.revealPanel();
 }
 
+/**
+ * Rename a session: an input box prefilled with its `title` asks for the name (empty clears
+ * it: the title is the first prompt again; Escape cancels), then `agent/renameSession`.
+ * Returns the stored name (`null`: cleared), or `undefined` when cancelled.
+ */
+export async function renameSession(
+  c: SessionController,
+  sessionId: string,
+  title: string,
+): Promise<string | null | undefined> {
+  const name = await vscode.window.showInputBox({
+    title: 'Agent: Rename Session',
+    prompt: 'The name the History shows. Empty: its first prompt again',
+    value: title,
+    valueSelection: [0, title.length],
+  });
+  if (name === undefined) return undefined;
+  const stored = await c.renameSession(sessionId, name.trim());
+  vscode.window.setStatusBarMessage(stored ? `agentls: session renamed "${stored}"` : 'agentls: session name cleared', 3000);
+  return stored;
+}
+
+/** Agent: Rename Session: rename the current session. */
+async function renameCurrentSession(ctx: CommandContext): Promise<void> {
+  const c = ctx.controller;
+  const sessionId = c.sessionId;
+  if (sessionId === undefined) {
+    void vscode.window.showInformationMessage('agentls: no session to rename yet.');
+    return;
+  }
+  const title = await c.listSessions().then(
+    (sessions) => sessions.find((s) => s.sessionId === sessionId)?.title ?? '',
+    () => '',
+  );
+  if ((await renameSession(c, sessionId, title)) !== undefined) await ctx.refreshHistory();
+}
+
 export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
   const c = ctx.controller;
   const commands: Record<string, () => Promise<unknown>> = {
@@ -188,6 +227,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.selectModel': () => selectModel(ctx),
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
     'agentls.showSessions': () => showSessions(ctx),
+    'agentls.renameSession': () => renameCurrentSession(ctx),
     'agentls.restartServer': () => ctx.restartServer(),
     'agentls.setApiKey': () => setApiKey(ctx),
     'agentls.focusPanel': () => ctx.revealPanel(),

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { AgentConnection, readSettings } from './client';
 import { API_KEYS, secretKey, sessionDefaults, settingsEffect } from './config';
 import type { ThinkingLevel } from './protocol';
-import { type CommandContext, registerCommands, runAction, showError, showSessions } from './commands';
+import { type CommandContext, registerCommands, renameSession, runAction, showError, showSessions } from './commands';
 import { saveDocuments } from './documents';
 import { getDiagnostics, watchSelection } from './editorContext';
 import { AgentPanel, VIEW_ID } from './panel';
@@ -73,6 +73,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     },
     secrets: context.secrets,
     restartForChange: (what) => restartForChange(what),
+    refreshHistory: () => panel.sendSessions(),
   };
 
   /** Restart the server for a change it reads at start; asks first while a run goes (the restart ends it). */
@@ -90,6 +91,9 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   const panel = new AgentPanel(context.extensionUri, controller, {
     run: (action) => runAction(action, log),
     showSessions: () => runAction(() => showSessions(ctx), log),
+    renameSession: async (sessionId, title) => {
+      await renameSession(controller, sessionId, title);
+    },
     review: (id, action) => runAction(() => reviews.act(id, action), log),
   });
 

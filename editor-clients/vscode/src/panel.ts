@@ -22,6 +22,8 @@ export interface PanelActions {
   /** Run a UI action, showing its failure. */
   run(action: () => Promise<unknown>): Promise<void>;
   showSessions(): Promise<void>;
+  /** The history's Rename: ask for the name (prefilled with `title`), then `agent/renameSession`. */
+  renameSession(sessionId: string, title: string): Promise<void>;
   /** A pending review's button in the panel. */
   review(id: number, action: 'show' | 'accept' | 'reject'): Promise<void>;
 }
@@ -32,7 +34,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private timer: NodeJS.Timeout | undefined;
   private lastHeader = '';
   private readonly renderedWaiters: ((text: string) => void)[] = [];
-  /** The sessions last sent to the history (for the titles of Open and Delete). */
+  /** The sessions last sent to the history (for the titles of Open, Rename and Delete). */
   private sessions: SessionInfo[] = [];
   /** What the panel copied last (for the self-test). */
   lastCopied: { text: string; what: 'message' | 'code' } | undefined;
@@ -181,6 +183,14 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         const title = this.sessions.find((s) => s.sessionId === message.sessionId)?.title;
         void this.actions.run(async () => {
           await c.loadSession(message.sessionId, title);
+          await this.sendSessions();
+        });
+        break;
+      }
+      case 'renameSession': {
+        const session = this.sessions.find((s) => s.sessionId === message.sessionId);
+        void this.actions.run(async () => {
+          await this.actions.renameSession(message.sessionId, session?.title ?? '');
           await this.sendSessions();
         });
         break;

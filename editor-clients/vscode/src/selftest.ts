@@ -127,8 +127,12 @@ type Waiting =
   | { waiting: 'openPath'; path: string }
   /** Click Edit on the user message `text`: check the prompt box has it, then empty the box. */
   | { waiting: 'editMessage'; text: string }
-  /** Open the panel's History: check it lists `title`; click its Open (`open`) or Delete and confirm (`delete`). */
+  /**
+   * Open the panel's History: check it lists `title`; click its Open (`open`), its Rename and
+   * type `name` (`rename`), or Delete and confirm (`delete`).
+   */
   | { waiting: 'history'; action: 'open' | 'delete'; title: string }
+  | { waiting: 'history'; action: 'rename'; title: string; name: string }
   /** Press Ctrl+Alt+A (Agent: Add Selection) in the focused editor. */
   | { waiting: 'addSelection'; label: string }
   /**
@@ -991,14 +995,24 @@ async function panelActions(api: AgentExtension, rec: Recorder, folder: string):
   rec.check(step, 'the session opened from the history has its transcript', textRows(api).some((row) => row.text === DIAGNOSTICS_ANSWER));
 }
 
-/** The history's Delete, confirmed in the modal: the review session is deleted (agent/deleteSession). */
+/** The history's Rename, then its Delete, confirmed in the modal: the review session is renamed (agent/renameSession), then deleted (agent/deleteSession). */
 async function deleteFromHistory(api: AgentExtension, rec: Recorder, sessionId: string | undefined): Promise<void> {
   const step = 'panel actions';
   const c = api.controller;
-  const title = await sessionTitleOf(api, sessionId);
+  let title = await sessionTitleOf(api, sessionId);
   rec.check(step, 'the review session is stored, with a title', sessionId !== undefined && title !== undefined, { sessionId, title });
   if (sessionId === undefined || title === undefined) return;
   const current = c.sessionId;
+  // Rename it first (agent/renameSession): agent/listSessions then gives the name as its title.
+  const name = 'Renamed from the history';
+  rec.ask({ waiting: 'history', action: 'rename', title, name });
+  let renamed: string | undefined;
+  for (const end = Date.now() + 30_000; Date.now() < end && renamed !== name; ) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    renamed = await sessionTitleOf(api, sessionId);
+  }
+  rec.check(step, 'the history\'s Rename renamed the session (agent/listSessions has the name)', renamed === name, renamed);
+  if (renamed === name) title = name;
   rec.ask({ waiting: 'history', action: 'delete', title });
   let gone = false;
   for (const end = Date.now() + 30_000; Date.now() < end && !gone; ) {

@@ -380,6 +380,16 @@ export class SessionController {
     this.changed();
   }
 
+  /**
+   * Rename a stored session (`agent/renameSession`): `agent/listSessions` then gives `name`
+   * as its `title`. An empty name clears it (the title is the first prompt again). Returns
+   * the name the server stored, `null` when cleared.
+   */
+  async renameSession(sessionId: string, name: string): Promise<string | null> {
+    const result = await this.rpc.request<{ name: string | null }>('agent/renameSession', { sessionId, name });
+    return result.name ?? null;
+  }
+
   /** Delete a stored session (`agent/deleteSession`); the current one is replaced by a new session. */
   async deleteSession(sessionId: string): Promise<boolean> {
     const { deleted } = await this.rpc.request<{ deleted: boolean }>('agent/deleteSession', { sessionId });

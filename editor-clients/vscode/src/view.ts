@@ -175,8 +175,9 @@ export type FromWebview =
   | { type: 'openFile'; path: string; line?: number }
   /** The history was opened (or changed): send the stored sessions (`sessions`). */
   | { type: 'listSessions' }
-  /** The history's Open and Delete (Delete asks first). */
+  /** The history's Open, Rename (asks for the name) and Delete (asks first). */
   | { type: 'loadSession'; sessionId: string }
+  | { type: 'renameSession'; sessionId: string }
   | { type: 'deleteSession'; sessionId: string }
   /** The text the panel shows, the answer to `report`. */
   | { type: 'rendered'; text: string };

@@ -479,6 +479,19 @@ describe('SessionController sessions', () => {
     expect(notices(c)).toEqual(['Loaded session s8 (1 message).']);
   });
 
+  it('renames a session with agent/renameSession: the stored name, null when cleared', async () => {
+    const { server, c } = await started();
+    withStore(server);
+    server.answers['agent/renameSession'] = (p) => ({ name: p.name === '' ? null : p.name });
+    expect(await c.renameSession('s9', 'Tests, fixed')).toBe('Tests, fixed');
+    expect(await c.renameSession('s9', '')).toBeNull();
+    expect(server.calls.filter((call) => call.method === 'agent/renameSession')).toEqual([
+      { method: 'agent/renameSession', params: { sessionId: 's9', name: 'Tests, fixed' } },
+      { method: 'agent/renameSession', params: { sessionId: 's9', name: '' } },
+    ]);
+    expect(c.sessionId).toBe('s1'); // renaming another session keeps the current one
+  });
+
   it('a failed title lookup still loads the session', async () => {
     const { server, c } = await started();
     withStore(server);

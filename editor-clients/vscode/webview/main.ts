@@ -31,7 +31,7 @@ const historyButton = el(
   { id: 'historyButton', class: 'secondary', title: 'The stored sessions of this workspace', 'aria-expanded': 'false' },
   'History',
 );
-/** The session history: the stored sessions (`agent/listSessions`), each with Open and Delete. */
+/** The session history: the stored sessions (`agent/listSessions`), each with Open, Rename and Delete. */
 const historyList = el('ul', { class: 'history-items' });
 const historyClose = el('button', { class: 'icon history-close', title: 'Close the history', 'aria-label': 'Close the history' }, '×');
 const history = el(
@@ -260,6 +260,8 @@ function applySessions(sessions: SessionEntry[]): void {
         'Open',
       );
       open.addEventListener('click', () => post({ type: 'loadSession', sessionId: session.sessionId }));
+      const rename = el('button', { class: 'secondary history-rename', title: 'Rename this session (empty: back to its first prompt)' }, 'Rename');
+      rename.addEventListener('click', () => post({ type: 'renameSession', sessionId: session.sessionId }));
       const remove = el('button', { class: 'secondary history-delete', title: 'Delete this session (asks first)' }, 'Delete');
       remove.addEventListener('click', () => post({ type: 'deleteSession', sessionId: session.sessionId }));
       return el(
@@ -276,6 +278,7 @@ function applySessions(sessions: SessionEntry[]): void {
           ),
         ),
         open,
+        rename,
         remove,
       );
     }),
