@@ -346,9 +346,7 @@ class EditorWorkspace(DiskWorkspace):
         """
         if document is None or base is None:
             return None
-        before = document.text
-        if base.version is not None:
-            before = base.data.decode("utf-8", errors="surrogatepass")
+        before, _ = _read_as(document, base)
         try:
             disk = (await super().read_document(resolved)).data.decode("utf-8", errors="surrogatepass")
         except OSError:
@@ -364,9 +362,7 @@ class EditorWorkspace(DiskWorkspace):
         itself. The ``changes`` form has none, so the buffer the server holds must still
         be the one the tool read: otherwise the edit is refused here.
         """
-        old, version = document.text, document.version
-        if base is not None and base.version is not None:
-            old, version = base.data.decode("utf-8", errors="surrogatepass"), base.version
+        old, version = _read_as(document, base)
         name = self._name(document.path)
         label = f"agentls: edit {name}"
         if not versioned and (version != document.version or old != document.text):
@@ -397,6 +393,14 @@ class EditorWorkspace(DiskWorkspace):
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return path.as_posix()
+
+
+def _read_as(document: OpenDocument, base: Document | None) -> tuple[str, int | None]:
+    """The buffer text and version a tool's change was computed from: ``base`` when it is that
+    buffer at a known version, else the buffer as the server holds it now."""
+    if base is not None and base.version is not None:
+        return base.data.decode("utf-8", errors="surrogatepass"), base.version
+    return document.text, document.version
 
 
 _ORIGIN = lsp.Position(line=0, character=0)
