@@ -416,32 +416,33 @@ function M.render()
   end
 end
 
---- The transcript entry shown on buffer line `row` (0-based), if any.
-function M.entry_at(row)
+--- The rendered entry on buffer line `row` (0-based): its cache record and transcript entry.
+local function cached_at(row)
   local t = M.transcript
   if not t or cache.transcript ~= t or cache.epoch ~= t.epoch then
     return nil
   end
   for i, cached in ipairs(cache.entries) do
     if row >= cached.start and row < cached.start + cached.count then
-      return t.entries[i]
+      return cached, t.entries[i]
     end
   end
   return nil
 end
 
+--- The transcript entry shown on buffer line `row` (0-based), if any.
+function M.entry_at(row)
+  local _, entry = cached_at(row)
+  return entry
+end
+
 --- What line `row` (0-based) folds: a tool or a thinking block (nil for other lines).
 function M.target_at(row)
-  local t = M.transcript
-  if not t or cache.transcript ~= t or cache.epoch ~= t.epoch then
+  local cached, entry = cached_at(row)
+  if not cached then
     return nil
   end
-  for i, cached in ipairs(cache.entries) do
-    if row >= cached.start and row < cached.start + cached.count then
-      return cached.targets and cached.targets[row - cached.start], t.entries[i]
-    end
-  end
-  return nil
+  return cached.targets and cached.targets[row - cached.start], entry
 end
 
 --- Fold or unfold what line `row` (0-based) shows: a tool row (its arguments and whole output),
