@@ -441,32 +441,28 @@ function Transcript:toggle(entry)
   return true
 end
 
---- A tool waits for the user's permission (`agent/requestPermission`), or got it.
-function Transcript:set_tool_asking(id, asking)
+--- A running tool waits for the user (`status`), or no longer does (back to "running").
+function Transcript:_set_tool_waiting(id, status, waiting)
   local tool = self.tools[id]
   if not tool then
     return
   end
-  if asking then
-    tool.status = "asking"
-  elseif tool.status == "asking" then
+  if waiting then
+    tool.status = status
+  elseif tool.status == status then
     tool.status = "running"
   end
   self:_touch(self:_tool_entry(id))
 end
 
+--- A tool waits for the user's permission (`agent/requestPermission`), or got it.
+function Transcript:set_tool_asking(id, asking)
+  self:_set_tool_waiting(id, "asking", asking)
+end
+
 --- A tool's change waits for the user's review (`agent/reviewEdit`), or got it.
 function Transcript:set_tool_reviewing(id, reviewing)
-  local tool = self.tools[id]
-  if not tool then
-    return
-  end
-  if reviewing then
-    tool.status = "reviewing"
-  elseif tool.status == "reviewing" then
-    tool.status = "running"
-  end
-  self:_touch(self:_tool_entry(id))
+  self:_set_tool_waiting(id, "reviewing", reviewing)
 end
 
 --- `agent/settled`: the run is over.
