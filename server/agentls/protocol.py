@@ -50,6 +50,8 @@ ErrorKind = Literal[
     "storage",
     "invalidParams",
     "compactionFailed",
+    "summaryFailed",
+    "fileConflict",
 ]
 
 
@@ -167,11 +169,111 @@ class ListSessionsResult(ResultModel):
 class LoadSessionResult(ResultModel):
     session_id: str
     message_count: int
+    warnings: list[str] | None = None
+    """What a rewind that was cut short left behind, one line per file."""
 
 
 class ForkParams(SessionParams):
     entry_id: str
     """The entry to fork at (from ``entryIds`` of ``agent/getMessages``): the new session's last."""
+
+
+class TreeEntry(ResultModel):
+    id: str
+    parent_id: str | None
+    """The nearest entry above it that is in the tree (``None``: a root)."""
+    type: Literal["message", "compaction", "branchSummary"]
+    role: str
+    preview: str
+    """One line of at most 120 characters."""
+    timestamp: int
+    label: str | None = None
+    on_branch: bool
+    """On the path from the root to the current position."""
+    files: list[str] | None = None
+    """On a tool result: the files its ``write``/``edit`` changed (relative to the session's folder)."""
+
+    def wire(self) -> dict[str, Any]:
+        return {**super().wire(), "parentId": self.parent_id}
+
+
+class TreeBranch(ResultModel):
+    leaf_id: str
+    preview: str
+    timestamp: int
+    message_count: int
+    current: bool
+
+
+class TreeResult(ResultModel):
+    leaf_id: str | None
+    """The entry at the current position (``None``: before the first message)."""
+    entries: list[TreeEntry]
+    branches: list[TreeBranch]
+
+    def wire(self) -> dict[str, Any]:
+        return {
+            "leafId": self.leaf_id,
+            "entries": [entry.wire() for entry in self.entries],
+            "branches": [branch.wire() for branch in self.branches],
+        }
+
+
+class MoveParams(SessionParams):
+    summarize: bool = False
+    """Summarise the branch left behind into a ``branchSummary`` message (Pi's branch summarisation)."""
+    instructions: str | None = None
+    """What that summary should focus on."""
+    force: bool = False
+    """Put back the files that can be and leave those that cannot (``skipped``) instead of refusing."""
+
+
+class RewindParams(MoveParams):
+    entry_id: str | None = Field(min_length=1)
+    """The entry to continue from, on the current branch; ``None``: from before the first message."""
+    files: bool = True
+    """Revert what the tools changed after that entry."""
+
+
+class SwitchBranchParams(MoveParams):
+    entry_id: str = Field(min_length=1)
+    """Any entry of the tree, typically a branch's ``leafId``."""
+    files: bool = False
+    """Undo the changes of the branch left and redo those of the branch gone to."""
+
+
+class RevertedFile(ResultModel):
+    path: str
+    action: Literal["reverted", "deleted", "restored", "applied"]
+
+
+class SkippedFile(ResultModel):
+    path: str
+    reason: str
+
+
+class RewindResult(ResultModel):
+    leaf_id: str | None
+    message_count: int
+    reverted: list[RevertedFile]
+    skipped: list[SkippedFile]
+    summary: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        return {**super().wire(), "leafId": self.leaf_id}
+
+
+class SetLabelParams(SessionParams):
+    entry_id: str = Field(min_length=1)
+    label: str | None = Field(max_length=100)
+    """The bookmark's text; ``None`` or ``""`` clears it."""
+
+
+class SetLabelResult(ResultModel):
+    label: str | None
+
+    def wire(self) -> dict[str, Any]:
+        return {"label": self.label}
 
 
 class RenameSessionParams(SessionParams):
@@ -581,6 +683,15 @@ class SettledNotification(ResultModel):
     error_message: str | None = None
 
 
+class BranchNotification(ResultModel):
+    session_id: str
+    leaf_id: str | None
+    message_count: int
+
+    def wire(self) -> dict[str, Any]:
+        return {**super().wire(), "leafId": self.leaf_id}
+
+
 class BashOutputNotification(ResultModel):
     session_id: str
     bash_id: str
@@ -602,6 +713,10 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/deleteSession": (SessionParams, DeleteSessionResult),
     "agent/renameSession": (RenameSessionParams, RenameSessionResult),
     "agent/fork": (ForkParams, NewSessionResult),
+    "agent/getTree": (SessionParams, TreeResult),
+    "agent/rewind": (RewindParams, RewindResult),
+    "agent/switchBranch": (SwitchBranchParams, RewindResult),
+    "agent/setLabel": (SetLabelParams, SetLabelResult),
     "agent/prompt": (PromptParams, PromptResult),
     "agent/steer": (QueueParams, QueueItemResult),
     "agent/followUp": (QueueParams, QueueItemResult),
@@ -634,6 +749,7 @@ NOTIFICATIONS: dict[str, type[BaseModel]] = {
     "agent/compaction": CompactionNotification,
     "agent/bashOutput": BashOutputNotification,
     "agent/bashEnd": BashEndNotification,
+    "agent/branch": BranchNotification,
 }
 """Every server -> client notification."""
 

@@ -544,6 +544,10 @@ SESSION_REQUESTS: dict[str, dict[str, Any]] = {
     "agent/editQueueItem": {"itemId": "item-1", "text": "hi"},
     "agent/moveQueueItem": {"itemId": "item-1", "index": 0},
     "agent/fork": {"entryId": "entry-1"},
+    "agent/getTree": {},
+    "agent/rewind": {"entryId": None},
+    "agent/switchBranch": {"entryId": "entry-1"},
+    "agent/setLabel": {"entryId": "entry-1", "label": "a label"},
     "agent/renameSession": {"name": "A name"},
 }
 

@@ -64,11 +64,17 @@ from agentls.protocol import (
     RequestPermissionResult,
     RevokePermissionRuleParams,
     RevokeResult,
+    RewindParams,
+    RewindResult,
     RunResult,
     SessionParams,
+    SetLabelParams,
+    SetLabelResult,
     SetModelParams,
     SetQueueModesParams,
     SetThinkingLevelParams,
+    SwitchBranchParams,
+    TreeResult,
     json_converter,
 )
 from agentls.server.editor import LspEditor
@@ -274,7 +280,7 @@ def parse(method: str, model: type[M], params: Any) -> M:
 
 
 def agent_error(error: SessionError) -> JsonRpcException:
-    return JsonRpcException(code=AGENT_ERROR, message=error.message, data={"kind": error.kind})
+    return JsonRpcException(code=AGENT_ERROR, message=error.message, data={"kind": error.kind, **error.data})
 
 
 Handler = Callable[[AgentServer, Any], Awaitable[Any]]
@@ -351,11 +357,45 @@ def create_server() -> AgentServer:
     @request("agent/loadSession", SessionParams)
     async def load_session(ls: AgentServer, p: SessionParams) -> LoadSessionResult:
         session = await ls.manager.load_session(p.session_id)
-        return LoadSessionResult(session_id=session.session_id, message_count=len(session.transcript))
+        return LoadSessionResult(
+            session_id=session.session_id,
+            message_count=len(session.transcript),
+            warnings=session.load_warnings or None,
+        )
 
     @request("agent/fork", ForkParams)
     async def fork(ls: AgentServer, p: ForkParams) -> NewSessionResult:
         return NewSessionResult(session_id=await ls.manager.fork_session(p.session_id, p.entry_id))
+
+    @request("agent/getTree", SessionParams)
+    async def get_tree(ls: AgentServer, p: SessionParams) -> TreeResult:
+        return ls.manager.get(p.session_id).get_tree()
+
+    @request("agent/rewind", RewindParams)
+    async def rewind(ls: AgentServer, p: RewindParams) -> RewindResult:
+        return await ls.manager.get(p.session_id).move(
+            p.entry_id,
+            files=p.files,
+            summarize=p.summarize,
+            instructions=p.instructions,
+            force=p.force,
+            off_branch=False,
+        )
+
+    @request("agent/switchBranch", SwitchBranchParams)
+    async def switch_branch(ls: AgentServer, p: SwitchBranchParams) -> RewindResult:
+        return await ls.manager.get(p.session_id).move(
+            p.entry_id,
+            files=p.files,
+            summarize=p.summarize,
+            instructions=p.instructions,
+            force=p.force,
+            off_branch=True,
+        )
+
+    @request("agent/setLabel", SetLabelParams)
+    async def set_label(ls: AgentServer, p: SetLabelParams) -> SetLabelResult:
+        return SetLabelResult(label=await ls.manager.get(p.session_id).set_label(p.entry_id, p.label))
 
     @request("agent/renameSession", RenameSessionParams)
     async def rename_session(ls: AgentServer, p: RenameSessionParams) -> RenameSessionResult:

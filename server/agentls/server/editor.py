@@ -82,6 +82,7 @@ class LspEditor:
             document_changes=document_changes,
             create_files=document_changes and lsp.ResourceOperationKind.Create in operations,
             save_documents=self.server.client_agent.save_documents,
+            delete_files=document_changes and lsp.ResourceOperationKind.Delete in operations,
         )
 
     async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome:

@@ -21,9 +21,11 @@ from agentls.protocol import (
 )
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
+from agentls.session.file_changes import ChangeLog
 from agentls.session.instructions import PromptSettings, SessionInstructions
 from agentls.session.permissions import Ask, PermissionRules, permission_hook
 from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
+from agentls.session.rewind import interrupted_report
 from agentls.session.session import AgentSession, Notify
 from agentls.session.store import (
     LoadedSession,
@@ -35,7 +37,6 @@ from agentls.session.store import (
     default_data_dir,
     new_session_id,
 )
-from agentls.session.transcript import Transcript
 from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor import EditorConnection, EditorWorkspace
@@ -136,10 +137,10 @@ class SessionManager:
         return DiskWorkspace(cwd, allow_outside)
 
     def _tools(
-        self, workspace: Workspace, processes: ProcessTracker, reviews: EditReviews | None
+        self, workspace: Workspace, processes: ProcessTracker, reviews: EditReviews | None, changes: ChangeLog
     ) -> list[AgentTool]:
         """The coding tools over ``workspace``, and ``diagnostics`` when the editor answers for it."""
-        tools = coding_tools(workspace, processes, reviews)
+        tools = coding_tools(workspace, processes, reviews, changes.record)
         if self.editor is not None and self.editor.answers_diagnostics:
             tools.append(diagnostics_tool(workspace, self.editor.diagnostics))
         return tools
@@ -199,6 +200,7 @@ class SessionManager:
         processes = ProcessTracker()
         workspace = self._workspace(cwd, allow_outside)
         reviews = self._reviews(session_id)
+        changes = ChangeLog()
         session = AgentSession(
             session_id=session_id,
             cwd=cwd,
@@ -206,8 +208,9 @@ class SessionManager:
             model=model,
             thinking_level=level,
             system_prompt="",
-            transcript=Transcript(),
-            tools=self._tools(workspace, processes, reviews),
+            workspace=workspace,
+            changes=changes,
+            tools=self._tools(workspace, processes, reviews, changes),
             editor_context=self._editor_context(workspace),
             processes=processes,
             writer=writer,
@@ -247,6 +250,7 @@ class SessionManager:
         processes = ProcessTracker()
         workspace = self._workspace(loaded.header.cwd, loaded.header.allow_outside_workspace)
         reviews = self._reviews(session_id)
+        changes = ChangeLog()
         session = AgentSession(
             session_id=session_id,
             cwd=loaded.header.cwd,
@@ -254,8 +258,9 @@ class SessionManager:
             model=model,
             thinking_level=level,
             system_prompt="",
-            transcript=loaded.transcript,
-            tools=self._tools(workspace, processes, reviews),
+            workspace=workspace,
+            changes=changes,
+            tools=self._tools(workspace, processes, reviews, changes),
             editor_context=self._editor_context(workspace),
             processes=processes,
             writer=writer,
@@ -272,6 +277,7 @@ class SessionManager:
             coalesce_deltas=self.options.coalesce_deltas,
         )
         self.sessions[session_id] = session
+        session.load_warnings = await interrupted_report(loaded.tree, workspace)
         await session.refresh_instructions()
         return session
 
@@ -310,8 +316,6 @@ class SessionManager:
     async def rename_session(self, session_id: str, name: str) -> str | None:
         """Store the session's display name (Pi's ``session_info``); a stored session is loaded first."""
         session = self.sessions.get(session_id) or await self.load_session(session_id)
-        if session.writer is None:
-            raise SessionError("storage", f"Session {session_id} is not stored, so it cannot be named")
         stored = " ".join(name.split())
         await session.writer.append_session_info(stored)
         return stored or None

@@ -46,9 +46,11 @@ from agentls.ai import (
     StreamFn,
     StreamOptions,
     TextContent,
+    ToolResultMessage,
     UserMessage,
     to_wire,
 )
+from agentls.ai.abort import AbortController
 from agentls.protocol import (
     AbortResult,
     CommandInfo,
@@ -62,21 +64,29 @@ from agentls.protocol import (
     PromptResult,
     QueueItem,
     QueueState,
+    RewindResult,
     StateResult,
     StatsResult,
     TokenStats,
+    TreeResult,
     WhenBusy,
 )
-from agentls.session.compaction import CompactionFailed, Compactor
+from agentls.session.compaction import CompactionFailed, Compactor, Summarizer, SummaryAborted, SummaryError
+from agentls.session.compaction.branch_summary import summarize_branch
 from agentls.session.compaction.tokens import estimate_messages_tokens
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
+from agentls.session.file_changes import ChangeLog
 from agentls.session.instructions import SessionInstructions
-from agentls.session.messages import convert_to_llm
+from agentls.session.messages import branch_summary_message, convert_to_llm
+from agentls.session.rewind import apply_plans, display, find_conflicts, plan_files
 from agentls.session.store import SessionWriter
-from agentls.session.transcript import Transcript, TranscriptEntry, new_entry_id
+from agentls.session.transcript import BranchSummary, TranscriptEntry
+from agentls.session.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree
+from agentls.session.tree_view import shown_leaf, tree_view
 from agentls.session.user_bash import UserBash
 from agentls.tools.processes import ProcessTracker
+from agentls.tools.workspace import Workspace
 
 logger = logging.getLogger(__name__)
 
@@ -183,10 +193,11 @@ class AgentSession:
         model: Model,
         thinking_level: str,
         system_prompt: str,
-        transcript: Transcript,
+        writer: SessionWriter,
+        workspace: Workspace,
         tools: list[AgentTool],
-        writer: SessionWriter | None,
         notify: Notify,
+        changes: ChangeLog | None = None,
         before_tool_call: BeforeToolCall | None = None,
         processes: ProcessTracker | None = None,
         instructions: SessionInstructions | None = None,
@@ -204,6 +215,15 @@ class AgentSession:
         self.cwd = cwd
         self.models = models
         self.writer = writer
+        self.tree: SessionTree = writer.tree
+        """Every entry of the session; the writer adds to it and moves its leaf."""
+        self.workspace = workspace
+        """The session's files, as its tools see them: rewinds put them back through it."""
+        self.changes = changes or ChangeLog()
+        """What the tools' writes changed, until their results are written beside it."""
+        self.load_warnings: list[str] = []
+        """What loading the session found to report (a rewind that was cut short)."""
+        transcript = self.tree.transcript(self.tree.leaf_id)
         self._notify = notify
         self._seq = 0
         self._run: _Run | None = None
@@ -246,6 +266,8 @@ class AgentSession:
         )
         self._compacting: asyncio.Future[None] | None = None
         """Set while ``agent/compact`` runs: the session is busy as during a run."""
+        self._moving: tuple[asyncio.Future[None], AbortController] | None = None
+        """Set while a rewind or branch switch summarises and puts files back: busy, and abortable."""
 
     # --- events --------------------------------------------------------------------------
 
@@ -256,9 +278,14 @@ class AgentSession:
     async def _emit(self, event: AgentEvent) -> None:
         """Persist a finished message, then send the event (``runId`` null between runs)."""
         if isinstance(event, MessageEndEvent):
-            writer = self.writer
-            entry_id = await writer.append_message(event.message) if writer is not None else new_entry_id()
-            self.transcript.append(TranscriptEntry(entry_id, event.message))
+            message = event.message
+            changes = (
+                self.changes.take(message.tool_call_id) if isinstance(message, ToolResultMessage) else None
+            )
+            if changes is not None:
+                await self.writer.append_custom(FILE_CHANGES, changes, changes.wire())
+            entry_id = await self.writer.append_message(message)
+            self.transcript.append(TranscriptEntry(entry_id, message))
         self.compactor.observe(event)
         self._send(event)
 
@@ -306,6 +333,8 @@ class AgentSession:
             return f"Session {self.session_id} is running {self._run.run_id}"
         if self._compacting is not None:
             return f"Session {self.session_id} is compacting"
+        if self._moving is not None:
+            return f"Session {self.session_id} is moving to another branch"
         return None
 
     def _start(self, start: Callable[[], asyncio.Task[None]], *, prompt: bool = False) -> str:
@@ -589,6 +618,11 @@ class AgentSession:
             self.compactor.abort()
             await asyncio.shield(self._compacting)
             return AbortResult(aborted=True, queue=self._queue_state())
+        if self._moving is not None:  # a rewind's summary: the rewind fails, nothing changed
+            moving, controller = self._moving
+            controller.abort()
+            await asyncio.shield(moving)
+            return AbortResult(aborted=True, queue=self._queue_state())
         run = self._run
         if run is None:
             return AbortResult(aborted=False, queue=self._queue_state())
@@ -621,6 +655,138 @@ class AgentSession:
         if self._can_continue_queued():
             await self.continue_()
         return result
+
+    # --- the tree --------------------------------------------------------------------------
+
+    def get_tree(self) -> TreeResult:
+        return tree_view(self.tree, self.workspace.root)
+
+    async def set_label(self, entry_id: str, label: str | None) -> str | None:
+        if entry_id not in self.tree:
+            raise SessionError("invalidParams", f"Session {self.session_id} has no entry {entry_id!r}")
+        label = " ".join(label.split()) if label else None
+        await self.writer.append_label(entry_id, label or None)
+        return label or None
+
+    async def move(
+        self,
+        entry_id: str | None,
+        *,
+        files: bool,
+        summarize: bool,
+        instructions: str | None,
+        force: bool,
+        off_branch: bool,
+    ) -> RewindResult:
+        """``agent/rewind`` (``off_branch=False``: to an entry of the current branch) and
+        ``agent/switchBranch``: continue from ``entry_id``, files and summary as asked.
+
+        Checks everything that can refuse the request before anything changes; the summary
+        (which can fail or be aborted) comes next, then the marker entry, then the files.
+        """
+        if busy := self._busy():
+            raise SessionError("busy", f"{busy}: abort it or wait for agent/settled, then try again")
+        tree, old_leaf = self.tree, self.tree.leaf_id
+        self._check_target(entry_id, off_branch)
+        plans = plan_files(tree, old_leaf, entry_id, redo=off_branch) if files else []
+        problems = await find_conflicts(self.workspace, plans)
+        if problems and not force:
+            listed = [{"path": self._shown(p.path), "reason": p.reason} for p in problems]
+            raise SessionError(
+                "fileConflict",
+                "Nothing was changed: these files cannot be put back: "
+                + "; ".join(f"{item['path']}: {item['reason']}" for item in listed)
+                + ". Send force: true to put back the others and leave these as they are, or files: false "
+                "to leave all files as they are.",
+                {"files": listed},
+            )
+        refused = {p.path for p in problems}
+        plans = [plan for plan in plans if plan.path not in refused]
+        moving: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        controller = AbortController()
+        self._moving = (moving, controller)
+        try:
+            summary = None
+            if summarize:
+                summary = await self._branch_summary(old_leaf, entry_id, instructions, controller)
+            self.writer.move_leaf(entry_id)
+            if summary is not None:
+                await self.writer.append_branch_summary(*summary)
+            marker = {"fromId": old_leaf, "toId": entry_id, "files": [plan.wire() for plan in plans]}
+            await self.writer.append_custom(REWIND, marker, marker)
+            done, failed = await apply_plans(self.workspace, plans)
+            if plans:
+                report = {"done": [p.path for p in done], "failed": [[p.path, p.reason] for p in failed]}
+                await self.writer.append_custom(REWIND_DONE, report, report)
+        finally:
+            self._moving = None
+            moving.set_result(None)
+        self.load_warnings = []
+        self.transcript.reset(self.tree.transcript(self.tree.leaf_id).entries)
+        self.agent.state.messages = self.transcript.context()
+        if self._can_continue_queued():  # what was queued meanwhile runs, as after agent/compact
+            await self.continue_()
+        result = RewindResult(
+            leaf_id=shown_leaf(self.tree),
+            message_count=len(self.transcript),
+            reverted=[{"path": self._shown(p.path), "action": p.action} for p in done],
+            skipped=[{"path": self._shown(p.path), "reason": p.reason} for p in [*problems, *failed]],
+            summary=getattr(summary[0], "summary", None) if summary is not None else None,
+        )
+        self._notify(
+            "agent/branch",
+            {"sessionId": self.session_id, "leafId": result.leaf_id, "messageCount": result.message_count},
+        )
+        return result
+
+    def _shown(self, path: str) -> str:
+        return display(self.workspace.root, path)
+
+    def _check_target(self, entry_id: str | None, off_branch: bool) -> None:
+        if entry_id is None:
+            return
+        if entry_id not in self.tree:
+            raise SessionError(
+                "invalidParams",
+                f"Session {self.session_id} has no entry {entry_id!r}: use an id from agent/getTree "
+                "or the entryIds of agent/getMessages",
+            )
+        if not off_branch and all(node.id != entry_id for node in self.tree.branch()):
+            raise SessionError(
+                "invalidParams",
+                f"Entry {entry_id} is not on the session's current branch: agent/rewind goes back along the "
+                "branch; use agent/switchBranch to go to another one",
+            )
+
+    async def _branch_summary(
+        self,
+        old_leaf: str | None,
+        entry_id: str | None,
+        instructions: str | None,
+        controller: AbortController,
+    ) -> tuple[AgentMessage, BranchSummary] | None:
+        """The ``branchSummary`` message (and its entry's details) of the branch left behind."""
+        ancestor = self.tree.common_ancestor(old_leaf, entry_id)
+        path = self.tree.path(old_leaf)
+        start = next((i + 1 for i, node in enumerate(path) if node.id == ancestor), 0)
+        left = path[start:]
+        if not any(node.message is not None for node in left):
+            return None  # nothing is left behind (the position is already there)
+        state = self.agent.state
+        summarizer = Summarizer(
+            model=state.model,
+            stream_fn=self.agent.stream_fn,
+            convert_to_llm=self.agent.convert_to_llm,
+            thinking_level=state.thinking_level,
+            signal=controller.signal,
+        )
+        try:
+            result = await summarize_branch(left, summarizer, instructions)
+        except (SummaryError, SummaryAborted) as error:
+            raise SessionError("summaryFailed", f"{error}; nothing was changed") from error
+        if controller.signal.aborted:
+            raise SessionError("summaryFailed", "Branch summarization was aborted; nothing was changed")
+        return branch_summary_message(result.text, old_leaf or "root"), result.info
 
     # --- state ---------------------------------------------------------------------------
 
@@ -659,13 +825,11 @@ class AgentSession:
 
     async def set_model(self, model: Model) -> None:
         self.agent.state.model = model
-        if self.writer is not None:
-            await self.writer.append_model_change(model.provider, model.id)
+        await self.writer.append_model_change(model.provider, model.id)
 
     async def set_thinking_level(self, level: str) -> None:
         self.agent.state.thinking_level = level  # type: ignore[assignment]
-        if self.writer is not None:
-            await self.writer.append_thinking_level_change(level)
+        await self.writer.append_thinking_level_change(level)
 
     def set_queue_modes(self, steering: str | None, follow_up: str | None) -> None:
         if steering is not None:
@@ -709,5 +873,4 @@ class AgentSession:
         """Abort any run and any command of the user's, end the processes they left, close the file."""
         await self.abort()
         await self.user_bash.close()
-        if self.writer is not None:
-            self.writer.close()
+        self.writer.close()

@@ -41,7 +41,6 @@ import logging
 import math
 import os
 import re
-import secrets
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -54,8 +53,10 @@ import platformdirs
 from agentls.ai.local_files import JsonTooDeep, NotARegularFile, open_regular_file, parse_strict_json
 from agentls.ai.types import AgentMessage, Usage, UserMessage, now_ms, parse_message
 from agentls.ai.wire import to_wire
-from agentls.session.messages import compaction_summary_message
-from agentls.session.transcript import Compaction, Transcript, TranscriptEntry
+from agentls.session.file_changes import parse_file_changes
+from agentls.session.messages import branch_summary_message, compaction_summary_message
+from agentls.session.transcript import BranchSummary, Compaction, Transcript
+from agentls.session.tree import FILE_CHANGES, Node, SessionTree
 
 __all__ = [
     "FORMAT_VERSION",
@@ -96,6 +97,9 @@ _MAX_TIMESTAMP = 253_402_300_799_999
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 _ENTRY_TYPES = (
     "message",
+    "branch_summary",
+    "custom",
+    "label",
     "model_change",
     "thinking_level_change",
     "system_prompt_change",
@@ -170,8 +174,10 @@ class LoadedSession:
     """
 
     header: SessionHeader
+    tree: SessionTree
+    """Every entry; its leaf is the file's last entry."""
     transcript: Transcript
-    """Every message, each with its entry id, and the compactions in their places."""
+    """The messages of the branch the leaf is on, each with its entry id, and the compactions in place."""
     model: tuple[str, str] | None
     thinking_level: str
     system_prompt: str
@@ -329,14 +335,12 @@ class SessionWriter:
     partial one); every later append raises :class:`SessionStoreError`.
     """
 
-    def __init__(
-        self, path: Path, session_id: str, fd: int, last_entry_id: str | None, entry_ids: set[str]
-    ) -> None:
+    def __init__(self, path: Path, session_id: str, fd: int, tree: SessionTree) -> None:
         self.path = path
         self.session_id = session_id
         self._fd = fd
-        self._last_entry_id = last_entry_id
-        self._entry_ids = entry_ids
+        self.tree = tree
+        """The session's entries: every append adds its entry below the leaf, at once."""
         self._closed = False
         self._failure: BaseException | None = None
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentls-session-{session_id}")
@@ -344,8 +348,14 @@ class SessionWriter:
 
     @property
     def last_entry_id(self) -> str | None:
-        """The id of the newest entry handed to the writer (the next entry's ``parentId``)."""
-        return self._last_entry_id
+        """The tree's leaf: the next entry's ``parentId``."""
+        return self.tree.leaf_id
+
+    def move_leaf(self, entry_id: str | None) -> None:
+        """Make the next entry a child of ``entry_id`` (``None``: a new root), as Pi's ``branch``."""
+        if entry_id is not None and entry_id not in self.tree:
+            raise UnknownEntry(f"Session {self.session_id} has no entry {entry_id!r}")
+        self.tree.leaf_id = entry_id
 
     @property
     def closed(self) -> bool:
@@ -354,7 +364,7 @@ class SessionWriter:
     async def append_message(self, message: AgentMessage) -> str:
         """Append one finished message; returns the entry id once the line is in the file."""
         wire = to_wire(parse_message(message))
-        return await self._append("message", {"message": wire})
+        return await self._append("message", {"message": wire}, message=message)
 
     async def append_model_change(self, provider: str, model_id: str) -> str:
         _require_str("provider", provider)
@@ -389,7 +399,39 @@ class SessionWriter:
         }
         if compaction.usage is not None:
             payload["usage"] = to_wire(compaction.usage)
-        return await self._append("compaction", payload, message["timestamp"])
+        return await self._append(
+            "compaction", payload, message["timestamp"], message=summary, compaction=compaction
+        )
+
+    async def append_branch_summary(self, summary: AgentMessage, summary_info: BranchSummary) -> str:
+        """Append Pi's ``branch_summary`` entry of a ``branchSummary`` message (with its timestamp)."""
+        message = to_wire(summary)
+        payload: dict[str, Any] = {
+            "fromId": message["fromId"],
+            "summary": message["summary"],
+            "details": {
+                "readFiles": list(summary_info.read_files),
+                "modifiedFiles": list(summary_info.modified_files),
+            },
+        }
+        if summary_info.usage is not None:
+            payload["usage"] = to_wire(summary_info.usage)
+        return await self._append(
+            "branch_summary", payload, message["timestamp"], message=summary, data=summary_info
+        )
+
+    async def append_custom(self, custom_type: str, data: Any, wire_data: Any) -> str:
+        """Append Pi's ``custom`` entry (no part of the context): ``wire_data`` in the file, ``data`` in
+        the tree."""
+        payload = {"customType": custom_type, "data": wire_data}
+        return await self._append("custom", payload, custom_type=custom_type, data=data)
+
+    async def append_label(self, target_id: str, label: str | None) -> str:
+        """Pi's ``label`` entry: a bookmark on ``target_id`` (``None`` clears it)."""
+        if target_id not in self.tree:
+            raise UnknownEntry(f"Session {self.session_id} has no entry {target_id!r}")
+        data = {"targetId": target_id, "label": label}
+        return await self._append("label", data, data=data)
 
     def close(self) -> None:
         """Stop accepting appends; those already issued are still written, then the file is closed.
@@ -403,7 +445,9 @@ class SessionWriter:
         executor.submit(os.close, self._fd).add_done_callback(lambda _: _writing.discard(executor))
         executor.shutdown(wait=False)
 
-    async def _append(self, entry_type: str, payload: dict[str, Any], timestamp: int | None = None) -> str:
+    async def _append(
+        self, entry_type: str, payload: dict[str, Any], timestamp: int | None = None, **node: Any
+    ) -> str:
         # Everything up to run_in_executor runs synchronously at call time: that fixes the
         # order of the entries and their parentId chain before any other append can run.
         if self._closed:
@@ -412,17 +456,11 @@ class SessionWriter:
                 "open a new one with SessionStore.open_writer to append more"
             )
         self._raise_if_failed()
-        entry_id = self._new_entry_id()
-        entry = {
-            "type": entry_type,
-            "id": entry_id,
-            "parentId": self._last_entry_id,
-            "timestamp": now_ms() if timestamp is None else timestamp,
-            **payload,
-        }
+        entry_id, parent_id = self.tree.new_id(), self.tree.leaf_id
+        timestamp = now_ms() if timestamp is None else timestamp
+        entry = {"type": entry_type, "id": entry_id, "parentId": parent_id, "timestamp": timestamp, **payload}
         line = _encode_line(entry, f"a {entry_type} entry of session {self.session_id}")
-        self._entry_ids.add(entry_id)
-        self._last_entry_id = entry_id
+        self.tree.add(Node(entry_id, parent_id, entry_type, timestamp, **node))
         future = asyncio.get_running_loop().run_in_executor(self._executor, self._write, line)
         # If the caller is cancelled the failure (if any) is still retrieved, and reported by
         # the next append, instead of asyncio logging "exception was never retrieved".
@@ -451,12 +489,6 @@ class SessionWriter:
             "to continue saving it"
         )
 
-    def _new_entry_id(self) -> str:
-        while True:
-            entry_id = secrets.token_hex(4)
-            if entry_id not in self._entry_ids:
-                return entry_id
-
 
 def _require_str(name: str, value: Any) -> None:
     if not isinstance(value, str):
@@ -469,8 +501,6 @@ def _require_str(name: str, value: Any) -> None:
 @dataclass
 class _ReadResult:
     loaded: LoadedSession
-    last_entry_id: str | None
-    entry_ids: set[str]
     ends_with_newline: bool
 
 
@@ -689,12 +719,10 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
     if header.id != session_id:
         warn(f"{path}: the header names session {_brief(header.id)}; using the file name's id")
 
-    transcript = Transcript()
+    tree = SessionTree()
     model, thinking_level, system_prompt = header.model, header.thinking_level, header.system_prompt
     name: str | None = None
     updated_at = header.created_at
-    last_entry_id: str | None = None
-    entry_ids: set[str] = set()
     for line in lines:
         number = line.number
         ends_with_newline = line.ended
@@ -716,55 +744,35 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
         if not isinstance(entry_id, str) or not entry_id:
             skip(number, f"{entry_type} entry without a string id")
             continue
+        if entry_id in tree:
+            skip(number, f"{entry_type} entry whose id {_brief(entry_id)} an earlier entry has")
+            continue
         if not _is_timestamp(timestamp):
             skip(
                 number,
                 f"{entry_type} entry whose timestamp {_brief(timestamp)} is not a time in milliseconds",
             )
             continue
-        if entry_type == "message":
-            try:
-                transcript.append(TranscriptEntry(entry_id, parse_message(entry.get("message"))))
-            except Exception as error:  # a pydantic ValidationError or anything odd: never a crash
-                skip(number, f"the message does not parse: {_one_line(error)}")
-                continue
-        elif entry_type == "compaction":
-            try:
-                transcript.append(_compaction_entry(entry, transcript))
-            except ValueError as error:
-                skip(number, f"compaction entry {error}")
-                continue
-        elif entry_type == "model_change":
-            provider, model_id = entry.get("provider"), entry.get("modelId")
-            if not isinstance(provider, str) or not isinstance(model_id, str):
-                skip(number, "model_change without string provider and modelId")
-                continue
-            model = (provider, model_id)
+        try:
+            fields = _node_fields(entry, tree)
+        except ValueError as error:
+            skip(number, str(error))
+            continue
+        if entry_type == "model_change":
+            model = (entry["provider"], entry["modelId"])
         elif entry_type == "thinking_level_change":
-            level = entry.get("thinkingLevel")
-            if not isinstance(level, str):
-                skip(number, "thinking_level_change without a string thinkingLevel")
-                continue
-            thinking_level = level
+            thinking_level = entry["thinkingLevel"]
+        elif entry_type == "system_prompt_change":
+            system_prompt = entry["systemPrompt"]
         elif entry_type == "session_info":
-            info_name = entry.get("name")
-            if info_name is not None and not isinstance(info_name, str):
-                skip(number, "session_info whose name is not a string")
-                continue
-            name = (info_name or "").strip() or None
-        else:
-            prompt = entry.get("systemPrompt")
-            if not isinstance(prompt, str):
-                skip(number, "system_prompt_change without a string systemPrompt")
-                continue
-            system_prompt = prompt
-        last_entry_id = entry_id
-        entry_ids.add(entry_id)
+            name = (entry.get("name") or "").strip() or None
+        tree.add(Node(entry_id, _parent(entry.get("parentId"), tree), entry_type, int(timestamp), **fields))
         updated_at = max(updated_at, int(timestamp))
 
     loaded = LoadedSession(
         header=header,
-        transcript=transcript,
+        tree=tree,
+        transcript=tree.transcript(tree.leaf_id),
         model=model,
         thinking_level=thinking_level,
         system_prompt=system_prompt,
@@ -772,21 +780,96 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
         name=name,
         warnings=warnings,
     )
-    return _ReadResult(loaded, last_entry_id, entry_ids, ends_with_newline)
+    return _ReadResult(loaded, ends_with_newline)
 
 
-def _compaction_entry(entry: dict[str, Any], transcript: Transcript) -> TranscriptEntry:
-    """A compaction entry read back; ``ValueError`` saying what is wrong with a damaged one.
+def _parent(parent_id: Any, tree: SessionTree) -> str | None:
+    """An entry's parent: the one it names, or the entry before it when that one is not in the file.
 
-    Its ``firstKeptEntryId`` must name a message entry before it: a compaction that kept
-    nothing it can name would hide the whole conversation before it, so it is skipped
-    instead, and the model sees that conversation in full.
+    A damaged or truncated line takes its entry out of the tree; the entries below it
+    then hang from the entry before it, so the conversation stays in one piece.
+    """
+    if parent_id is None:
+        return None
+    return parent_id if isinstance(parent_id, str) and parent_id in tree else tree.leaf_id
+
+
+def _node_fields(entry: dict[str, Any], tree: SessionTree) -> dict[str, Any]:
+    """What an entry puts in its :class:`Node` besides id, parent, type and time; ``ValueError``
+    saying what is wrong with a damaged one."""
+    entry_type = entry["type"]
+    if entry_type == "message":
+        try:
+            return {"message": parse_message(entry.get("message"))}
+        except Exception as error:  # a pydantic ValidationError or anything odd: never a crash
+            raise ValueError(f"the message does not parse: {_one_line(error)}") from None
+    if entry_type == "compaction":
+        try:
+            return _compaction_fields(entry, tree)
+        except ValueError as error:
+            raise ValueError(f"compaction entry {error}") from None
+    if entry_type == "branch_summary":
+        return _branch_summary_fields(entry)
+    if entry_type == "custom":
+        custom_type = entry.get("customType")
+        if not isinstance(custom_type, str):
+            raise ValueError("custom entry without a string customType")
+        data = entry.get("data")
+        if custom_type == FILE_CHANGES:
+            data = parse_file_changes(data)
+        return {"custom_type": custom_type, "data": data}
+    if entry_type == "label":
+        target, label = entry.get("targetId"), entry.get("label")
+        if not isinstance(target, str) or not (label is None or isinstance(label, str)):
+            raise ValueError("label entry without a string targetId and a string or null label")
+        return {"data": {"targetId": target, "label": label}}
+    if entry_type == "model_change":
+        if not isinstance(entry.get("provider"), str) or not isinstance(entry.get("modelId"), str):
+            raise ValueError("model_change without string provider and modelId")
+    elif entry_type == "thinking_level_change":
+        if not isinstance(entry.get("thinkingLevel"), str):
+            raise ValueError("thinking_level_change without a string thinkingLevel")
+    elif entry_type == "session_info":
+        if entry.get("name") is not None and not isinstance(entry.get("name"), str):
+            raise ValueError("session_info whose name is not a string")
+    elif not isinstance(entry.get("systemPrompt"), str):
+        raise ValueError("system_prompt_change without a string systemPrompt")
+    return {}
+
+
+def _compaction_fields(entry: dict[str, Any], tree: SessionTree) -> dict[str, Any]:
+    """A compaction entry's summary message and :class:`Compaction`; ``ValueError`` saying what is wrong.
+
+    Its ``firstKeptEntryId`` must name a message entry on the path to it: a compaction
+    that kept nothing it can name would hide the whole conversation before it, so it is
+    skipped instead, and the model sees that conversation in full.
     """
     summary, kept, tokens = entry.get("summary"), entry.get("firstKeptEntryId"), entry.get("tokensBefore")
     if not isinstance(summary, str) or not _is_count(tokens):
         raise ValueError("without a string summary and a token count tokensBefore")
-    if not any(e.id == kept and e.compaction is None for e in transcript.entries):
+    above = tree.path(_parent(entry.get("parentId"), tree))
+    if not any(node.id == kept and node.type == "message" for node in above):
         raise ValueError(f"whose firstKeptEntryId {_brief(kept)} names no message entry before it")
+    read, modified, usage = _summary_details(entry)
+    message = compaction_summary_message(summary, int(tokens), int(entry["timestamp"]))
+    return {"message": message, "compaction": Compaction(kept, read, modified, usage)}
+
+
+def _branch_summary_fields(entry: dict[str, Any]) -> dict[str, Any]:
+    """A ``branch_summary`` entry's ``branchSummary`` message and :class:`BranchSummary`."""
+    summary, from_id = entry.get("summary"), entry.get("fromId")
+    if not isinstance(summary, str) or not isinstance(from_id, str):
+        raise ValueError("branch_summary entry without a string summary and fromId")
+    try:
+        read, modified, usage = _summary_details(entry)
+    except ValueError as error:
+        raise ValueError(f"branch_summary entry {error}") from None
+    message = branch_summary_message(summary, from_id, int(entry["timestamp"]))
+    return {"message": message, "data": BranchSummary(read, modified, usage)}
+
+
+def _summary_details(entry: dict[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...], Usage | None]:
+    """A summary entry's ``details`` (read and modified files) and ``usage``."""
     details = entry.get("details") or {}
     keys = ("readFiles", "modifiedFiles")
     files = [details.get(key, []) if isinstance(details, dict) else None for key in keys]
@@ -796,9 +879,7 @@ def _compaction_entry(entry: dict[str, Any], transcript: Transcript) -> Transcri
         usage = Usage.model_validate(entry["usage"]) if entry.get("usage") is not None else None
     except Exception as error:  # pydantic's ValidationError
         raise ValueError(f"whose usage does not parse: {_one_line(error)}") from None
-    message = compaction_summary_message(summary, int(tokens), int(entry["timestamp"]))
-    mark = Compaction(kept, tuple(files[0]), tuple(files[1]), usage)  # type: ignore[arg-type]
-    return TranscriptEntry(entry["id"], message, mark)
+    return tuple(files[0]), tuple(files[1]), usage  # type: ignore[arg-type]
 
 
 def _one_line(error: BaseException) -> str:
@@ -885,7 +966,7 @@ class SessionStore:
             raise SessionStoreError(
                 f"Cannot write session file {path} ({error}); free disk space or check permissions"
             ) from error
-        return SessionWriter(path, header.id, fd, None, set())
+        return SessionWriter(path, header.id, fd, SessionTree())
 
     def _cannot_create(self, path: Path, error: OSError) -> SessionStoreError:
         return SessionStoreError(
@@ -894,16 +975,18 @@ class SessionStore:
         )
 
     def fork(self, session_id: str, entry_id: str, new_id: str, created_at: int) -> None:
-        """A new session ``new_id``: ``session_id``'s settings and its entries up to ``entry_id``.
+        """A new session ``new_id``: ``session_id``'s settings and the entries on the path to ``entry_id``.
 
-        The entries' lines are copied as they are (ids, parents, timestamps), so the new
-        session's history is the path to that entry; its header records where it came from.
-        Raises :class:`UnknownEntry` when ``entry_id`` is not a valid entry of the session.
+        The entries are copied with their ids and timestamps, so the new session's history
+        is that path; its header records where it came from. Raises :class:`UnknownEntry`
+        when ``entry_id`` is not a valid entry of the session.
         """
         path = self._path(session_id)
         result = _read_session_file(path, session_id)
-        if entry_id not in result.entry_ids:
+        tree = result.loaded.tree
+        if entry_id not in tree:
             raise UnknownEntry(f"Session {session_id} has no entry {entry_id!r}")
+        parents = {node.id: node.parent_id for node in tree.path(entry_id)}
         kept: list[bytes] = []
         with _open(path, session_id) as file:
             for line in _lines(file):
@@ -913,10 +996,12 @@ class SessionStore:
                     entry = parse_strict_json(line.content.decode("utf-8"))
                 except (UnicodeDecodeError, ValueError):
                     continue  # a damaged line: skipped when read, so not copied
-                if not isinstance(entry, dict) or entry.get("type") not in _ENTRY_TYPES:
+                if not isinstance(entry, dict) or entry.get("id") not in parents:
                     continue
-                kept.append(line.content + b"\n")
-                if entry.get("id") == entry_id:
+                # the parent as read (a damaged parent's place taken by the entry before it)
+                entry["parentId"] = parents.pop(entry["id"])
+                kept.append(_encode_line(entry, f"entry {entry['id']} of session {session_id}"))
+                if entry["id"] == entry_id:
                     break
         header = replace(
             result.loaded.header, id=new_id, created_at=created_at, forked_from=(session_id, entry_id)
@@ -956,7 +1041,7 @@ class SessionStore:
                 raise SessionStoreError(
                     f"Cannot write session file {path} ({error}); free disk space or check permissions"
                 ) from error
-        return SessionWriter(path, session_id, fd, result.last_entry_id, result.entry_ids)
+        return SessionWriter(path, session_id, fd, result.loaded.tree)
 
     def load(self, session_id: str) -> LoadedSession:
         """Read a session back; damaged lines are skipped and reported in ``warnings``.

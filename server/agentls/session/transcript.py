@@ -1,11 +1,12 @@
-"""A session's transcript: every message in file order, each with its entry id, compactions in place.
+"""A session's transcript: the messages of its branch, each with its entry id, compactions in place.
 
-The session file is append-only, and so is the transcript: a compaction does not remove
-the messages it summarised, it adds a ``compactionSummary`` message where it happened
-(its entry's place in the file). Clients read the transcript (``agent/getMessages``), so
-their ``since`` cursors stay valid across a compaction. The model reads the *context*,
-built from the transcript as Pi's ``buildContextEntries`` builds it from the session
-entries: the latest summary, then the kept messages (from the compaction's
+The transcript holds the path from the root of the session's tree to its leaf
+(:mod:`agentls.session.tree`), and only grows while the session stays on that branch: a
+compaction does not remove the messages it summarised, it adds a ``compactionSummary``
+message where it happened (its entry's place in the file). Clients read the transcript
+(``agent/getMessages``), so their ``since`` cursors stay valid across a compaction. The
+model reads the *context*, built from the transcript as Pi's ``buildContextEntries``
+builds it from the session entries: the latest summary, then the kept messages (from the compaction's
 ``firstKeptEntryId`` up to the compaction), then everything after it.
 """
 
@@ -26,6 +27,16 @@ class Compaction:
     """The entry of the first message the model still sees after the summary."""
     read_files: tuple[str, ...] = ()
     """Files read (and not modified) in the summarised part, carried into the next compaction."""
+    modified_files: tuple[str, ...] = ()
+    usage: Usage | None = None
+    """What generating the summary cost."""
+
+
+@dataclass(frozen=True)
+class BranchSummary:
+    """What a ``branch_summary`` entry holds besides its summary (Pi's ``BranchSummaryEntry``)."""
+
+    read_files: tuple[str, ...] = ()
     modified_files: tuple[str, ...] = ()
     usage: Usage | None = None
     """What generating the summary cost."""
@@ -56,6 +67,13 @@ class Transcript:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def reset(self, entries: Iterable[TranscriptEntry]) -> None:
+        """Hold ``entries`` instead (another branch's), in place: whoever holds the transcript sees them."""
+        self._entries = []
+        self._latest_compaction = None
+        for entry in entries:
+            self.append(entry)
 
     def append(self, entry: TranscriptEntry) -> None:
         if entry.compaction is not None:

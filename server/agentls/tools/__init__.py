@@ -2,7 +2,7 @@
 
 from agentls.agent.types import AgentTool
 from agentls.tools.bash import BashCommandError, bash_tool
-from agentls.tools.edit import edit_tool, write_tool
+from agentls.tools.edit import ChangeRecorder, edit_tool, write_tool
 from agentls.tools.files import write_text_atomic
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.read import read_tool
@@ -12,17 +12,21 @@ from agentls.tools.workspace import DiskWorkspace, FileStat, ToolInputError, Wor
 
 
 def coding_tools(
-    workspace: Workspace, processes: ProcessTracker | None = None, reviews: EditReviews | None = None
+    workspace: Workspace,
+    processes: ProcessTracker | None = None,
+    reviews: EditReviews | None = None,
+    record: ChangeRecorder | None = None,
 ) -> list[AgentTool]:
     """The tools of every session over ``workspace``; the session's permission policy guards them.
 
     ``processes`` tracks what ``bash`` starts, for the session to end when a run ends;
-    ``reviews`` asks the user to review the changes the policy marks.
+    ``reviews`` asks the user to review the changes the policy marks; ``record`` learns
+    what ``write`` and ``edit`` changed.
     """
     return [
         read_tool(workspace),
-        write_tool(workspace, reviews),
-        edit_tool(workspace, reviews),
+        write_tool(workspace, reviews, record),
+        edit_tool(workspace, reviews, record),
         *search_tools(workspace),
         bash_tool(workspace, processes),
     ]

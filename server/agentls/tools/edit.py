@@ -16,6 +16,7 @@ import asyncio
 import difflib
 import os
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,9 @@ from agentls.ai import AbortSignal, TextContent
 from agentls.tools.read import looks_binary
 from agentls.tools.review import EditReviews
 from agentls.tools.workspace import Document, ToolInputError, Workspace
+
+ChangeRecorder = Callable[[str, Path, bytes | None, str], None]
+"""``record(tool_call_id, path, before, after)``: a write landed; ``before`` ``None``: the file was new."""
 
 BOM = "\ufeff"
 DIFF_CONTEXT = 3
@@ -105,9 +109,10 @@ async def _write_checked(
     signal: AbortSignal | None,
     base: Document | None = None,
     review: _Review | None = None,
+    recorded: Callable[[], None] | None = None,
 ) -> str:
     """The last step of ``write`` and ``edit``: an abort check, the review if the policy wants one,
-    then the write, errors naming ``path``.
+    then the write, errors naming ``path``; ``recorded`` is called once the write has landed.
 
     Returns what the result adds about the write (`` (note)``, or nothing).
     """
@@ -117,9 +122,27 @@ async def _write_checked(
         _check_abort(signal)
     try:
         note = await workspace.write_text(resolved, text, base, signal)
-        return f" ({note})" if note else ""
     except OSError as error:
         raise _write_error(error, path) from error
+    if recorded is not None:
+        recorded()
+    return f" ({note})" if note else ""
+
+
+async def _current(workspace: Workspace, resolved: Path) -> bytes | None:
+    """What ``write`` is about to replace (``None`` if it cannot be read: it is recorded as new)."""
+    try:
+        return (await workspace.read_document(resolved)).data
+    except OSError:
+        return None
+
+
+def _recorder(
+    record: ChangeRecorder | None, tool_call_id: str, resolved: Path, before: bytes | None, after: str
+) -> Callable[[], None] | None:
+    if record is None:
+        return None
+    return lambda: record(tool_call_id, resolved, before, after)
 
 
 class _Review:
@@ -174,8 +197,13 @@ def _check_abort(signal: AbortSignal | None) -> None:
 # --- write -----------------------------------------------------------------------------
 
 
-def write_tool(workspace: Workspace, reviews: EditReviews | None = None) -> AgentTool:
-    """The ``write`` tool over ``workspace``; ``details`` is ``{path, created, bytes}`` (path resolved)."""
+def write_tool(
+    workspace: Workspace, reviews: EditReviews | None = None, record: ChangeRecorder | None = None
+) -> AgentTool:
+    """The ``write`` tool over ``workspace``; ``details`` is ``{path, created, bytes}`` (path resolved).
+
+    ``record`` learns what each write replaced, for rewinds.
+    """
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -199,8 +227,12 @@ def write_tool(workspace: Workspace, reviews: EditReviews | None = None) -> Agen
                 created = True
             except NotADirectoryError as error:
                 raise _write_error(error, path) from error
+            before = None if created or record is None else await _current(workspace, resolved)
             review = _Review.of(reviews, tool_call_id, "write")
-            note = await _write_checked(workspace, resolved, content, path, signal, review=review)
+            recorded = _recorder(record, tool_call_id, resolved, before, content)
+            note = await _write_checked(
+                workspace, resolved, content, path, signal, review=review, recorded=recorded
+            )
         how = "new file" if created else "replaced the existing file"
         return AgentToolResult(
             content=[TextContent(text=f"Wrote {size} bytes to {path} ({how}){note}")],
@@ -321,7 +353,9 @@ def _uses_crlf(text: str) -> bool:
     return breaks > 0 and text.count("\r\n") == breaks
 
 
-def edit_tool(workspace: Workspace, reviews: EditReviews | None = None) -> AgentTool:
+def edit_tool(
+    workspace: Workspace, reviews: EditReviews | None = None, record: ChangeRecorder | None = None
+) -> AgentTool:
     """The ``edit`` tool over ``workspace``; ``details`` is ``{path, diff, replacements}`` (path resolved).
 
     A file whose line breaks are all CRLF is matched with its line breaks read as LF
@@ -365,7 +399,8 @@ def edit_tool(workspace: Workspace, reviews: EditReviews | None = None) -> Agent
             output = bom + (updated.replace("\n", "\r\n") if crlf else updated)
 
             review = _Review.of(reviews, tool_call_id, "edit")
-            note = await _write_checked(workspace, resolved, output, path, signal, document, review)
+            recorded = _recorder(record, tool_call_id, resolved, data, output)
+            note = await _write_checked(workspace, resolved, output, path, signal, document, review, recorded)
         count = len(edits)
         noun = "replacement" if count == 1 else "replacements"
         return AgentToolResult(

@@ -62,6 +62,8 @@ class EditSupport:
     """``documentChanges`` and ``resourceOperations`` with ``create``: new files are created in the editor."""
     save_documents: bool = False
     """The client answers ``agent/saveDocuments``: it saves the documents after an applied edit."""
+    delete_files: bool = False
+    """``documentChanges`` and ``resourceOperations`` with ``delete``: files are deleted in the editor."""
 
 
 @dataclass(frozen=True)
@@ -335,6 +337,23 @@ class EditorWorkspace(DiskWorkspace):
         if uri not in saved:
             await super().write_text(resolved, text)
         return None
+
+    async def delete_file(self, path: str | Path) -> None:
+        """Delete through the editor a file it has open (so its undo can bring it back), else on disk."""
+        resolved = self.resolve(path)
+        document = self._open(resolved)
+        if document is not None and self.editor.edit_support().delete_files:
+            edit = lsp.WorkspaceEdit(
+                document_changes=[lsp.DeleteFile(uri=document.uri, options=lsp.DeleteFileOptions())]
+            )
+            outcome = await self.editor.apply_edit(edit, f"agentls: delete {self._name(resolved)}")
+            if not outcome.applied:
+                raise EditRejected(
+                    f"The editor did not delete {self._name(resolved)} "
+                    f"({outcome.failure_reason or 'no reason given'})"
+                )
+        if await super().exists(resolved):  # not open, or the editor left the file on disk
+            await super().delete_file(resolved)
 
     async def _unsaved(
         self, resolved: Path, document: OpenDocument | None, base: Document | None

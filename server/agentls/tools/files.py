@@ -233,6 +233,18 @@ def _new_file_mode() -> int:
 _NEW_FILE_MODE = _new_file_mode()
 
 
+def remove_file(path: str | Path, *, root: str | None = None) -> None:
+    """Delete the file ``path`` (not a folder), not reached through a symlink out of ``root``."""
+
+    def unlink(folder: int | None, name: str) -> None:
+        if _lstat_last(folder, name) is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(path))
+        os.unlink(name, dir_fd=folder)
+
+    folder, _, _ = _walk(root, os.fspath(path), unlink)
+    _close(folder)
+
+
 def write_text_atomic(path: str | Path, text: str, *, root: str | None = None) -> None:
     """Write ``text`` as UTF-8 to ``path`` atomically, creating parent folders.
 

@@ -106,6 +106,10 @@ class Workspace(Protocol):
         """
         ...
 
+    async def delete_file(self, path: str | Path) -> None:
+        """Remove the file ``path`` (through the editor when it has it open and can)."""
+        ...
+
     def buffers(self) -> dict[str, str]:
         """The text of every open editor document, by absolute path (empty for the disk).
 
@@ -240,6 +244,9 @@ class DiskWorkspace:
     ) -> str | None:
         await asyncio.to_thread(self._disk, files.write_text_atomic, path, text)
         return None
+
+    async def delete_file(self, path: str | Path) -> None:
+        await asyncio.to_thread(self._disk, files.remove_file, path)
 
     def buffers(self) -> dict[str, str]:
         return {}

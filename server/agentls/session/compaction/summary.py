@@ -175,6 +175,13 @@ class Summarizer:
             "Turn prefix summarization",
         )
 
+    async def summarize_with(
+        self, messages: list[AgentMessage], instructions: str, max_tokens: int, label: str
+    ) -> Summary:
+        """``messages`` as ``<conversation>`` text followed by ``instructions`` (Pi's branch summary)."""
+        text = f"<conversation>\n{await self._conversation(messages)}\n</conversation>\n\n"
+        return await self._request(text + instructions, max_tokens, label)
+
     async def _conversation(self, messages: list[AgentMessage]) -> str:
         return serialize_conversation(await maybe_await(self.convert_to_llm(messages)))
 

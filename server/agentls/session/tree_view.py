@@ -1,0 +1,123 @@
+"""``agent/getTree``: a session's tree as clients show it, its conversation entries only.
+
+Settings changes, labels and markers are entries of the tree too, but no one picks
+them: each shown entry's parent is the nearest shown entry above it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentls.ai.types import AgentMessage, AssistantMessage, ToolCall
+from agentls.protocol import TreeBranch, TreeEntry, TreeResult
+from agentls.session.compaction.serialize import content_text
+from agentls.session.file_changes import FileChanges
+from agentls.session.rewind import display
+from agentls.session.tree import FILE_CHANGES, SessionTree
+
+PREVIEW_LENGTH = 120
+_SHOWN = {"message": "message", "compaction": "compaction", "branch_summary": "branchSummary"}
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= PREVIEW_LENGTH else text[: PREVIEW_LENGTH - 1].rstrip() + "…"
+
+
+def _first_argument(call: ToolCall) -> str:
+    arguments = call.arguments if isinstance(call.arguments, dict) else {}
+    for key in ("path", "command", "pattern", "query"):
+        if isinstance(arguments.get(key), str):
+            return arguments[key]
+    return next((value for value in arguments.values() if isinstance(value, str)), "")
+
+
+def preview(message: AgentMessage) -> str:
+    """One line saying what a message is."""
+    if isinstance(message, AssistantMessage):
+        text = content_text([block for block in message.content if block.type == "text"])  # type: ignore[arg-type]
+        calls = [f"→ {b.name}({_first_argument(b)})" for b in message.content if isinstance(b, ToolCall)]
+        return _one_line(" ".join(part for part in (text, *calls) if part)) or "(no text)"
+    role = message.role
+    summary = getattr(message, "summary", None)
+    if role == "branchSummary" and isinstance(summary, str):
+        lines = [line for line in summary.splitlines()[2:] if line.strip() and not line.startswith("#")]
+        return _one_line("Branch summary: " + (lines[0] if lines else ""))
+    if role == "compactionSummary" and isinstance(summary, str):
+        return _one_line("Compaction: " + summary)
+    if role == "bashExecution":
+        return _one_line("$ " + str(getattr(message, "command", "")))
+    content = getattr(message, "content", "")
+    text = content_text(content) if isinstance(content, str | list) else ""
+    if role == "toolResult":
+        return _one_line(f"{getattr(message, 'tool_name', 'tool')}: {text}")
+    return _one_line(text) or f"({role})"
+
+
+def shown_leaf(tree: SessionTree) -> str | None:
+    """The shown entry at the tree's leaf (the nearest one above a marker or a settings change)."""
+    for node in reversed(tree.branch()):
+        if node.type in _SHOWN:
+            return node.id
+    return None
+
+
+def tree_view(tree: SessionTree, root: Path) -> TreeResult:
+    """Every shown entry with its shown parent, in file order; the tips as branches."""
+    nearest: dict[str, str | None] = {}
+    """For every entry, itself if shown, else the nearest shown entry above it."""
+    files: dict[str, list[str]] = {}
+    """For a file-change entry, the files it names (its tool result is the entry below it)."""
+    entries: list[TreeEntry] = []
+    has_children: set[str] = set()
+    labels = tree.labels()
+    on_branch = {node.id for node in tree.branch()}
+    for node in tree:
+        parent = nearest.get(node.parent_id) if node.parent_id is not None else None
+        if node.custom_type == FILE_CHANGES and isinstance(node.data, FileChanges):
+            files[node.id] = [display(root, change.path) for change in node.data.changes]
+        if node.type not in _SHOWN or node.message is None:
+            nearest[node.id] = parent
+            continue
+        nearest[node.id] = node.id
+        if parent is not None:
+            has_children.add(parent)
+        changed = files.get(node.parent_id) if node.parent_id is not None else None
+        entries.append(
+            TreeEntry(
+                id=node.id,
+                parent_id=parent,
+                type=_SHOWN[node.type],  # type: ignore[arg-type]
+                role=node.message.role,
+                preview=preview(node.message),
+                timestamp=node.timestamp,
+                label=labels.get(node.id),
+                on_branch=node.id in on_branch,
+                files=changed if node.message.role == "toolResult" else None,
+            )
+        )
+    leaf = shown_leaf(tree)
+    by_id = {entry.id: entry for entry in entries}
+    tips = [entry.id for entry in entries if entry.id not in has_children]
+    if leaf is not None and leaf not in tips:
+        tips.append(leaf)
+    branches = [_branch(tip, by_id, leaf) for tip in tips]
+    return TreeResult(leaf_id=leaf, entries=entries, branches=branches)
+
+
+def _branch(tip: str, by_id: dict[str, TreeEntry], leaf: str | None) -> TreeBranch:
+    """A branch, named by its last prompt (the tip's own preview when it has none)."""
+    entry = by_id[tip]
+    count, prompt, current = 0, None, by_id.get(tip)
+    while current is not None:
+        count += 1
+        if prompt is None and current.role == "user":
+            prompt = current.preview
+        current = by_id.get(current.parent_id) if current.parent_id is not None else None
+    return TreeBranch(
+        leaf_id=tip,
+        preview=prompt or entry.preview,
+        timestamp=entry.timestamp,
+        message_count=count,
+        current=tip == leaf,
+    )
