@@ -55,6 +55,8 @@ from agentls.protocol import (
     QueueParams,
     QueueState,
     RequestPermissionParams,
+    RewindParams,
+    RewindResult,
     RunResult,
     SessionInfo,
     SessionParams,
@@ -64,6 +66,8 @@ from agentls.protocol import (
     SettledNotification,
     StateResult,
     StatsResult,
+    SwitchBranchParams,
+    TreeResult,
     json_converter,
 )
 
@@ -427,6 +431,63 @@ class AgentClient:
         """A new session (loaded) whose history is this one's up to ``entry_id``; its id."""
         result = await self._call("agent/fork", {"sessionId": session_id, "entryId": entry_id})
         return str(_plain(result)["sessionId"])
+
+    async def get_tree(self, session_id: str) -> TreeResult:
+        """The session's tree: its entries, its branches and where it is now."""
+        return await self.request("agent/getTree", {"sessionId": session_id}, TreeResult)
+
+    async def rewind(
+        self,
+        session_id: str,
+        entry_id: str | None,
+        *,
+        files: bool = True,
+        summarize: bool = False,
+        instructions: str | None = None,
+        force: bool = False,
+    ) -> RewindResult:
+        """Continue from ``entry_id`` of the current branch (``None``: from the start), reverting the
+        files the tools changed after it unless ``files=False``.
+
+        Files changed by someone else since raise :class:`AgentClientError` with ``kind ==
+        "fileConflict"`` and ``data["files"]``; ``force=True`` reverts the others.
+        """
+        params = RewindParams(
+            session_id=session_id,
+            entry_id=entry_id,
+            files=files,
+            summarize=summarize,
+            instructions=instructions,
+            force=force,
+        )
+        wire = {**params.model_dump(mode="json", by_alias=True, exclude_none=True), "entryId": entry_id}
+        return await self.request("agent/rewind", wire, RewindResult)
+
+    async def switch_branch(
+        self,
+        session_id: str,
+        entry_id: str,
+        *,
+        files: bool = False,
+        summarize: bool = False,
+        instructions: str | None = None,
+        force: bool = False,
+    ) -> RewindResult:
+        """Go to another entry of the tree (a branch's ``leaf_id``); files follow with ``files=True``."""
+        params = SwitchBranchParams(
+            session_id=session_id,
+            entry_id=entry_id,
+            files=files,
+            summarize=summarize,
+            instructions=instructions,
+            force=force,
+        )
+        return await self.request("agent/switchBranch", params, RewindResult)
+
+    async def set_label(self, session_id: str, entry_id: str, label: str | None) -> str | None:
+        """Put a bookmark on an entry (``None`` clears it); the label as stored."""
+        params = {"sessionId": session_id, "entryId": entry_id, "label": label}
+        return _plain(await self._call("agent/setLabel", params)).get("label")
 
     async def rename_session(self, session_id: str, name: str) -> str | None:
         """Name the session (shown instead of its first prompt in lists); ``""`` clears the name."""

@@ -250,10 +250,11 @@ async def editor_session(
     accept: bool = True,
     saves: bool = False,
     options: dict[str, Any] | None = None,
+    editor_class: type[Editor] = Editor,
 ) -> AsyncIterator[tuple[LanguageClient, Editor]]:
     """A server whose client is an :class:`Editor`; ``options`` replace the initialization options."""
     client = await ClientServerConfig(server_command=[sys.executable, "-m", "agentls", "serve"]).start()
-    editor = Editor(client, accept=accept, saves=saves)
+    editor = editor_class(client, accept=accept, saves=saves)
     initialization = options or {"dataDir": str(data_dir), "fauxScript": str(faux_script.path)}
     try:
         await within(
