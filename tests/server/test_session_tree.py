@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentls.client import AgentClientError
 from agentls.session.compaction.branch_summary import BRANCH_SUMMARY_PREAMBLE, BRANCH_SUMMARY_PROMPT
 from agentls.session.compaction.summary import SUMMARIZATION_SYSTEM_PROMPT
 from agentls.session.messages import BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from tests.ai.providers.mock_http import MockServer
+from tests.ai.providers.mock_http import MockServer, Reply
 from tests.server.conftest import FauxScript, Servers, tool_call, within
 from tests.server.test_compaction_requests import MODEL, conversation, point_at, says, system_text
 from tests.server.test_editor_workspace import EDITING, Editor, editor_session
@@ -370,3 +371,28 @@ async def test_the_branch_summary_reaches_the_next_request_and_fork_leaves_the_o
         ("user", [summary]),
         ("user", [("text", "Try approach B")]),
     ]
+
+
+async def test_a_rewind_while_running_is_busy_and_an_abort_during_its_summary_changes_nothing(
+    servers: Servers, data_dir: Path, workspace: Path
+) -> None:
+    async with MockServer([says("Hello!"), Reply(silent=True), Reply(silent=True)]) as mock:
+        point_at(data_dir, mock.url)
+        client = await servers.start({"dataDir": str(data_dir)}, env=NO_KEYS)
+        session = await within(client.new_session(cwd=str(workspace), model=("anthropic", MODEL)))
+        await within(client.prompt(session, "one", wait=True))
+        await within(client.prompt(session, "two"))
+        await within(mock.wait_for_requests(2))  # the run's model call is waiting for an answer
+        with pytest.raises(AgentClientError) as busy:
+            await within(client.rewind(session, None))
+        assert busy.value.kind == "busy"
+        await within(client.abort(session))
+
+        tree = await within(client.get_tree(session))
+        rewind = asyncio.ensure_future(client.rewind(session, None, summarize=True))
+        await within(mock.wait_for_requests(3))  # the branch summary's request
+        assert (await within(client.abort(session))).aborted
+        with pytest.raises(AgentClientError) as failed:
+            await within(rewind)
+        assert failed.value.kind == "summaryFailed" and "nothing was changed" in str(failed.value)
+        assert await within(client.get_tree(session)) == tree

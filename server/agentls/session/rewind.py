@@ -67,8 +67,8 @@ def plan_files(tree: SessionTree, from_id: str | None, to_id: str | None, redo: 
     paths = list(dict.fromkeys(change.path for change in [*undo, *again]))
     plans = []
     for path in paths:
-        undone = [change for change in undo if change.path == path]
-        redone = [change for change in again if change.path == path]
+        undone = _in_order([change for change in undo if change.path == path])
+        redone = _in_order([change for change in again if change.path == path])
         expected = undone[-1].after if undone else redone[0].before
         target = redone[-1].after if redone else undone[0].before
         if _digest(expected) == _digest(target):
@@ -81,6 +81,30 @@ def plan_files(tree: SessionTree, from_id: str | None, to_id: str | None, redo: 
             action = "restored" if expected is None else "reverted"
         plans.append(FilePlan(path, expected, target, action))
     return plans
+
+
+def _in_order(changes: list[FileChange]) -> list[FileChange]:
+    """One file's changes in the order they happened.
+
+    They are recorded in the order the tool results were written, which for calls that
+    ran in parallel need not be the order they wrote in; each change starts from the
+    text the one before it left, so the chain gives the order (when it is a plain chain).
+    """
+    if len(changes) < 2:
+        return changes
+    after = {_digest(change.after) for change in changes}
+    first = [change for change in changes if _digest(change.before) not in after]
+    if len(first) != 1:
+        return changes  # not a plain chain (a change undone by a later one): keep the recorded order
+    ordered = first
+    rest = [change for change in changes if change is not first[0]]
+    while rest:
+        following = next((c for c in rest if _digest(c.before) == _digest(ordered[-1].after)), None)
+        if following is None:
+            return changes
+        ordered.append(following)
+        rest.remove(following)
+    return ordered
 
 
 def _digest(snapshot: Snapshot | None) -> str | None:
