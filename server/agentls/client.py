@@ -28,6 +28,7 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
 
 from agentls.protocol import (
+    NOTIFICATIONS,
     AbortBashResult,
     AbortResult,
     BashEndNotification,
@@ -73,14 +74,8 @@ from agentls.protocol import (
 
 R = TypeVar("R", bound=BaseModel)
 
-NOTIFICATION_METHODS = (
-    "agent/event",
-    "agent/queue",
-    "agent/settled",
-    "agent/bashOutput",
-    "agent/bashEnd",
-    "agent/compaction",
-)
+NOTIFICATION_METHODS = tuple(NOTIFICATIONS)
+"""Every notification the server sends (protocol.py's list)."""
 
 
 CLIENT_LOG = logging.getLogger("agentls.client")
@@ -452,16 +447,8 @@ class AgentClient:
         Files changed by someone else since raise :class:`AgentClientError` with ``kind ==
         "fileConflict"`` and ``data["files"]``; ``force=True`` reverts the others.
         """
-        params = RewindParams(
-            session_id=session_id,
-            entry_id=entry_id,
-            files=files,
-            summarize=summarize,
-            instructions=instructions,
-            force=force,
-        )
-        wire = {**params.model_dump(mode="json", by_alias=True, exclude_none=True), "entryId": entry_id}
-        return await self.request("agent/rewind", wire, RewindResult)
+        options = {"files": files, "summarize": summarize, "instructions": instructions, "force": force}
+        return await self._move("agent/rewind", session_id, entry_id, options)
 
     async def switch_branch(
         self,
@@ -474,15 +461,16 @@ class AgentClient:
         force: bool = False,
     ) -> RewindResult:
         """Go to another entry of the tree (a branch's ``leaf_id``); files follow with ``files=True``."""
-        params = SwitchBranchParams(
-            session_id=session_id,
-            entry_id=entry_id,
-            files=files,
-            summarize=summarize,
-            instructions=instructions,
-            force=force,
-        )
-        return await self.request("agent/switchBranch", params, RewindResult)
+        options = {"files": files, "summarize": summarize, "instructions": instructions, "force": force}
+        return await self._move("agent/switchBranch", session_id, entry_id, options)
+
+    async def _move(
+        self, method: str, session_id: str, entry_id: str | None, options: dict[str, Any]
+    ) -> RewindResult:
+        model = RewindParams if method == "agent/rewind" else SwitchBranchParams
+        params = model(session_id=session_id, entry_id=entry_id, **options)  # type: ignore[arg-type]
+        wire = {**params.model_dump(mode="json", by_alias=True, exclude_none=True), "entryId": entry_id}
+        return await self.request(method, wire, RewindResult)
 
     async def set_label(self, session_id: str, entry_id: str, label: str | None) -> str | None:
         """Put a bookmark on an entry (``None`` clears it); the label as stored."""

@@ -11,7 +11,9 @@
 // prompt box (and Escape to stop one), runs "Agent: Compact" with instructions, and picks
 // the workspace's prompt template from the `/` completion list, presses Ctrl+Alt+A (Agent:
 // Add Selection) in the editor, and attaches files from the panel's `@` list (removing one
-// chip again) before sending a prompt with them. It asserts the checks,
+// chip again) before sending a prompt with them, clicks "Rewind to here" and "Fork from here" on
+// user messages (keeping the rewind's choices, answering its file conflict with "Revert the
+// others") and picks a branch with the header's Branches button. It asserts the checks,
 // then types a prompt into the panel and checks that the streamed answer shows in the
 // panel's DOM and on screen (pixels), and saves screenshots.
 //
@@ -111,6 +113,16 @@ const REQUIRED = [
   'the diff editor closed once rejected',
   'Abort: the review was cancelled and its diff closed',
   'Abort: the file is unchanged',
+  'Rewind: the open file is reverted in the editor and on disk',
+  'Rewind: the file not open is reverted on disk',
+  'Rewind: the created file is gone',
+  "Undo in the editor brings the agent's version back",
+  'the next prompt continues from before the rewound message',
+  'Fork leaves the original transcript as it was',
+  "Switch Branch with the files: the agent's changes are there again",
+  'Rewind with a conflict: the others reverted, the changed file left as it is',
+  'a follow-up edited in place (agent/editQueueItem), the other moved before it (agent/moveQueueItem)',
+  'the panel shows the edited follow-up after the one moved up',
 ];
 /** The permission answers the self-test asks the driver for, in order. */
 const ANSWERS = ['Allow once (inline)', 'Reject (modal)', 'Allow always (inline)'];
@@ -161,6 +173,8 @@ function prepare() {
   fs.copyFileSync(path.join(here, 'fixture', 'faux-script.json'), script);
   // the review step's model: the self-test swaps it in while it creates that session
   fs.copyFileSync(path.join(here, 'fixture', 'faux-review.json'), path.join(WORK, 'faux-review.json'));
+  // the rewind step's model, swapped in the same way
+  fs.copyFileSync(path.join(here, 'fixture', 'faux-rewind.json'), path.join(WORK, 'faux-rewind.json'));
   const settings = {
     'agentls.serverCommand': AGENTLS,
     'agentls.fauxScript': script,
@@ -521,6 +535,102 @@ async function editMessage(page, { text }) {
   await box.fill('');
 }
 
+/** The user message `text` (its last row), hovered: its buttons show. */
+async function userMessage(page, text) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const row = frame.locator('.row.user', { hasText: text }).last();
+  await row.scrollIntoViewIfNeeded();
+  await row.hover();
+  return { frame, row };
+}
+
+/** Wait until the prompt box holds `text` (put there by the extension): whether it did. */
+async function promptHolds(frame, text) {
+  return frame
+    .waitForFunction((expected) => document.querySelector('#prompt')?.value === expected, text, { timeout: 20_000 })
+    .then(() => true, () => false);
+}
+
+/**
+ * Rewind to here on the user message `text`: the quick pick offers to revert the files (on)
+ * and to summarise (off); Enter keeps that. With `conflict`, the modal names the file: "Revert
+ * the others". The prompt box then holds the message (emptied again when `clear`).
+ */
+async function rewindMessage(page, { text, conflict, clear }) {
+  const { frame, row } = await userMessage(page, text);
+  await row.locator('.rewind-message').click();
+  const pick = page.locator('.quick-input-widget', { hasText: 'Rewind to before' });
+  await pick.waitFor({ state: 'visible', timeout: 10_000 });
+  const option = (label) => page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first();
+  await option('Revert the files').waitFor({ timeout: 10_000 });
+  const checked = [await option('Revert the files').getAttribute('aria-checked'), await option('Summarise').getAttribute('aria-checked')];
+  check(`Rewind asks: revert the files (on), summarise the branch (off)${conflict ? ' (conflict)' : ''}`,
+    JSON.stringify(checked) === '["true","false"]', checked);
+  if (!conflict) await page.screenshot({ path: path.join(ARTIFACTS, 'rewind.png') });
+  await page.keyboard.press('Enter');
+  await pick.waitFor({ state: 'hidden', timeout: 10_000 });
+  if (conflict) {
+    const revert = page.locator(DIALOG_BUTTONS, { hasText: 'Revert the others' }).first();
+    await revert.waitFor({ state: 'visible', timeout: 20_000 });
+    const dialog = await page.locator('.monaco-dialog-box').innerText();
+    check('the conflict names the changed file and why', dialog.includes(conflict) && /changed/.test(dialog), dialog);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'rewind-conflict.png') });
+    await revert.click();
+    await revert.waitFor({ state: 'hidden', timeout: 10_000 });
+  }
+  check(`Rewind put the message back in the prompt box${conflict ? ' (conflict)' : ''}`, await promptHolds(frame, text),
+    await frame.locator('#prompt').inputValue());
+  if (clear) await frame.locator('#prompt').fill('');
+}
+
+/** Fork from here on the user message `text`: the prompt box then holds it; empty it again. */
+async function forkMessage(page, { text }) {
+  const { frame, row } = await userMessage(page, text);
+  await row.locator('.fork-message').click();
+  check('Fork put the message in the prompt box', await promptHolds(frame, text), await frame.locator('#prompt').inputValue());
+  await frame.locator('#prompt').fill('');
+}
+
+/** The header's Branches button: it counts them; pick the branch that `hasText`, then whether the files follow. */
+async function pickBranch(page, { hasText, files }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const button = frame.locator('#branchesButton');
+  await button.waitFor({ state: 'visible', timeout: 10_000 });
+  const label = await button.innerText();
+  check('the header\'s Branches button counts the branches', label === 'Branches (2)', label);
+  await button.click();
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText }).first();
+  await row.waitFor({ timeout: 10_000 });
+  const listed = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  check('the branch picker lists both branches, the current one marked',
+    listed.length === 2 && listed.some((item) => item.includes('current')), listed);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'branches.png') });
+  await row.click();
+  const choice = page.locator('.quick-input-list .monaco-list-row', { hasText: files ? 'Switch the files too' : 'Keep the files' }).first();
+  await choice.waitFor({ timeout: 10_000 });
+  await choice.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** The panel's queue: Edit the item `edit` in place (its text in a box, Enter saves), then ↑ on the item `up`. */
+async function editQueue(page, { edit, text, up }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const item = (hasText) => frame.locator('#queue li', { hasText });
+  await item(edit).waitFor({ timeout: 10_000 });
+  await item(edit).locator('.queue-edit').click();
+  const box = frame.locator('#queue .queue-edit-box');
+  await box.waitFor({ timeout: 5_000 });
+  check('Edit puts the queued text in a box in its row', (await box.inputValue()) === edit, await box.inputValue());
+  await box.fill(text);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'queue-edit.png') });
+  await box.press('Enter');
+  await item(text).locator('.text').waitFor({ timeout: 10_000 });
+  await item(up).locator('.queue-up').click(); // the self-test checks the order in the panel and on the server
+}
+
 /** The panel's History: it lists `title` with its message count and time; Open it, Rename it to `name`, or Delete it (confirmed). */
 async function useHistory(page, { action, title, name }) {
   const frame = await panelFrame(page);
@@ -609,6 +719,18 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'history') {
     await useHistory(page, request);
     acted.history.push(request.action);
+  } else if (request.waiting === 'rewind') {
+    await rewindMessage(page, request);
+    acted.rewinds.push(request.conflict ? 'conflict' : 'rewind');
+  } else if (request.waiting === 'fork') {
+    await forkMessage(page, request);
+    acted.forked = true;
+  } else if (request.waiting === 'branch') {
+    await pickBranch(page, request);
+    acted.branched = true;
+  } else if (request.waiting === 'queue') {
+    await editQueue(page, request);
+    acted.queueEdited = true;
   } else {
     throw new Error(`unknown request ${JSON.stringify(request)}`);
   }
@@ -619,7 +741,7 @@ async function act(page, request, acted) {
 async function selfTest(page, resultFile) {
   const acted = {
     permissions: [], reviews: [], continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
-    copied: [], opened: false, edited: false, history: [],
+    copied: [], opened: false, edited: false, history: [], rewinds: [], forked: false, branched: false, queueEdited: false,
   };
   let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
@@ -738,6 +860,10 @@ async function main() {
     check('a tool row\'s path clicked', acted.opened);
     check('Edit clicked on a user message', acted.edited);
     check('the history used in the panel: Open, Rename, then Delete', JSON.stringify(acted.history) === '["open","rename","delete"]', acted.history);
+    check('Rewind to here clicked twice, the second time with a file conflict', JSON.stringify(acted.rewinds) === '["rewind","conflict"]', acted.rewinds);
+    check('Fork from here clicked', acted.forked);
+    check('a branch picked with the header\'s Branches button', acted.branched);
+    check('a queued item edited in place and another moved up in the panel', acted.queueEdited);
 
     // 2. A prompt typed into the panel in the browser; its answer streams into the DOM.
     await widenPanel(page, 300);

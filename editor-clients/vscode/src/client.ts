@@ -61,11 +61,13 @@ class AgentCapabilitiesFeature implements StaticFeature {
   clear(): void {}
 }
 
-/** A failed `agent/*` request, with the server's `data.kind` (`busy`, `unknownSession`, ...). */
+/** A failed `agent/*` request, with the server's `data.kind` (`busy`, `unknownSession`, ...) and its `data`. */
 export class AgentError extends Error {
   constructor(
     message: string,
     readonly kind: string,
+    /** The error's whole `data` (`fileConflict`: `{kind, files}`). */
+    readonly data?: unknown,
   ) {
     super(message);
     this.name = 'AgentError';
@@ -219,7 +221,7 @@ export class AgentConnection implements vscode.Disposable {
     } catch (error) {
       if (error instanceof ResponseError) {
         const data = error.data as { kind?: unknown } | undefined;
-        throw new AgentError(error.message, typeof data?.kind === 'string' ? data.kind : 'error');
+        throw new AgentError(error.message, typeof data?.kind === 'string' ? data.kind : 'error', error.data);
       }
       throw new AgentError(error instanceof Error ? error.message : String(error), 'connection');
     }

@@ -1,6 +1,7 @@
 /** The palette commands (category "Agent") and the error reporting they share with the panel. */
 
 import * as vscode from 'vscode';
+import { switchBranch } from './branches';
 import { AgentError } from './client';
 import { API_KEYS, secretKey, ServerNotFoundError } from './config';
 import { addSelection } from './editorContext';
@@ -228,6 +229,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
     'agentls.showSessions': () => showSessions(ctx),
     'agentls.renameSession': () => renameCurrentSession(ctx),
+    'agentls.switchBranch': () => switchBranch(c),
     'agentls.restartServer': () => ctx.restartServer(),
     'agentls.setApiKey': () => setApiKey(ctx),
     'agentls.focusPanel': () => ctx.revealPanel(),

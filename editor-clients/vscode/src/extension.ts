@@ -1,6 +1,7 @@
 /** Activation: wires the server connection, the session controller and the UI together. */
 
 import * as vscode from 'vscode';
+import { forkMessage, rewindMessage, switchBranch } from './branches';
 import { AgentConnection, readSettings } from './client';
 import { API_KEYS, secretKey, sessionDefaults, settingsEffect } from './config';
 import type { ThinkingLevel } from './protocol';
@@ -95,6 +96,9 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
       await renameSession(controller, sessionId, title);
     },
     review: (id, action) => runAction(() => reviews.act(id, action), log),
+    rewind: (rowId) => runAction(() => rewindMessage(controller, rowId, (text) => panel.setPromptText(text)), log),
+    fork: (rowId) => runAction(() => forkMessage(controller, rowId, (text) => panel.setPromptText(text)), log),
+    switchBranch: () => runAction(() => switchBranch(controller), log),
   });
 
   context.subscriptions.push(

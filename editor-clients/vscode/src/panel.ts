@@ -3,7 +3,8 @@
  *
  * The extension owns the state; the webview only draws it. On (re)load the webview
  * asks for everything (`reset`); after that it gets the header when it changes and
- * the transcript rows that changed, at most every `FLUSH_MS`.
+ * the transcript rows that changed, at most every `FLUSH_MS`, and everything again when
+ * the transcript was cleared (another session, another branch).
  */
 
 import * as crypto from 'node:crypto';
@@ -26,6 +27,11 @@ export interface PanelActions {
   renameSession(sessionId: string, title: string): Promise<void>;
   /** A pending review's button in the panel. */
   review(id: number, action: 'show' | 'accept' | 'reject'): Promise<void>;
+  /** A user message's Rewind to here / Fork from here (asks, then `agent/rewind` / `agent/fork`). */
+  rewind(rowId: string): Promise<void>;
+  fork(rowId: string): Promise<void>;
+  /** The header's Branches button: Agent: Switch Branch. */
+  switchBranch(): Promise<void>;
 }
 
 export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -33,6 +39,8 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private ready = false;
   private timer: NodeJS.Timeout | undefined;
   private lastHeader = '';
+  /** The transcript's `resets` when the webview last got every row. */
+  private lastResets = 0;
   private readonly renderedWaiters: ((text: string) => void)[] = [];
   /** The sessions last sent to the history (for the titles of Open, Rename and Delete). */
   private sessions: SessionInfo[] = [];
@@ -100,9 +108,7 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
     switch (message.type) {
       case 'ready':
         this.ready = true;
-        this.lastHeader = JSON.stringify(c.header());
-        c.transcript.takeChanges();
-        this.post({ type: 'reset', header: c.header(), rows: [...c.transcript.rows] });
+        this.postAll();
         // Before the server is up, the connection makes the session once it is.
         if (c.connected && c.sessionId === undefined) {
           c.ensureSession().catch((error: unknown) => c.failed(error instanceof Error ? error.message : String(error)));
@@ -147,6 +153,28 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         break;
       case 'showSessions':
         void this.actions.showSessions();
+        break;
+      case 'editQueueItem':
+        void this.actions.run(async () => {
+          try {
+            await c.editQueueItem(message.id, message.text);
+          } catch (error) {
+            this.setPromptText(message.text); // delivered or removed meanwhile: the new text is not lost
+            throw error;
+          }
+        });
+        break;
+      case 'moveQueueItem':
+        void this.actions.run(() => c.moveQueueItem(message.id, message.by));
+        break;
+      case 'rewind':
+        void this.actions.rewind(message.rowId);
+        break;
+      case 'fork':
+        void this.actions.fork(message.rowId);
+        break;
+      case 'switchBranch':
+        void this.actions.switchBranch();
         break;
       case 'removeQueueItem':
         void this.actions.run(async () => {
@@ -236,6 +264,10 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
   private flush(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.ready && this.controller.transcript.resets !== this.lastResets) {
+      this.postAll(); // rows went away: draw them all again
+      return;
+    }
     const rows = this.controller.transcript.takeChanges();
     if (!this.ready) return; // the webview asks for everything when it is ready
     const header = this.controller.header();
@@ -245,6 +277,16 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       this.post({ type: 'header', header });
     }
     if (rows.length > 0) this.post({ type: 'rows', rows });
+  }
+
+  /** Everything: the header and every row (the webview draws the transcript afresh). */
+  private postAll(): void {
+    const c = this.controller;
+    const header = c.header();
+    this.lastHeader = JSON.stringify(header);
+    this.lastResets = c.transcript.resets;
+    c.transcript.takeChanges();
+    this.post({ type: 'reset', header, rows: [...c.transcript.rows] });
   }
 
   private post(message: ToWebview): void {

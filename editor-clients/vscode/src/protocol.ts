@@ -268,10 +268,18 @@ export interface BashEndNotification {
   message: BashExecutionMessage;
 }
 
+/** `agent/branch`: the session moved to another branch (a rewind, a branch switch); fetch its transcript again. */
+export interface BranchNotification {
+  sessionId: string;
+  leafId: string | null;
+  messageCount: number;
+}
+
 /** Every server -> client notification the extension handles, by method. */
 export interface AgentNotifications {
   'agent/event': EventNotification;
   'agent/queue': QueueNotification;
+  'agent/branch': BranchNotification;
   'agent/settled': SettledNotification;
   'agent/compaction': CompactionNotification;
   'agent/bashOutput': BashOutputNotification;
@@ -283,6 +291,7 @@ export type AgentNotification = {
 export const AGENT_NOTIFICATIONS: readonly (keyof AgentNotifications)[] = [
   'agent/event',
   'agent/queue',
+  'agent/branch',
   'agent/settled',
   'agent/compaction',
   'agent/bashOutput',
@@ -294,6 +303,76 @@ export const AGENT_NOTIFICATIONS: readonly (keyof AgentNotifications)[] = [
 export interface PromptResult {
   runId?: string;
   queued?: string;
+}
+
+/** `agent/getMessages`: the current branch's transcript from `since`, with the session-file entry of each message. */
+export interface MessagesResult {
+  messages: Message[];
+  total: number;
+  entryIds: string[];
+}
+
+// --- the session tree (protocol.md "Session tree: rewind, switch branch, fork") -------------
+
+/** An entry of `agent/getTree`: a message, a compaction or a branch summary. */
+export interface TreeEntry {
+  id: string;
+  /** The nearest conversation entry above it; `null` at the root. */
+  parentId: string | null;
+  type: 'message' | 'compaction' | 'branchSummary';
+  role?: string;
+  /** One line of at most 120 characters. */
+  preview: string;
+  timestamp: number;
+  label?: string;
+  /** On the path from the root to the current position. */
+  onBranch: boolean;
+  /** The files a `write`/`edit` changed (relative to the session's folder), on its tool result. */
+  files?: string[];
+}
+
+/** A tip of the tree (or the current position when it is not one). */
+export interface BranchInfo {
+  leafId: string;
+  preview: string;
+  timestamp: number;
+  messageCount: number;
+  current: boolean;
+}
+
+export interface TreeResult {
+  /** The current position; `null`: before the first message. */
+  leafId: string | null;
+  entries: TreeEntry[];
+  branches: BranchInfo[];
+}
+
+/** A file `agent/rewind` / `agent/switchBranch` put back (`applied`: a change of the branch gone to, done again). */
+export interface FileChange {
+  path: string;
+  action: 'reverted' | 'deleted' | 'restored' | 'applied';
+}
+
+/** A file that could not be reverted: in `data.files` of a `fileConflict` error, and in `skipped`. */
+export interface FileProblem {
+  path: string;
+  reason: string;
+}
+
+/** The result of `agent/rewind` and `agent/switchBranch`. */
+export interface BranchResult {
+  leafId: string | null;
+  messageCount: number;
+  reverted: FileChange[];
+  skipped: FileProblem[];
+  summary?: string;
+}
+
+/** The choices of a rewind or a branch switch (`force`: revert the files without a conflict, skip the others). */
+export interface BranchOptions {
+  files: boolean;
+  summarize: boolean;
+  force?: boolean;
 }
 
 export interface StateResult {
@@ -391,4 +470,6 @@ export type ErrorKind =
   | 'unknownQueueItem'
   | 'invalidParams'
   | 'storage'
+  | 'summaryFailed'
+  | 'fileConflict'
   | 'compactionFailed';

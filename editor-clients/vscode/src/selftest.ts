@@ -16,8 +16,12 @@
  * a prompt with a diagnostics attachment whose model calls the `diagnostics` tool, answered
  * from the problems VS Code's JSON support reports for a broken file; then, in a session whose
  * edits wait for review (`agent/reviewEdit`), an edit accepted in the diff editor, one
- * rejected with a reason, and one whose review an abort cancels. Each check is one JSON line
- * in the result file.
+ * rejected with a reason, and one whose review an abort cancels; then, in a session whose
+ * model edits a file open in an editor and one that is not and creates a third, Rewind to here
+ * with the files reverted (the editor's undo brings the agent's version back), the prompt sent
+ * again from there, Fork from here, the header's branch picker (the files switched too), and a
+ * rewind whose conflict the driver answers with "Revert the others". Each check is one JSON
+ * line in the result file.
  *
  * Where a person has to act in the real UI, the self-test writes `{"waiting": ...}` (what
  * to do, e.g. `{"waiting": "permission", "answer": "Reject"}`) and waits for the effect;
@@ -37,9 +41,12 @@ import type {
   CustomTypeMessage,
   EditorContextAttachmentInfo,
   Message,
+  MessagesResult,
   SettledNotification,
+  QueueLists,
   StateResult,
 } from './protocol';
+import type { QueueState } from './queue';
 import type { Row } from './view';
 
 export const SELFTEST_ENV = 'AGENTLS_VSCODE_SELFTEST';
@@ -101,6 +108,29 @@ const DRAFT = 'status: draft\n';
 const ACCEPTED = 'status: accepted\n';
 const REJECT_REASON = 'keep it accepted';
 const REVIEW_REJECTION = `The user rejected the change to ${REVIEWED}: ${REJECT_REASON}`;
+/** Rewind and fork: the session's model is faux-rewind.json (two edits, one new file, then the answers). */
+const REWIND = {
+  script: 'faux-rewind.json',
+  open: 'rewind-open.txt',
+  closed: 'rewind-closed.txt',
+  created: 'rewind-new.txt',
+  user: { open: 'open: as the user left it\n', closed: 'closed: as the user left it\n' },
+  agent: { open: 'open: as the agent left it\n', closed: 'closed: as the agent left it\n', created: 'new: created by the agent\n' },
+  someone: 'closed: changed by someone else\n',
+  first: 'Say hello first.',
+  hello: 'Hello, before any change.',
+  change: 'Change the three files.',
+  changed: 'Changed rewind-open.txt and rewind-closed.txt, created rewind-new.txt.',
+  again: 'Going on from before the changes.',
+} as const;
+/** The queue: follow-ups queued while a permission question holds the run, edited and moved in the panel. */
+const QUEUE = {
+  prompt: 'Check, then take the follow-ups.',
+  toolCallId: 'call-queue-bash',
+  first: 'Then run the tests.',
+  edited: 'Then run the linter.',
+  second: 'Then write the changelog.',
+} as const;
 
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
 type Waiting =
@@ -116,7 +146,19 @@ type Waiting =
   /** Type `text` into the panel's prompt box and press Enter. */
   | { waiting: 'type'; text: string }
   /** Press `key` in the panel's prompt box. */
-  | { waiting: 'key'; key: 'Escape' }
+  | { waiting: 'key'; key: 'Escape' | 'Enter' }
+  /**
+   * Click Rewind on the user message `text`, keep the choices (files reverted, no summary);
+   * with `conflict`, the modal names that file: click "Revert the others". Then check the
+   * prompt box holds `text`, and empty it when `clear`.
+   */
+  | { waiting: 'rewind'; text: string; conflict?: string; clear?: boolean }
+  /** Click Fork on the user message `text`: check the prompt box holds it, then empty the box. */
+  | { waiting: 'fork'; text: string }
+  /** Click the header's Branches button, pick the branch that `hasText`, and whether the files follow. */
+  | { waiting: 'branch'; hasText: string; files: boolean }
+  /** In the panel's queue: Edit the item `edit`, type `text`, Enter; then ↑ on the item `up`. */
+  | { waiting: 'queue'; edit: string; text: string; up: string }
   /** Run Agent: Compact from the palette and enter `instructions`. */
   | { waiting: 'compact'; instructions: string }
   /** Type `/` in the prompt box, check the list offers `name`, pick it with Tab, type `args`, press Enter. */
@@ -1065,6 +1107,26 @@ async function promptForReview(
   return result.runId;
 }
 
+/**
+ * A new session whose model is `script` (next to the main faux script): the server reads the
+ * faux script when it creates a session, so the self-test puts that one in place of
+ * faux-script.json meanwhile (the main session keeps its own).
+ */
+async function newSessionWith(
+  api: AgentExtension,
+  script: string,
+  options: { permissions?: Record<string, string> } = {},
+): Promise<string> {
+  const main = vscode.workspace.getConfiguration('agentls').get<string>('fauxScript', '');
+  const mainScript = fs.readFileSync(main, 'utf8');
+  fs.writeFileSync(main, fs.readFileSync(path.join(path.dirname(main), script), 'utf8'));
+  try {
+    return await api.controller.newSession(options);
+  } finally {
+    fs.writeFileSync(main, mainScript);
+  }
+}
+
 async function review(api: AgentExtension, rec: Recorder, folder: string): Promise<string | undefined> {
   const step = 'review';
   const c = api.controller;
@@ -1072,17 +1134,8 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   const target = path.join(folder, REVIEWED);
   const document = await vscode.workspace.openTextDocument(vscode.Uri.file(target));
   await vscode.window.showTextDocument(document, { preview: false });
-  // A session whose write and edit wait for review (the `permissions` of agent/newSession). Its
-  // model is faux-review.json: the server reads the faux script when it creates a session, so
-  // the self-test puts that one in place of faux-script.json meanwhile (the main session keeps its own).
-  const script = vscode.workspace.getConfiguration('agentls').get<string>('fauxScript', '');
-  const mainScript = fs.readFileSync(script, 'utf8');
-  fs.writeFileSync(script, fs.readFileSync(path.join(path.dirname(script), 'faux-review.json'), 'utf8'));
-  try {
-    await c.newSession({ permissions: { edit: 'review', write: 'review' } });
-  } finally {
-    fs.writeFileSync(script, mainScript);
-  }
+  // A session whose write and edit wait for review (the `permissions` of agent/newSession).
+  await newSessionWith(api, 'faux-review.json', { permissions: { edit: 'review', write: 'review' } });
 
   // 1. Accept: the change lands in the buffer and on disk.
   const accepted = { oldText: DRAFT, newText: ACCEPTED };
@@ -1143,6 +1196,185 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   return reviewSession;
 }
 
+function lastNotice(api: AgentExtension, prefix: string): string | undefined {
+  return rows(api).findLast((row): row is Extract<Row, { kind: 'notice' }> => row.kind === 'notice' && row.text.startsWith(prefix))?.text;
+}
+
+/**
+ * Ask the driver for a rewind or a branch switch, then wait until the transcript was drawn
+ * again with the notice that says what happened (it starts with `prefix`); that notice.
+ */
+async function askAndMove(api: AgentExtension, rec: Recorder, waiting: Waiting, prefix: string): Promise<string> {
+  const resets = api.controller.transcript.resets;
+  rec.ask(waiting);
+  const moved = (): boolean => api.controller.transcript.resets > resets && lastNotice(api, prefix) !== undefined;
+  await waitFor(api, moved, 60_000, `"${prefix}" after ${JSON.stringify(waiting)}`);
+  return lastNotice(api, prefix) ?? '';
+}
+
+/** The messages as `role: text` lines, to compare transcripts. */
+function lines(list: readonly Message[]): string[] {
+  return list.map((m) => `${m.role}: ${contentText((m as { content?: unknown }).content)}`);
+}
+
+/**
+ * Rewind to here, Fork from here and the branch picker, in a session whose model edits
+ * rewind-open.txt (open in an editor) and rewind-closed.txt (never opened) and creates
+ * rewind-new.txt.
+ */
+async function rewindAndFork(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'rewind';
+  const c = api.controller;
+  const main = c.sessionId;
+  const file = (name: string): string => path.join(folder, name);
+  const disk = (name: string): string | undefined => (fs.existsSync(file(name)) ? fs.readFileSync(file(name), 'utf8') : undefined);
+  const files = (): Record<string, string | undefined> => ({
+    editor: document.getText(),
+    open: disk(REWIND.open),
+    closed: disk(REWIND.closed),
+    created: disk(REWIND.created),
+  });
+  fs.writeFileSync(file(REWIND.open), REWIND.user.open);
+  fs.writeFileSync(file(REWIND.closed), REWIND.user.closed);
+  const document = await vscode.workspace.openTextDocument(vscode.Uri.file(file(REWIND.open)));
+  await vscode.window.showTextDocument(document, { preview: false });
+  const session = await newSessionWith(api, REWIND.script);
+  await settledRun(api, (await c.prompt(REWIND.first)).runId);
+  const run = await settledRun(api, (await c.prompt(REWIND.change)).runId);
+  rec.check(step, 'the run that changes the files settled with stop', run.stopReason === 'stop', run);
+  const agentLeft = (): boolean => {
+    const f = files();
+    return f.editor === REWIND.agent.open && f.open === REWIND.agent.open && f.closed === REWIND.agent.closed && f.created === REWIND.agent.created;
+  };
+  rec.check(step, 'the agent edited the open file and the closed one, and created the third', agentLeft(), files());
+  const changedFiles = (await c.tree()).entries.flatMap((entry) => entry.files ?? []);
+  rec.check(
+    step,
+    'agent/getTree lists the files the run changed',
+    [REWIND.open, REWIND.closed, REWIND.created].every((name) => changedFiles.includes(name)),
+    changedFiles,
+  );
+
+  // 1. Rewind to here, with the files: the driver clicks Rewind on the message and keeps the choices.
+  const rewound = await askAndMove(api, rec, { waiting: 'rewind', text: REWIND.change }, 'Rewound');
+  rec.check(
+    step,
+    'Rewind: the notice says which files were put back',
+    rewound.includes(REWIND.open) && rewound.includes(REWIND.closed) && rewound.includes(`deleted ${REWIND.created}`),
+    rewound,
+  );
+  const reverted = files();
+  rec.check(step, 'Rewind: the open file is reverted in the editor and on disk', reverted.editor === REWIND.user.open && reverted.open === REWIND.user.open, reverted);
+  rec.check(step, 'Rewind: the open document is saved', !document.isDirty);
+  rec.check(step, 'Rewind: the file not open is reverted on disk', reverted.closed === REWIND.user.closed, reverted);
+  rec.check(step, 'Rewind: the created file is gone', reverted.created === undefined, reverted);
+  const users = (): string[] => rows(api).flatMap((row) => (row.kind === 'user' ? [row.text] : []));
+  rec.check(
+    step,
+    'Rewind: the transcript ends before the message',
+    JSON.stringify(users()) === JSON.stringify([REWIND.first]) && textRows(api).some((row) => row.text === REWIND.hello) &&
+      !textRows(api).some((row) => row.text === REWIND.changed),
+    c.transcript.plainText(),
+  );
+  rec.check(step, 'the header offers the branches (two)', c.header().branches === 2, c.header().branches);
+  // The editor's undo brings the agent's version back; redo puts the reverted text back.
+  await vscode.window.showTextDocument(document, { preview: false, preserveFocus: false });
+  await vscode.commands.executeCommand('undo');
+  await waitFor(api, () => document.getText() === REWIND.agent.open, 5000, 'undo').catch(() => undefined);
+  rec.check(step, "Undo in the editor brings the agent's version back", document.getText() === REWIND.agent.open, document.getText());
+  await vscode.commands.executeCommand('redo');
+  await waitFor(api, () => document.getText() === REWIND.user.open, 5000, 'redo').catch(() => undefined);
+  if (document.isDirty) await document.save();
+  rec.check(step, 'Redo puts the reverted text back', document.getText() === REWIND.user.open && disk(REWIND.open) === REWIND.user.open);
+
+  // 2. The text is back in the prompt box (the driver checked): Enter sends it again, from there.
+  const known = new Set(c.settled.map((s) => s.runId));
+  rec.ask({ waiting: 'key', key: 'Enter' });
+  await waitFor(api, () => c.settled.some((s) => !known.has(s.runId)), 30_000, 'the prompt sent again to settle');
+  const goneOn = await messages(api);
+  rec.check(
+    step,
+    'the next prompt continues from before the rewound message',
+    JSON.stringify(lines(goneOn)) ===
+      JSON.stringify([`user: ${REWIND.first}`, `assistant: ${REWIND.hello}`, `user: ${REWIND.change}`, `assistant: ${REWIND.again}`]),
+    lines(goneOn),
+  );
+  rec.check(step, 'the files stay reverted', disk(REWIND.closed) === REWIND.user.closed && disk(REWIND.created) === undefined, files());
+
+  // 3. Fork from here (the message sent again): a new session with what came before it.
+  rec.ask({ waiting: 'fork', text: REWIND.change });
+  await waitFor(api, () => c.sessionId !== session && lastNotice(api, 'Forked') !== undefined, 30_000, 'the forked session');
+  const forked = await messages(api);
+  rec.check(
+    step,
+    'Fork: a new session with the conversation before the message',
+    c.sessionId !== session && JSON.stringify(lines(forked)) === JSON.stringify([`user: ${REWIND.first}`, `assistant: ${REWIND.hello}`]),
+    { sessionId: c.sessionId, messages: lines(forked) },
+  );
+  const original = await api.connection.request<MessagesResult>('agent/getMessages', { sessionId: session });
+  rec.check(step, 'Fork leaves the original transcript as it was', JSON.stringify(original.messages) === JSON.stringify(goneOn), lines(original.messages));
+
+  // 4. Back in the session, the header's branch picker goes to the branch left behind, files too.
+  await c.loadSession(session);
+  rec.check(step, 'the loaded session counts two branches', c.header().branches === 2, c.header().branches);
+  const switched = await askAndMove(api, rec, { waiting: 'branch', hasText: REWIND.changed, files: true }, 'Switched branch');
+  rec.check(
+    step,
+    'Switch Branch: the transcript is the branch left behind',
+    textRows(api).some((row) => row.text === REWIND.changed) && !textRows(api).some((row) => row.text === REWIND.again),
+    c.transcript.plainText(),
+  );
+  rec.check(step, "Switch Branch with the files: the agent's changes are there again", agentLeft(), { notice: switched, files: files() });
+
+  // 5. Someone changes the closed file: Rewind names it; "Revert the others" reverts the rest.
+  fs.writeFileSync(file(REWIND.closed), REWIND.someone);
+  const forced = await askAndMove(api, rec, { waiting: 'rewind', text: REWIND.change, conflict: REWIND.closed, clear: true }, 'Rewound');
+  const after = files();
+  rec.check(
+    step,
+    'Rewind with a conflict: the others reverted, the changed file left as it is',
+    forced.includes(`Skipped: ${REWIND.closed}`) && after.editor === REWIND.user.open && after.created === undefined &&
+      after.closed === REWIND.someone,
+    { notice: forced, files: after },
+  );
+  await editQueue(api, rec);
+  if (main !== undefined) await c.loadSession(main);
+}
+
+/** Follow-ups queued while a permission question holds the run: one edited in place, the other moved before it. */
+async function editQueue(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'queue';
+  const c = api.controller;
+  const result = await c.prompt(QUEUE.prompt);
+  await waitFor(api, () => c.openQuestions.includes(QUEUE.toolCallId), 15_000, 'the question that holds the run');
+  await c.followUp(QUEUE.first);
+  await c.followUp(QUEUE.second);
+  const texts = (lists: QueueLists | QueueState): string[] => lists.followUp.map((item) => item.text);
+  await waitFor(api, () => texts(c.queue).length === 2, 5000, 'the two follow-ups');
+  rec.ask({ waiting: 'queue', edit: QUEUE.first, text: QUEUE.edited, up: QUEUE.second });
+  const expected = JSON.stringify([QUEUE.second, QUEUE.edited]);
+  await waitFor(api, () => JSON.stringify(texts(c.queue)) === expected, 30_000, 'the queue edited and moved').catch(() => undefined);
+  const queued = await api.connection.request<QueueLists>('agent/getQueue', { sessionId: c.sessionId });
+  rec.check(
+    step,
+    'a follow-up edited in place (agent/editQueueItem), the other moved before it (agent/moveQueueItem)',
+    JSON.stringify(texts(queued)) === expected,
+    queued,
+  );
+  const shown = await api.panel.renderedText();
+  const at = [QUEUE.second, QUEUE.edited].map((text) => shown.indexOf(text));
+  rec.check(
+    step,
+    'the panel shows the edited follow-up after the one moved up',
+    at.every((i, n) => i >= 0 && (n === 0 || i > (at[n - 1] ?? 0))) && !shown.includes(QUEUE.first),
+    shown.slice(-300),
+  );
+  await c.abort();
+  const settled = await settledRun(api, result.runId);
+  rec.check(step, 'the run held by the question settled as aborted', settled.stopReason === 'aborted', settled);
+  await api.connection.request('agent/clearQueue', { sessionId: c.sessionId, kind: 'all' });
+}
+
 /** Leave no "allow always" rule behind, even when a step failed half way. */
 async function revokeRules(api: AgentExtension, folder: string): Promise<void> {
   for (const rule of await permissionRules(api, folder)) {
@@ -1190,6 +1422,7 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await panelActions(api, rec, folder);
     const reviewSession = await review(api, rec, folder);
     await deleteFromHistory(api, rec, reviewSession);
+    await rewindAndFork(api, rec, folder);
     await apiKey(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));

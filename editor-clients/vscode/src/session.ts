@@ -16,11 +16,15 @@ import type {
   Attachment,
   BashEndNotification,
   BashOutputNotification,
+  BranchNotification,
+  BranchOptions,
+  BranchResult,
   CommandInfo,
   CompactionNotification,
   CompactResult,
   EventNotification,
   Message,
+  MessagesResult,
   ModelInfo,
   PermissionOutcome,
   PromptResult,
@@ -32,10 +36,22 @@ import type {
   StateResult,
   StatsResult,
   ThinkingLevel,
+  TreeResult,
 } from './protocol';
-import { EMPTY_QUEUE, queueFrom, queueItems, type QueueState, removedText, withoutItem } from './queue';
+import {
+  EMPTY_QUEUE,
+  movedItem,
+  positionOf,
+  queueFrom,
+  queueItems,
+  type QueueState,
+  removedText,
+  withoutItem,
+  withText,
+} from './queue';
 import type { ReviewInfo } from './reviews';
 import { Transcript } from './transcript';
+import { branchOutcome, entryBefore, findUserMessage } from './tree';
 import type { Header, PermissionChoice, RunStatus, Stats } from './view';
 
 export interface AgentRpc {
@@ -83,6 +99,8 @@ export class SessionController {
   attachments: Chip[] = [];
   /** The active editor's selection, offered as a chip the user can click to add. */
   suggestion: Chip | undefined;
+  /** How many branches the session's tree has (`agent/getTree`; 0 until known). */
+  branchCount = 0;
   /** Every `agent/settled` of this session, oldest first. */
   readonly settled: SettledNotification[] = [];
   private permissionsPending = 0;
@@ -91,6 +109,11 @@ export class SessionController {
   /** The changes waiting for review, of every session (`agent/reviewEdit`). */
   reviews: ReviewInfo[] = [];
   private creating: Promise<string> | undefined;
+  /**
+   * The branch the transcript was reloaded for: `agent/branch` and the result of the request
+   * that moved the session both ask for it, and it is loaded once. A new message forgets it.
+   */
+  private branch: { leafId: string | null; loaded: Promise<void> } | undefined;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -132,6 +155,7 @@ export class SessionController {
       attachments: this.attachments,
       ...(suggestion ? { suggestion } : {}),
       reviews: this.reviews,
+      branches: this.branchCount,
     };
   }
 
@@ -168,6 +192,8 @@ export class SessionController {
         return this.handleEvent(note.params);
       case 'agent/queue':
         return this.handleQueue(note.params);
+      case 'agent/branch':
+        return this.handleBranch(note.params);
       case 'agent/settled':
         return this.handleSettled(note.params);
       case 'agent/compaction':
@@ -187,6 +213,7 @@ export class SessionController {
     this.transcript.applyEvent(note.event);
     const event = note.event;
     if (event.type === 'message_end') {
+      this.branch = undefined;
       this.messageCount += 1;
       this.lastRole = event.message.role;
       if (event.message.role === 'assistant') void this.refreshStats();
@@ -200,6 +227,12 @@ export class SessionController {
     this.changed();
   }
 
+  /** The session moved to another branch (a rewind or switch, maybe of another client): show that branch. */
+  handleBranch(note: BranchNotification): void {
+    if (note.sessionId !== this.sessionId) return;
+    this.showBranch(note.leafId).catch(() => undefined); // a dead server is reported elsewhere
+  }
+
   handleSettled(note: SettledNotification): void {
     if (note.sessionId !== this.sessionId) return;
     this.settled.push(note);
@@ -208,7 +241,7 @@ export class SessionController {
     // An error or abort is already in the transcript: the final assistant message says it.
     void this.refreshStats();
     // The run re-read the project instructions before each turn: show the files it used.
-    this.refreshState().then(
+    Promise.all([this.refreshState(), this.refreshBranches()]).then(
       () => this.changed(),
       () => undefined, // a dead server is reported elsewhere
     );
@@ -336,8 +369,9 @@ export class SessionController {
     return this.creating;
   }
 
-  async newSession(options: { permissions?: Record<string, string> } = {}): Promise<string> {
-    const cwd = this.workspaceFolder();
+  /** `cwd`: the session's folder (default: the first workspace folder). */
+  async newSession(options: { permissions?: Record<string, string>; cwd?: string } = {}): Promise<string> {
+    const cwd = options.cwd ?? this.workspaceFolder();
     const defaults = this.sessionDefaults();
     const permissions = { ...defaults.permissions, ...options.permissions };
     const { sessionId } = await this.rpc.request<{ sessionId: string }>('agent/newSession', {
@@ -368,16 +402,131 @@ export class SessionController {
       (sessions) => sessions.find((s) => s.sessionId === sessionId)?.title,
       () => undefined,
     );
-    const { messages } = await this.rpc.request<{ messages: Message[]; total: number }>('agent/getMessages', {
-      sessionId,
-    });
+    const { messages } = await this.rpc.request<MessagesResult>('agent/getMessages', { sessionId });
     this.reset(sessionId);
+    this.showMessages(messages);
+    this.transcript.addNotice(loadedNotice(sessionId, title, messages.length));
+    await Promise.all([this.refreshState(), this.refreshModels(), this.refreshStats(), this.refreshBranches()]);
+    this.changed();
+  }
+
+  private showMessages(messages: readonly Message[]): void {
     this.transcript.loadMessages(messages);
     this.messageCount = messages.length;
     this.lastRole = messages.at(-1)?.role;
-    this.transcript.addNotice(loadedNotice(sessionId, title, messages.length));
-    await Promise.all([this.refreshState(), this.refreshModels(), this.refreshStats()]);
+  }
+
+  /** Fetch the transcript again from its start (`agent/getMessages`), e.g. after `agent/branch`. */
+  async reloadTranscript(): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === undefined) return;
+    const { messages } = await this.rpc.request<MessagesResult>('agent/getMessages', { sessionId });
+    if (sessionId !== this.sessionId) return;
+    this.showMessages(messages);
+    await Promise.all([this.refreshState(), this.refreshBranches()]);
     this.changed();
+  }
+
+  /** Reload the transcript for the branch at `leafId`, once however many ask (see `branch`). */
+  private showBranch(leafId: string | null): Promise<void> {
+    if (this.branch !== undefined && this.branch.leafId === leafId) return this.branch.loaded;
+    const loaded = this.reloadTranscript();
+    this.branch = { leafId, loaded };
+    return loaded;
+  }
+
+  // --- the session tree --------------------------------------------------------------------
+
+  /** `agent/getTree`: the session's entries and branches. */
+  async tree(): Promise<TreeResult> {
+    const sessionId = await this.ensureSession();
+    return this.rpc.request<TreeResult>('agent/getTree', { sessionId });
+  }
+
+  /** How many branches the tree has, for the header's picker (best effort: 0 when unknown). */
+  async refreshBranches(): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === undefined) return;
+    try {
+      const { branches } = await this.rpc.request<TreeResult>('agent/getTree', { sessionId });
+      if (sessionId === this.sessionId) this.branchCount = Array.isArray(branches) ? branches.length : 0;
+    } catch {
+      if (sessionId === this.sessionId) this.branchCount = 0; // a server without the tree
+    }
+  }
+
+  /**
+   * Where a rewind or a fork of the user message of row `rowId` goes: the entry before it
+   * (`null`: before the first message), and the message's text for the prompt box.
+   */
+  async messageTarget(rowId: string): Promise<{ entryId: string | null; text: string }> {
+    const sessionId = this.sessionId;
+    const row = this.transcript.rows.find((r) => r.id === rowId);
+    const index = this.transcript.userMessageIndex(rowId);
+    if (sessionId === undefined || row?.kind !== 'user' || index === undefined) {
+      throw new Error('That message is no longer in the transcript.');
+    }
+    const [messages, tree] = await Promise.all([
+      this.rpc.request<MessagesResult>('agent/getMessages', { sessionId }),
+      this.rpc.request<TreeResult>('agent/getTree', { sessionId }),
+    ]);
+    const found = findUserMessage(messages, index, row.text);
+    const entryId = found ? entryBefore(tree, found.entryId) : undefined;
+    if (entryId === undefined) {
+      throw new Error('The message was not found in the stored session: load the session again (History, Open) and retry.');
+    }
+    return { entryId, text: row.text };
+  }
+
+  /**
+   * `agent/rewind`: continue from `entryId` (`null`: before the first message); what came
+   * after stays on its own branch. The transcript is reloaded and a notice says what
+   * happened to the files. A `fileConflict` error changes nothing.
+   */
+  rewind(entryId: string | null, options: BranchOptions): Promise<BranchResult> {
+    return this.moveTo('agent/rewind', 'Rewound', entryId, options);
+  }
+
+  /** `agent/switchBranch`: continue at the end of another branch (its `leafId`), as `rewind`. */
+  switchBranch(entryId: string, options: BranchOptions): Promise<BranchResult> {
+    return this.moveTo('agent/switchBranch', 'Switched branch', entryId, options);
+  }
+
+  private async moveTo(
+    method: 'agent/rewind' | 'agent/switchBranch',
+    what: 'Rewound' | 'Switched branch',
+    entryId: string | null,
+    options: BranchOptions,
+  ): Promise<BranchResult> {
+    const sessionId = await this.ensureSession();
+    const result = await this.rpc.request<BranchResult>(method, {
+      sessionId,
+      entryId,
+      files: options.files,
+      summarize: options.summarize,
+      ...(options.force ? { force: true } : {}),
+    });
+    if (sessionId === this.sessionId) {
+      await this.showBranch(result.leafId ?? null);
+      this.transcript.addNotice(branchOutcome(what, result), result.skipped?.length ? 'warning' : 'info');
+      this.changed();
+    }
+    return result;
+  }
+
+  /**
+   * Fork at `entryId` (`agent/fork`): a new session with the conversation up to it, shown
+   * here; the original stays as it was. `null` (before the first message): a new session
+   * in the same folder. Returns the new session's id.
+   */
+  async fork(entryId: string | null): Promise<string> {
+    const sessionId = await this.ensureSession();
+    if (entryId === null) return this.newSession(this.cwd !== undefined ? { cwd: this.cwd } : {});
+    const { sessionId: forked } = await this.rpc.request<{ sessionId: string }>('agent/fork', { sessionId, entryId });
+    await this.loadSession(forked);
+    this.transcript.addNotice('Forked: a new session with the conversation up to here; the original is unchanged.');
+    this.changed();
+    return forked;
   }
 
   /**
@@ -411,6 +560,8 @@ export class SessionController {
     this.cwd = undefined;
     this.contextFiles = [];
     this.permissionsPending = 0;
+    this.branchCount = 0;
+    this.branch = undefined;
     // another session's transcript: its questions can no longer be answered here
     for (const finish of [...this.questions.values()]) finish('reject');
     this.settled.length = 0;
@@ -564,6 +715,37 @@ export class SessionController {
       this.queue = before;
       this.changed();
       throw error;
+    }
+  }
+
+  /** `agent/editQueueItem`: the item gets `text` and keeps its place; shown at once, undone if refused. */
+  async editQueueItem(itemId: string, text: string): Promise<void> {
+    await this.changeQueue(withText(this.queue, itemId, text), 'agent/editQueueItem', { itemId, text });
+  }
+
+  /** `agent/moveQueueItem`: move the item `by` places within its own queue (-1: earlier). */
+  async moveQueueItem(itemId: string, by: number): Promise<void> {
+    const { index } = positionOf(this.queue, itemId);
+    if (index < 0) return;
+    const to = Math.max(0, index + by);
+    await this.changeQueue(movedItem(this.queue, itemId, to), 'agent/moveQueueItem', { itemId, index: to });
+  }
+
+  /** Show `optimistic` at once, then the queue the server answers; back to what it was if it refuses. */
+  private async changeQueue(optimistic: QueueState, method: string, params: object): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === undefined) return;
+    const before = this.queue;
+    this.queue = optimistic;
+    this.changed();
+    try {
+      const lists = await this.rpc.request<QueueLists>(method, { sessionId, ...params });
+      if (sessionId === this.sessionId) this.queue = queueFrom(lists);
+    } catch (error) {
+      if (sessionId === this.sessionId) this.queue = before;
+      throw error;
+    } finally {
+      this.changed();
     }
   }
 

@@ -70,6 +70,9 @@ export class Transcript {
   /** The streamed output of the commands still running, by row id. */
   private readonly bashTails = new Map<string, OutputTail>();
   private messageCount = 0;
+  /** `messageCount` at the last `clear`: message `m{N}` is the transcript's message `N - 1 - base`. */
+  private base = 0;
+  private cleared = 0;
   private noticeCount = 0;
   private compactionCount = 0;
   /** Key of the message between its `message_start` and `message_end`. */
@@ -83,7 +86,14 @@ export class Transcript {
     return this.list;
   }
 
+  /** How many times the transcript was cleared: a consumer that saw another count redraws every row. */
+  get resets(): number {
+    return this.cleared;
+  }
+
   clear(): void {
+    this.cleared += 1;
+    this.base = this.messageCount;
     this.list.length = 0;
     this.byId.clear();
     this.toolRows.clear();
@@ -223,6 +233,16 @@ export class Transcript {
   addNotice(text: string, level: 'info' | 'warning' | 'error' = 'info'): void {
     this.noticeCount += 1;
     this.put({ kind: 'notice', id: `n${this.noticeCount}`, level, text });
+  }
+
+  /**
+   * The index in the transcript (`agent/getMessages`, since the last `clear`) of the user
+   * message of row `rowId`; `undefined` for any other row.
+   */
+  userMessageIndex(rowId: string): number | undefined {
+    const row = this.byId.get(rowId);
+    const match = row?.kind === 'user' ? /^m(\d+)\/user$/.exec(rowId) : null;
+    return match ? Number(match[1]) - 1 - this.base : undefined;
   }
 
   /** The rows added or changed since the last call, in transcript order. */

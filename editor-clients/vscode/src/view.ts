@@ -125,6 +125,8 @@ export interface Header {
   suggestion?: Chip;
   /** The changes waiting for review (`agent/reviewEdit`), oldest first, of every session. */
   reviews: ReviewInfo[];
+  /** How many branches the session's tree has (`agent/getTree`): the header offers the picker from 2. */
+  branches: number;
 }
 
 /** Extension -> webview. */
@@ -163,6 +165,15 @@ export type FromWebview =
   | { type: 'newSession' }
   | { type: 'showSessions' }
   | { type: 'removeQueueItem'; id: string }
+  /** A queued item edited in place (`agent/editQueueItem`). */
+  | { type: 'editQueueItem'; id: string; text: string }
+  /** A queued item's ↑ / ↓: one place earlier or later in its own queue (`agent/moveQueueItem`). */
+  | { type: 'moveQueueItem'; id: string; by: -1 | 1 }
+  /** A user message's Rewind to here / Fork from here (`rowId`: its row). */
+  | { type: 'rewind'; rowId: string }
+  | { type: 'fork'; rowId: string }
+  /** The header's Branches button: pick a branch to switch to (`agent/switchBranch`). */
+  | { type: 'switchBranch' }
   /** An answer clicked on a tool row's inline permission question. */
   | { type: 'permission'; toolCallId: string; outcome: PermissionOutcome }
   | { type: 'setModel'; model: string }

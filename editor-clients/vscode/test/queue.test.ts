@@ -3,11 +3,14 @@ import {
   departed,
   EMPTY_QUEUE,
   findItem,
+  movedItem,
+  positionOf,
   queueFrom,
   queueItems,
   queueSize,
   removedText,
   withoutItem,
+  withText,
 } from '../src/queue';
 
 const notification = {
@@ -55,5 +58,39 @@ describe('queue state', () => {
   it('gives removed items back as prompt text', () => {
     expect(removedText(queueFrom(notification))).toBe('stop editing\n\nuse tabs\n\nthen run the tests');
     expect(removedText(EMPTY_QUEUE)).toBe('');
+  });
+
+  it('keeps the editor context of a queued item (the panel says "+1 attached")', () => {
+    const context = [{ type: 'file' as const, uri: 'file:///w/a.py' }];
+    const state = queueFrom({ steering: [{ id: 'q1', kind: 'steering', text: 't', context }], followUp: [] });
+    expect(state.steering[0]?.context).toEqual(context);
+    expect(queueFrom({ steering: [{ id: 'q1', kind: 'steering', text: 't', context: [] }] }).steering[0]).not.toHaveProperty('context');
+  });
+
+  it('edits one item in place, keeping its place and the rest', () => {
+    const state = queueFrom(notification);
+    const next = withText(state, 'q2', 'use spaces');
+    expect(queueItems(next).map((item) => `${item.id}:${item.text}`)).toEqual(['q1:stop editing', 'q2:use spaces', 'q3:then run the tests']);
+    expect(findItem(state, 'q2')?.text).toBe('use tabs');
+  });
+
+  it('moves an item within its own queue, clamped to its ends, as agent/moveQueueItem does', () => {
+    const state = queueFrom({
+      steering: [
+        { id: 'a', kind: 'steering', text: 'a' },
+        { id: 'b', kind: 'steering', text: 'b' },
+        { id: 'c', kind: 'steering', text: 'c' },
+      ],
+      followUp: notification.followUp,
+    });
+    const ids = (s: ReturnType<typeof queueFrom>): string[] => queueItems(s).map((item) => item.id);
+    expect(ids(movedItem(state, 'c', 0))).toEqual(['c', 'a', 'b', 'q3']);
+    expect(ids(movedItem(state, 'a', 1))).toEqual(['b', 'a', 'c', 'q3']);
+    expect(ids(movedItem(state, 'a', 99))).toEqual(['b', 'c', 'a', 'q3']); // past the end: last of its own queue
+    expect(ids(movedItem(state, 'q3', 0))).toEqual(['a', 'b', 'c', 'q3']); // the follow-ups stay after the steering
+    expect(movedItem(state, 'nope', 0)).toEqual(state);
+    expect(positionOf(state, 'b')).toEqual({ index: 1, size: 3 });
+    expect(positionOf(state, 'q3')).toEqual({ index: 0, size: 1 });
+    expect(positionOf(state, 'nope')).toEqual({ index: -1, size: 0 });
   });
 });

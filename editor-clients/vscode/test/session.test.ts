@@ -531,4 +531,172 @@ describe('SessionController sessions', () => {
     expect(loadedNotice('id', 'x'.repeat(100), 2)).toBe(`Loaded "${'x'.repeat(79)}…" (2 messages).`);
     expect(loadedNotice('id', '  ', 0)).toBe('Loaded session id (0 messages).');
   });
+
+  describe('the session tree', () => {
+    const text = (t: string) => [{ type: 'text', text: t }];
+    /** The stored branch: a first prompt and its answer, a second prompt whose run edited a file. */
+    const FULL = [
+      { role: 'user', content: text('one'), timestamp: 1 },
+      { role: 'assistant', content: text('ok'), timestamp: 2 },
+      { role: 'user', content: text('two'), timestamp: 3 },
+      { role: 'assistant', content: text('edited a.txt'), timestamp: 4 },
+    ];
+    const TREE = {
+      leafId: 'e4',
+      entries: FULL.map((m, i) => ({
+        id: `e${i + 1}`,
+        parentId: i === 0 ? null : `e${i}`,
+        type: 'message',
+        role: m.role,
+        preview: m.content[0]?.text,
+        timestamp: m.timestamp,
+        onBranch: true,
+      })),
+      branches: [{ leafId: 'e4', preview: 'edited a.txt', timestamp: 4, messageCount: 4, current: true }],
+    };
+    const REWOUND = { leafId: 'e2', messageCount: 2, reverted: [{ path: 'a.txt', action: 'reverted' }], skipped: [] };
+
+    /** A session showing FULL; `stored` is what agent/getMessages answers from now on. */
+    async function onTree(): Promise<{ server: FakeServer; c: SessionController; stored: { messages: unknown[] } }> {
+      const { server, c } = await started();
+      const stored = { messages: FULL as unknown[] };
+      server.answers['agent/getMessages'] = () => ({
+        messages: stored.messages,
+        total: stored.messages.length,
+        entryIds: stored.messages.map((_, i) => `e${i + 1}`),
+      });
+      server.answers['agent/getTree'] = () => TREE;
+      await c.reloadTranscript();
+      return { server, c, stored };
+    }
+    const userRowId = (c: SessionController, t: string): string =>
+      c.transcript.rows.find((row) => row.kind === 'user' && row.text === t)?.id ?? '?';
+    const count = (server: FakeServer, method: string): number => server.calls.filter((call) => call.method === method).length;
+    const shown = (c: SessionController): string[] =>
+      c.transcript.rows.map((row) => (row.kind === 'user' || row.kind === 'text' || row.kind === 'notice' ? row.text : row.kind));
+
+    it('finds the entry before a user message (null before the first), and its text', async () => {
+      const { c } = await onTree();
+      await expect(c.messageTarget(userRowId(c, 'two'))).resolves.toEqual({ entryId: 'e2', text: 'two' });
+      await expect(c.messageTarget(userRowId(c, 'one'))).resolves.toEqual({ entryId: null, text: 'one' });
+      const answer = c.transcript.rows.find((row) => row.kind === 'text')?.id ?? '?';
+      await expect(c.messageTarget(answer)).rejects.toThrow('no longer in the transcript');
+    });
+
+    it('rewinds, then shows the branch once whether agent/branch comes before or after the result', async () => {
+      for (const order of ['notification first', 'result first'] as const) {
+        const { server, c, stored } = await onTree();
+        const note = { method: 'agent/branch', params: { sessionId: 's1', leafId: 'e2', messageCount: 2 } } as const;
+        server.answers['agent/rewind'] = () => {
+          stored.messages = FULL.slice(0, 2);
+          if (order === 'notification first') c.handleNotification(note);
+          return REWOUND;
+        };
+        const before = count(server, 'agent/getMessages');
+        const result = await c.rewind('e2', { files: true, summarize: false });
+        if (order === 'result first') c.handleNotification(note);
+        await Promise.resolve();
+        expect(result).toEqual(REWOUND);
+        expect(server.calls.filter((call) => call.method === 'agent/rewind').map((call) => call.params)).toEqual([
+          { sessionId: 's1', entryId: 'e2', files: true, summarize: false },
+        ]);
+        expect(count(server, 'agent/getMessages') - before).toBe(1);
+        expect(shown(c)).toEqual(['one', 'ok', 'Rewound: reverted a.txt.']);
+        expect(c.lastRole).toBe('assistant');
+      }
+    });
+
+    it('sends force when asked, and a switch of branch with its files', async () => {
+      const { server, c } = await onTree();
+      server.answers['agent/rewind'] = () => ({ ...REWOUND, skipped: [{ path: 'b.txt', reason: 'changed since' }] });
+      server.answers['agent/switchBranch'] = () => ({ leafId: 'e4', messageCount: 4, reverted: [{ path: 'a.txt', action: 'applied' }], skipped: [] });
+      await c.rewind(null, { files: false, summarize: true, force: true });
+      const notice = c.transcript.rows.at(-1);
+      expect(notice).toMatchObject({ kind: 'notice', level: 'warning', text: 'Rewound: reverted a.txt. Skipped: b.txt (changed since).' });
+      await c.switchBranch('e4', { files: true, summarize: false });
+      expect(server.calls.filter((call) => call.method === 'agent/rewind' || call.method === 'agent/switchBranch').map((call) => call.params)).toEqual([
+        { sessionId: 's1', entryId: null, files: false, summarize: true, force: true },
+        { sessionId: 's1', entryId: 'e4', files: true, summarize: false },
+      ]);
+      expect(shown(c).at(-1)).toBe('Switched branch: applied again a.txt.');
+    });
+
+    it('reloads on agent/branch of its session only, and again for the same leaf after a new message', async () => {
+      const { server, c } = await onTree();
+      const before = count(server, 'agent/getMessages');
+      const branch = (sessionId: string) =>
+        c.handleNotification({ method: 'agent/branch', params: { sessionId, leafId: 'e2', messageCount: 2 } });
+      branch('other');
+      branch('s1');
+      branch('s1'); // the same move: one reload
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(count(server, 'agent/getMessages') - before).toBe(1);
+      c.handleEvent({ sessionId: 's1', runId: null, seq: 1, event: { type: 'message_end', message: { role: 'user', content: 'x' } } });
+      branch('s1'); // rewound to the same entry again later
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      expect(count(server, 'agent/getMessages') - before).toBe(2);
+    });
+
+    it('counts the branches for the header, 0 for a server without agent/getTree', async () => {
+      const { server, c } = await onTree();
+      expect(c.header().branches).toBe(1);
+      server.answers['agent/getTree'] = () => ({ ...TREE, branches: [...TREE.branches, { ...TREE.branches[0], leafId: 'e2', current: false }] });
+      await c.refreshBranches();
+      expect(c.header().branches).toBe(2);
+      delete server.answers['agent/getTree'];
+      await c.refreshBranches();
+      expect(c.header().branches).toBe(0);
+    });
+
+    it('forks at an entry into a new session it shows; before the first message, a new session in its folder', async () => {
+      const { server, c } = await onTree();
+      server.answers['agent/fork'] = () => ({ sessionId: 's2' });
+      server.answers['agent/loadSession'] = (p) => ({ sessionId: p.sessionId, messageCount: 2 });
+      server.answers['agent/listSessions'] = () => ({ sessions: [] });
+      server.answers['agent/getState'] = (p) => ({ ...STATE, sessionId: p.sessionId, cwd: '/w/sub' });
+      expect(await c.fork('e2')).toBe('s2');
+      expect(server.calls.find((call) => call.method === 'agent/fork')?.params).toEqual({ sessionId: 's1', entryId: 'e2' });
+      expect(c.sessionId).toBe('s2');
+      expect(shown(c).at(-1)).toMatch(/^Forked: .*the original is unchanged/);
+      server.answers['agent/newSession'] = () => ({ sessionId: 's3' });
+      expect(await c.fork(null)).toBe('s3');
+      expect(server.calls.filter((call) => call.method === 'agent/newSession').at(-1)?.params).toEqual({ cwd: '/w/sub' });
+      expect(count(server, 'agent/fork')).toBe(1);
+    });
+
+    it('edits and moves a queued item at once, then shows the queue the server answers; undoes a refusal', async () => {
+      const { server, c } = await started();
+      const items = [
+        { id: 'q1', kind: 'steering', text: 'a' },
+        { id: 'q2', kind: 'steering', text: 'b' },
+      ] as const;
+      c.handleQueue({ sessionId: 's1', steering: [...items], followUp: [] });
+      let seen: string[] = [];
+      server.answers['agent/editQueueItem'] = (p) => {
+        seen = c.header().queue.map((item) => item.text); // the view while the request is out
+        return { steering: [{ ...items[0], text: `${p.text} (expanded)` }, items[1]], followUp: [] };
+      };
+      await c.editQueueItem('q1', '/tpl');
+      expect(seen).toEqual(['/tpl', 'b']);
+      expect(c.header().queue.map((item) => item.text)).toEqual(['/tpl (expanded)', 'b']);
+      server.answers['agent/moveQueueItem'] = (p) => {
+        seen = c.header().queue.map((item) => item.id);
+        return p.index === 0 ? { steering: [items[1], items[0]], followUp: [] } : { steering: [...items], followUp: [] };
+      };
+      await c.moveQueueItem('q2', -1);
+      expect(seen).toEqual(['q2', 'q1']);
+      expect(server.calls.filter((call) => call.method === 'agent/moveQueueItem').map((call) => call.params)).toEqual([
+        { sessionId: 's1', itemId: 'q2', index: 0 },
+      ]);
+      server.answers['agent/editQueueItem'] = () => {
+        throw new Error('unknownQueueItem');
+      };
+      const before = c.header().queue;
+      await expect(c.editQueueItem('q2', 'new')).rejects.toThrow('unknownQueueItem');
+      expect(c.header().queue).toEqual(before);
+      await c.moveQueueItem('nope', 1); // not queued: nothing asked
+      expect(server.calls.filter((call) => call.method === 'agent/moveQueueItem')).toHaveLength(1);
+    });
+  });
 });
+

@@ -564,3 +564,26 @@ describe('Transcript tool targets', () => {
     expect(t.rows[0]).toMatchObject({ target: { path: 'n.txt' } });
   });
 });
+
+describe('user messages by row, for Rewind and Fork', () => {
+  const user = (text: string): Message => ({ role: 'user', content: text, timestamp: 1 });
+  const answer = assistant([{ type: 'text', text: 'ok' }]);
+
+  it('gives the transcript index of a user row, from stored messages and live events, after every clear', () => {
+    const t = new Transcript();
+    t.loadMessages([user('one'), answer, user('two')]);
+    const id = (text: string): string => t.rows.find((row) => row.kind === 'user' && row.text === text)?.id ?? '?';
+    expect(t.userMessageIndex(id('one'))).toBe(0);
+    expect(t.userMessageIndex(id('two'))).toBe(2);
+    expect(t.userMessageIndex(t.rows.find((row) => row.kind === 'text')?.id ?? '?')).toBeUndefined();
+    const resets = t.resets;
+    t.loadMessages([user('zero'), answer]); // another branch: row ids go on, indexes start again
+    expect(t.resets).toBe(resets + 1);
+    expect(t.userMessageIndex(id('zero'))).toBe(0);
+    expect(t.userMessageIndex('m1/user')).toBeUndefined(); // a row of before the clear
+    t.applyEvent({ type: 'message_start', message: user('live') });
+    t.applyEvent({ type: 'message_end', message: user('live') });
+    expect(t.userMessageIndex(id('live'))).toBe(2);
+  });
+});
+

@@ -5,7 +5,7 @@
 
 import { modelLabels, relativePath } from '../src/format';
 import { parsePromptInput } from '../src/promptInput';
-import { type PermissionOutcome, THINKING_LEVELS } from '../src/protocol';
+import { type PermissionOutcome, type QueueItem, THINKING_LEVELS } from '../src/protocol';
 import type { SessionEntry } from '../src/format';
 import type { FromWebview, Header, Row, ToWebview } from '../src/view';
 import { commandCompletion, fileCompletion } from './completion';
@@ -30,6 +30,12 @@ const historyButton = el(
   'button',
   { id: 'historyButton', class: 'secondary', title: 'The stored sessions of this workspace', 'aria-expanded': 'false' },
   'History',
+);
+/** The session's branches (`agent/getTree`): a quick pick to switch (Agent: Switch Branch); shown from two branches. */
+const branchesButton = el(
+  'button',
+  { id: 'branchesButton', class: 'secondary', title: "Switch to another branch of this session's history (Agent: Switch Branch)", hidden: '' },
+  'Branches',
 );
 /** The session history: the stored sessions (`agent/listSessions`), each with Open, Rename and Delete. */
 const historyList = el('ul', { class: 'history-items' });
@@ -67,7 +73,7 @@ const files = fileCompletion(
 const chips = el('div', { id: 'chips', class: 'chips', hidden: '' });
 
 document.getElementById('app')?.append(
-  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status, historyButton),
+  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status, branchesButton, historyButton),
   contextLine,
   banner,
   history,
@@ -132,36 +138,126 @@ function applyHeader(next: Header): void {
   contextLine.hidden = next.contextFiles.length === 0;
   contextLine.textContent = `Context: ${next.contextFiles.map((file) => relativePath(file, next.cwd)).join(', ')}`;
   contextLine.title = `Project instructions in the system prompt:\n${next.contextFiles.join('\n')}`;
-  // queue
-  queue.hidden = next.queue.length === 0;
-  queueList.replaceChildren(
-    ...next.queue.map((item) => {
-      const remove = el('button', { class: 'icon', title: 'Remove from the queue (puts the text back here)' }, '×');
-      remove.addEventListener('click', () => post({ type: 'removeQueueItem', id: item.id }));
-      return el(
-        'li',
-        { 'data-kind': item.kind },
-        el('span', { class: 'kind' }, item.kind === 'steering' ? 'steer' : 'follow-up'),
-        el('span', { class: 'text' }, item.text),
-        ...(item.context?.length
-          ? [el('span', { class: 'attached', title: 'Attachments from the editor' }, `+${item.context.length} attached`)]
-          : []),
-        remove,
-      );
-    }),
-  );
+  applyQueue(next.queue);
+  // the session's branches
+  branchesButton.hidden = next.branches < 2;
+  branchesButton.textContent = `Branches (${next.branches})`;
   // the changes waiting for review
   applyReviews(next);
   // the prompt box's chips
   applyChips(next);
   // composer
   const busy = running();
+  document.body.classList.toggle('busy', busy); // no Rewind while the agent works
   cont.hidden = busy || !next.canContinue;
   cont.title = 'Let the agent continue from where it stopped';
   prompt.placeholder = busy
     ? 'Steer the agent, or queue a follow-up…'
     : 'Ask the agent… (!cmd runs a command, / a template or skill, @ attaches a file)';
   applyComposer();
+}
+
+// --- the queue: each item edited in place (agent/editQueueItem) and moved (agent/moveQueueItem)
+
+/** The items last drawn, and the one being edited (its row is kept while the queue redraws). */
+let queued: QueueItem[] = [];
+let queueKey = '';
+let editing: { id: string; original: string; box: HTMLTextAreaElement; row: HTMLElement } | undefined;
+
+const KIND_LABEL: Record<QueueItem['kind'], string> = { steering: 'steer', followUp: 'follow-up' };
+
+function iconButton(cls: string, label: string, title: string, onClick: () => void): HTMLButtonElement {
+  const button = el('button', { class: `icon ${cls}`, title, 'aria-label': title }, label);
+  button.addEventListener('click', onClick);
+  return button;
+}
+
+function applyQueue(items: QueueItem[], force = false): void {
+  const key = JSON.stringify(items);
+  if (key === queueKey && !force) return;
+  queueKey = key;
+  queued = items;
+  queue.hidden = items.length === 0;
+  const edited = editing;
+  if (edited && !items.some((item) => item.id === edited.id)) {
+    // delivered (or removed) while being edited: the new text goes to the prompt box
+    editing = undefined;
+    if (edited.box.value.trim() && edited.box.value !== edited.original) putInPrompt(edited.box.value);
+  }
+  const kept = editing;
+  const focused = kept !== undefined && document.activeElement === kept.box;
+  const [start, end] = kept ? [kept.box.selectionStart, kept.box.selectionEnd] : [0, 0];
+  queueList.replaceChildren(...items.map((item) => (item.id === kept?.id ? kept.row : queueRow(item, items))));
+  if (kept && focused) {
+    kept.box.focus();
+    kept.box.setSelectionRange(start, end);
+  }
+}
+
+/** A queued item: its kind and text, ↑ ↓ (within its own queue), Edit and ×. */
+function queueRow(item: QueueItem, items: readonly QueueItem[]): HTMLElement {
+  const same = items.filter((other) => other.kind === item.kind);
+  const index = same.indexOf(item);
+  const up = iconButton('queue-up', '↑', 'Deliver it earlier', () => post({ type: 'moveQueueItem', id: item.id, by: -1 }));
+  const down = iconButton('queue-down', '↓', 'Deliver it later', () => post({ type: 'moveQueueItem', id: item.id, by: 1 }));
+  up.disabled = index <= 0;
+  down.disabled = index >= same.length - 1;
+  up.hidden = down.hidden = same.length < 2;
+  const text = el('span', { class: 'text', title: 'Double-click to edit' }, item.text);
+  text.addEventListener('dblclick', () => startEditing(item));
+  return el(
+    'li',
+    { 'data-kind': item.kind, 'data-id': item.id },
+    el('span', { class: 'kind' }, KIND_LABEL[item.kind]),
+    text,
+    ...(item.context?.length
+      ? [el('span', { class: 'attached', title: 'Attachments from the editor' }, `+${item.context.length} attached`)]
+      : []),
+    up,
+    down,
+    iconButton('queue-edit', 'Edit', 'Edit the text here (Enter saves, Escape cancels)', () => startEditing(item)),
+    iconButton('queue-remove', '×', 'Remove from the queue (puts the text back here)', () =>
+      post({ type: 'removeQueueItem', id: item.id }),
+    ),
+  );
+}
+
+/** The item's text in a box in its row: Enter (or Save) sends the new text, Escape (or Cancel) leaves it. */
+function startEditing(item: QueueItem): void {
+  const box = el('textarea', { class: 'queue-edit-box', rows: '2', 'aria-label': `Edit the queued ${KIND_LABEL[item.kind]}` });
+  box.value = item.text;
+  const stop = (): void => {
+    editing = undefined;
+    applyQueue(queued, true);
+  };
+  const save = (): void => {
+    const text = box.value;
+    stop();
+    if (text.trim() !== '' && text !== item.text) post({ type: 'editQueueItem', id: item.id, text });
+  };
+  box.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      save();
+    } else if (event.key === 'Escape') {
+      event.preventDefault();
+      stop();
+    }
+  });
+  const row = el(
+    'li',
+    { 'data-kind': item.kind, 'data-id': item.id, class: 'editing' },
+    el('span', { class: 'kind' }, KIND_LABEL[item.kind]),
+    box,
+    el('button', { class: 'primary queue-save', title: 'Save the new text (Enter)' }, 'Save'),
+    el('button', { class: 'secondary queue-cancel', title: 'Keep the text as it was (Escape)' }, 'Cancel'),
+  );
+  row.querySelector('.queue-save')?.addEventListener('click', save);
+  row.querySelector('.queue-cancel')?.addEventListener('click', stop);
+  editing = { id: item.id, original: item.text, box, row };
+  applyQueue(queued, true);
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
 }
 
 /** The pending reviews, oldest first: the tool and file, then Show (the diff), Accept and Reject. */
@@ -286,6 +382,7 @@ function applySessions(sessions: SessionEntry[]): void {
 }
 
 historyButton.addEventListener('click', () => showHistory(history.hidden !== false));
+branchesButton.addEventListener('click', () => post({ type: 'switchBranch' }));
 historyClose.addEventListener('click', () => showHistory(false));
 
 function applyRows(rows: readonly Row[], reset: boolean): void {
@@ -393,6 +490,9 @@ transcript.addEventListener('click', (event) => {
     post({ type: 'copy', text: source, what: 'message' });
     flash(target.closest<HTMLElement>('.copy-message'));
   }
+  const rowId = target.closest<HTMLElement>('.row.user')?.dataset.id;
+  if (rowId && target.closest('.rewind-message')) post({ type: 'rewind', rowId });
+  if (rowId && target.closest('.fork-message')) post({ type: 'fork', rowId });
   if (target.closest('.edit-message')) {
     const text = target.closest('.row')?.querySelector<HTMLElement>('.bubble')?.dataset.text ?? '';
     if (text) putInPrompt(text);

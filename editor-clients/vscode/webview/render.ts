@@ -244,6 +244,24 @@ function create(row: Row): HTMLElement {
           'div',
           { class: 'message-actions' },
           el('button', { class: 'icon edit-message', title: 'Edit: put this message back in the prompt box', 'aria-label': 'Edit and resend' }, 'Edit'),
+          el(
+            'button',
+            {
+              class: 'icon rewind-message',
+              title: 'Rewind to here: continue from before this message (what came after stays on a branch of its own); its text goes back in the prompt box',
+              'aria-label': 'Rewind to here',
+            },
+            'Rewind',
+          ),
+          el(
+            'button',
+            {
+              class: 'icon fork-message',
+              title: 'Fork from here: a new session with the conversation before this message; the original stays as it is',
+              'aria-label': 'Fork from here',
+            },
+            'Fork',
+          ),
         ),
       );
     case 'text':

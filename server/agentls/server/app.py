@@ -371,27 +371,18 @@ def create_server() -> AgentServer:
     async def get_tree(ls: AgentServer, p: SessionParams) -> TreeResult:
         return ls.manager.get(p.session_id).get_tree()
 
-    @request("agent/rewind", RewindParams)
-    async def rewind(ls: AgentServer, p: RewindParams) -> RewindResult:
+    async def move(ls: AgentServer, p: RewindParams | SwitchBranchParams) -> RewindResult:
         return await ls.manager.get(p.session_id).move(
             p.entry_id,
             files=p.files,
             summarize=p.summarize,
             instructions=p.instructions,
             force=p.force,
-            off_branch=False,
+            off_branch=isinstance(p, SwitchBranchParams),
         )
 
-    @request("agent/switchBranch", SwitchBranchParams)
-    async def switch_branch(ls: AgentServer, p: SwitchBranchParams) -> RewindResult:
-        return await ls.manager.get(p.session_id).move(
-            p.entry_id,
-            files=p.files,
-            summarize=p.summarize,
-            instructions=p.instructions,
-            force=p.force,
-            off_branch=True,
-        )
+    request("agent/rewind", RewindParams)(move)
+    request("agent/switchBranch", SwitchBranchParams)(move)
 
     @request("agent/setLabel", SetLabelParams)
     async def set_label(ls: AgentServer, p: SetLabelParams) -> SetLabelResult:

@@ -48,11 +48,10 @@ class FileProblem:
     reason: str
 
 
-def _changes_after(path: Sequence[Node], ancestor: str | None) -> list[FileChange]:
-    """The file changes recorded on ``path`` below ``ancestor`` (all of them for ``None``), in order."""
-    start = next((i + 1 for i, node in enumerate(path) if node.id == ancestor), 0)
+def _changes(nodes: Sequence[Node]) -> list[FileChange]:
+    """The file changes recorded in ``nodes``, in order."""
     changes: list[FileChange] = []
-    for node in path[start:]:
+    for node in nodes:
         if node.custom_type == FILE_CHANGES and isinstance(node.data, FileChanges):
             changes.extend(node.data.changes)
     return changes
@@ -61,9 +60,8 @@ def _changes_after(path: Sequence[Node], ancestor: str | None) -> list[FileChang
 def plan_files(tree: SessionTree, from_id: str | None, to_id: str | None, redo: bool) -> list[FilePlan]:
     """What moving from ``from_id`` to ``to_id`` does to files: undo the changes of the branch left
     and, with ``redo``, make those of the branch gone to; files ending as they are left out."""
-    ancestor = tree.common_ancestor(from_id, to_id)
-    undo = _changes_after(tree.path(from_id), ancestor)
-    again = _changes_after(tree.path(to_id), ancestor) if redo else []
+    undo = _changes(tree.left_behind(from_id, to_id))
+    again = _changes(tree.left_behind(to_id, from_id)) if redo else []
     paths = list(dict.fromkeys(change.path for change in [*undo, *again]))
     plans = []
     for path in paths:

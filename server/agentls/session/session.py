@@ -766,22 +766,11 @@ class AgentSession:
         controller: AbortController,
     ) -> tuple[AgentMessage, BranchSummary] | None:
         """The ``branchSummary`` message (and its entry's details) of the branch left behind."""
-        ancestor = self.tree.common_ancestor(old_leaf, entry_id)
-        path = self.tree.path(old_leaf)
-        start = next((i + 1 for i, node in enumerate(path) if node.id == ancestor), 0)
-        left = path[start:]
+        left = self.tree.left_behind(old_leaf, entry_id)
         if not any(node.message is not None for node in left):
             return None  # nothing is left behind (the position is already there)
-        state = self.agent.state
-        summarizer = Summarizer(
-            model=state.model,
-            stream_fn=self.agent.stream_fn,
-            convert_to_llm=self.agent.convert_to_llm,
-            thinking_level=state.thinking_level,
-            signal=controller.signal,
-        )
         try:
-            result = await summarize_branch(left, summarizer, instructions)
+            result = await summarize_branch(left, Summarizer.of(self.agent, controller.signal), instructions)
         except (SummaryError, SummaryAborted) as error:
             raise SessionError("summaryFailed", f"{error}; nothing was changed") from error
         if controller.signal.aborted:

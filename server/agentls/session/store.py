@@ -388,37 +388,25 @@ class SessionWriter:
         """Append a compaction: its ``compactionSummary`` message (whose timestamp the entry takes) and
         the rest of the entry; returns the entry id once the line is in the file."""
         message = to_wire(summary)
-        payload: dict[str, Any] = {
+        payload = {
             "summary": message["summary"],
             "firstKeptEntryId": compaction.first_kept_entry_id,
             "tokensBefore": message["tokensBefore"],
-            "details": {
-                "readFiles": list(compaction.read_files),
-                "modifiedFiles": list(compaction.modified_files),
-            },
+            **_summary_wire(compaction.read_files, compaction.modified_files, compaction.usage),
         }
-        if compaction.usage is not None:
-            payload["usage"] = to_wire(compaction.usage)
         return await self._append(
             "compaction", payload, message["timestamp"], message=summary, compaction=compaction
         )
 
-    async def append_branch_summary(self, summary: AgentMessage, summary_info: BranchSummary) -> str:
+    async def append_branch_summary(self, summary: AgentMessage, info: BranchSummary) -> str:
         """Append Pi's ``branch_summary`` entry of a ``branchSummary`` message (with its timestamp)."""
         message = to_wire(summary)
-        payload: dict[str, Any] = {
+        payload = {
             "fromId": message["fromId"],
             "summary": message["summary"],
-            "details": {
-                "readFiles": list(summary_info.read_files),
-                "modifiedFiles": list(summary_info.modified_files),
-            },
+            **_summary_wire(info.read_files, info.modified_files, info.usage),
         }
-        if summary_info.usage is not None:
-            payload["usage"] = to_wire(summary_info.usage)
-        return await self._append(
-            "branch_summary", payload, message["timestamp"], message=summary, data=summary_info
-        )
+        return await self._append("branch_summary", payload, message["timestamp"], message=summary, data=info)
 
     async def append_custom(self, custom_type: str, data: Any, wire_data: Any) -> str:
         """Append Pi's ``custom`` entry (no part of the context): ``wire_data`` in the file, ``data`` in
@@ -488,6 +476,14 @@ class SessionWriter:
             "saved. Free disk space or fix the folder's permissions, then load the session again "
             "to continue saving it"
         )
+
+
+def _summary_wire(read: tuple[str, ...], modified: tuple[str, ...], usage: Usage | None) -> dict[str, Any]:
+    """The ``details`` (file lists) and ``usage`` of a summary entry."""
+    details: dict[str, Any] = {"details": {"readFiles": list(read), "modifiedFiles": list(modified)}}
+    if usage is not None:
+        details["usage"] = to_wire(usage)
+    return details
 
 
 def _require_str(name: str, value: Any) -> None:

@@ -102,6 +102,13 @@ class SessionTree:
                 return node.id
         return None
 
+    def left_behind(self, from_id: str | None, to_id: str | None) -> list[Node]:
+        """The entries on the path to ``from_id`` below where it parts from the path to ``to_id``."""
+        ancestor = self.common_ancestor(from_id, to_id)
+        path = self.path(from_id)
+        start = next((i + 1 for i, node in enumerate(path) if node.id == ancestor), 0)
+        return path[start:]
+
     def transcript(self, leaf_id: str | None) -> Transcript:
         """The messages on the path to ``leaf_id``, compactions and branch summaries in place."""
         return transcript_of(self.path(leaf_id))

@@ -234,14 +234,7 @@ class Compactor:
         """Summarise, then (unless aborted meanwhile) apply; the result and the estimated size after."""
         controller = self._controller = AbortController()
         try:
-            state = self._agent.state
-            summarizer = Summarizer(
-                model=state.model,
-                stream_fn=self._agent.stream_fn,
-                convert_to_llm=self._agent.convert_to_llm,
-                thinking_level=state.thinking_level,
-                signal=controller.signal,
-            )
+            summarizer = Summarizer.of(self._agent, controller.signal)
             result = await compact(preparation, summarizer, self.settings.reserve_tokens, instructions)
             if controller.signal.aborted:
                 raise SummaryAborted("Compaction cancelled")

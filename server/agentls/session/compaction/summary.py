@@ -15,6 +15,7 @@ import math
 import uuid
 from dataclasses import dataclass
 
+from agentls.agent.agent import Agent
 from agentls.agent.types import ConvertToLlm, maybe_await
 from agentls.ai import AbortSignal, StreamFn
 from agentls.ai.types import (
@@ -148,6 +149,12 @@ class Summarizer:
     convert_to_llm: ConvertToLlm
     thinking_level: ModelThinkingLevel
     signal: AbortSignal | None
+
+    @classmethod
+    def of(cls, agent: Agent, signal: AbortSignal) -> Summarizer:
+        """The summarizer of an agent's current model and thinking level."""
+        state = agent.state
+        return cls(state.model, agent.stream_fn, agent.convert_to_llm, state.thinking_level, signal)
 
     async def summarize(
         self,
