@@ -20,7 +20,8 @@ QueueModeName = Literal["all", "one-at-a-time"]
 ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 WhenBusy = Literal["steer", "followUp", "reject"]
 PermissionMode = Literal["allow", "ask", "deny", "review"]
-PermissionOutcome = Literal["allowOnce", "allowAlways", "reject"]
+PermissionOutcome = Literal["allowOnce", "allowAlways", "allowAlwaysServer", "reject"]
+"""``allowAlwaysServer``: every tool of the MCP server the tool belongs to (``mcp__SERVER__*``)."""
 
 
 class ProtocolModel(BaseModel):
@@ -101,6 +102,9 @@ class InitializationOptions(ProtocolModel):
     coalesce_deltas: bool = True
     """Deltas of one content block that arrive together travel as one ``message_update`` (false: one
     event per delta the provider streamed)."""
+    mcp_servers: dict[str, Any] | list[Any] | None = None
+    """MCP servers of every session: ``{NAME: server}`` or ACP's list form (checked when a session
+    starts: a mistake is reported for that server only)."""
 
 
 class ClientAgentCapabilities(ProtocolModel):
@@ -135,6 +139,8 @@ class NewSessionParams(ProtocolModel):
     """Let the tools use paths outside ``cwd``; writes there ask first (default: the server's option)."""
     compaction: CompactionSettings | None = None
     """This session's compaction settings instead of the server's (stored with the session)."""
+    mcp_servers: dict[str, Any] | list[Any] | None = None
+    """MCP servers of this session, over the others of the same name (stored with the session)."""
 
 
 class SessionParams(ProtocolModel):
@@ -274,6 +280,32 @@ class SetLabelResult(ResultModel):
 
     def wire(self) -> dict[str, Any]:
         return {"label": self.label}
+
+
+class McpServerInfo(ResultModel):
+    name: str
+    source: str
+    """The configuration file's path, ``initializationOptions`` or ``newSession``."""
+    transport: Literal["stdio", "http", "sse"]
+    status: Literal["starting", "ready", "failed", "needsTrust"]
+    error: str | None = None
+    tools: list[str]
+    """The agent's names of its tools (``mcp__SERVER__TOOL``)."""
+    cwd: str
+    """The folder whose sessions use it."""
+
+
+class ListMcpServersParams(ProtocolModel):
+    session_id: str | None = Field(None, min_length=1)
+
+
+class ListMcpServersResult(ResultModel):
+    servers: list[McpServerInfo]
+
+
+class RestartMcpServerParams(ProtocolModel):
+    name: str = Field(min_length=1)
+    session_id: str | None = Field(None, min_length=1)
 
 
 class RenameSessionParams(SessionParams):
@@ -717,6 +749,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/rewind": (RewindParams, RewindResult),
     "agent/switchBranch": (SwitchBranchParams, RewindResult),
     "agent/setLabel": (SetLabelParams, SetLabelResult),
+    "agent/listMcpServers": (ListMcpServersParams, ListMcpServersResult),
+    "agent/restartMcpServer": (RestartMcpServerParams, McpServerInfo),
     "agent/prompt": (PromptParams, PromptResult),
     "agent/steer": (QueueParams, QueueItemResult),
     "agent/followUp": (QueueParams, QueueItemResult),
@@ -750,6 +784,7 @@ NOTIFICATIONS: dict[str, type[BaseModel]] = {
     "agent/bashOutput": BashOutputNotification,
     "agent/bashEnd": BashEndNotification,
     "agent/branch": BranchNotification,
+    "agent/mcpStatus": McpServerInfo,
 }
 """Every server -> client notification."""
 

@@ -45,11 +45,14 @@ from agentls.protocol import (
     GetMessagesParams,
     InitializationOptions,
     ListCommandsResult,
+    ListMcpServersParams,
+    ListMcpServersResult,
     ListModelsParams,
     ListPermissionRulesParams,
     ListSessionsParams,
     ListSessionsResult,
     LoadSessionResult,
+    McpServerInfo,
     ModelsResult,
     MoveQueueItemParams,
     NewSessionParams,
@@ -62,6 +65,7 @@ from agentls.protocol import (
     RenameSessionResult,
     RequestPermissionParams,
     RequestPermissionResult,
+    RestartMcpServerParams,
     RevokePermissionRuleParams,
     RevokeResult,
     RewindParams,
@@ -387,6 +391,14 @@ def create_server() -> AgentServer:
     @request("agent/setLabel", SetLabelParams)
     async def set_label(ls: AgentServer, p: SetLabelParams) -> SetLabelResult:
         return SetLabelResult(label=await ls.manager.get(p.session_id).set_label(p.entry_id, p.label))
+
+    @request("agent/listMcpServers", ListMcpServersParams)
+    async def list_mcp_servers(ls: AgentServer, p: ListMcpServersParams) -> ListMcpServersResult:
+        return ListMcpServersResult(servers=ls.manager.mcp_servers(p.session_id))
+
+    @request("agent/restartMcpServer", RestartMcpServerParams)
+    async def restart_mcp_server(ls: AgentServer, p: RestartMcpServerParams) -> McpServerInfo:
+        return await ls.manager.restart_mcp_server(p.name, p.session_id)
 
     @request("agent/renameSession", RenameSessionParams)
     async def rename_session(ls: AgentServer, p: RenameSessionParams) -> RenameSessionResult:

@@ -10,9 +10,11 @@ from typing import Any
 
 from agentls.agent import AgentTool
 from agentls.ai import THINKING_LEVELS, Model, now_ms
+from agentls.mcp.hub import McpHub
 from agentls.protocol import (
     CompactionSettings,
     InitializationOptions,
+    McpServerInfo,
     ModelRef,
     NewSessionParams,
     PermissionMode,
@@ -92,6 +94,8 @@ class SessionManager:
         )
         self.sessions: dict[str, AgentSession] = {}
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
+        self.mcp = McpHub(self.store.root, notify, ask, self.permission_rules)
+        """The MCP servers of every session, shared by the sessions of a folder."""
 
     def get(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)
@@ -192,7 +196,9 @@ class SessionManager:
             append_system_prompt=prompt.append_system_prompt,
             context_files=prompt.context_files,
             compaction=params.compaction.model_dump(by_alias=True) if params.compaction else None,
+            mcp_servers=params.mcp_servers or None,
         )
+        mcp = await self.mcp.for_session(session_id, cwd, self.options.mcp_servers, header.mcp_servers)
         try:
             writer = self.store.create(header)
         except SessionStoreError as error:
@@ -221,8 +227,10 @@ class SessionManager:
             instructions=SessionInstructions(cwd, self.store.root, prompt),
             compaction=self._compaction(header.compaction),
             coalesce_deltas=self.options.coalesce_deltas,
+            mcp=mcp,
         )
         self.sessions[session_id] = session
+        self.mcp.activate(mcp)
         await session.refresh_instructions()
         return session
 
@@ -235,6 +243,9 @@ class SessionManager:
             raise SessionError("unknownSession", str(error)) from error
         except SessionStoreError as error:
             raise SessionError("storage", str(error)) from error
+        mcp = await self.mcp.for_session(
+            session_id, loaded.header.cwd, self.options.mcp_servers, loaded.header.mcp_servers
+        )
         if session_id in self.sessions:  # a concurrent loadSession got there first: one session, one writer
             writer.close()
             return self.sessions[session_id]
@@ -275,8 +286,10 @@ class SessionManager:
             instructions=SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded)),
             compaction=self._compaction(loaded.header.compaction),
             coalesce_deltas=self.options.coalesce_deltas,
+            mcp=mcp,
         )
         self.sessions[session_id] = session
+        self.mcp.activate(mcp)
         session.load_warnings = await interrupted_report(loaded.tree, workspace)
         await session.refresh_instructions()
         return session
@@ -313,6 +326,33 @@ class SessionManager:
         await self.load_session(new_id)
         return new_id
 
+    def mcp_servers(self, session_id: str | None) -> list[McpServerInfo]:
+        """The MCP servers of a session, or every one this server knows."""
+        if session_id is not None:
+            mcp = self.get(session_id).mcp
+            return mcp.infos() if mcp is not None else []
+        return [self.mcp.info(connection) for connection in self.mcp.all()]
+
+    async def restart_mcp_server(self, name: str, session_id: str | None) -> McpServerInfo:
+        """Restart the servers of that name (of the session, or all); the first one's entry."""
+        if session_id is not None:
+            mcp = self.get(session_id).mcp
+            candidates = mcp.connections if mcp is not None else []
+        else:
+            candidates = self.mcp.all()
+        found = [connection for connection in candidates if connection.config.name == name]
+        if not found:
+            known = sorted({c.config.name for c in candidates})
+            raise SessionError(
+                "invalidParams",
+                f"No MCP server {name!r}"
+                + (f" in session {session_id}" if session_id else "")
+                + (f"; the servers are: {', '.join(known)}" if known else "; there are none"),
+            )
+        for connection in found:
+            await self.mcp.restart(connection, session_id or "")
+        return self.mcp.info(found[0])
+
     async def rename_session(self, session_id: str, name: str) -> str | None:
         """Store the session's display name (Pi's ``session_info``); a stored session is loaded first."""
         session = self.sessions.get(session_id) or await self.load_session(session_id)
@@ -334,3 +374,4 @@ class SessionManager:
     async def close(self) -> None:
         for session in list(self.sessions.values()):
             await session.close()
+        await self.mcp.close()

@@ -23,6 +23,7 @@ from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.ai.local_files import read_json_file
+from agentls.mcp.names import server_of, server_wildcard
 from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
 from agentls.tools.review import EditReviews
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
@@ -50,6 +51,19 @@ OPTIONS = [
 ]
 
 
+def _options(tool_name: str) -> list[PermissionOption]:
+    server = server_of(tool_name)
+    if server is None:
+        return OPTIONS
+    every = PermissionOption(id="allowAlwaysServer", label=f"Allow always: every tool of {server}")
+    return [
+        OPTIONS[0],
+        PermissionOption(id="allowAlways", label="Allow always: this tool"),
+        every,
+        OPTIONS[2],
+    ]
+
+
 class PermissionRules:
     """ "Allow always" answers, per workspace, kept in a JSON file."""
 
@@ -65,7 +79,11 @@ class PermissionRules:
             logger.warning("ignoring unreadable permission rules %s: %s", path, error)
 
     def allows(self, workspace: str, tool_name: str) -> bool:
-        return (workspace, tool_name) in self._rules
+        """Whether an "allow always" covers the tool (an MCP tool's server's ``mcp__SERVER__*`` too)."""
+        if (workspace, tool_name) in self._rules:
+            return True
+        server = server_of(tool_name)
+        return server is not None and (workspace, server_wildcard(server)) in self._rules
 
     def list(self, workspace: str | None = None) -> list[PermissionRule]:
         return [
@@ -140,7 +158,9 @@ def permission_hook(
         ctx: BeforeToolCallContext, signal: AbortSignal | None
     ) -> BeforeToolCallResult | None:
         name = rule = ctx.tool_call.name
-        mode = modes.get(name, DEFAULT_MODES.get(name, "ask"))
+        server = server_of(name)
+        wildcard = modes.get(server_wildcard(server)) if server is not None else None
+        mode = modes.get(name, wildcard or DEFAULT_MODES.get(name, "ask"))
         if outside is not None and name in WRITING_TOOLS and outside(ctx.args):
             rule = f"{name}:outside"
             mode = "deny" if mode == "deny" else "ask"
@@ -159,11 +179,14 @@ def permission_hook(
             tool_name=name,
             args=to_wire(ctx.args),
             title=_title(name, ctx.args, outside_workspace=rule != name),
-            options=OPTIONS,
+            options=_options(name),
         )
         outcome = await _ask_unless_aborted(ask, request, signal)
         if outcome == "allowAlways":
             await rules.add(workspace, rule)
+            return None
+        if outcome == "allowAlwaysServer" and server is not None:
+            await rules.add(workspace, server_wildcard(server))
             return None
         if outcome == "allowOnce":
             return None
@@ -183,7 +206,7 @@ async def _ask_unless_aborted(
     except Exception as error:  # the client failed to answer: never run the tool on a failure
         logger.warning("permission request for %s failed: %s", request.tool_name, error)
         return f"The permission request failed ({error}); the call was not run."
-    return answer if answer in ("allowOnce", "allowAlways") else None
+    return answer if answer in ("allowOnce", "allowAlways", "allowAlwaysServer") else None
 
 
 def _title(tool_name: str, args: Any, *, outside_workspace: bool = False) -> str:
@@ -191,4 +214,6 @@ def _title(tool_name: str, args: Any, *, outside_workspace: bool = False) -> str
         return f"Run the command: {args['command']}"
     if outside_workspace:
         return f"Allow {tool_name} of {args['path']}, outside the workspace?"
+    if (server := server_of(tool_name)) is not None:
+        return f"Allow the tool {tool_name.split('__', 2)[2]} of the MCP server {server}?"
     return f"Allow the {tool_name} tool?"

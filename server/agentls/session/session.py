@@ -51,6 +51,7 @@ from agentls.ai import (
     to_wire,
 )
 from agentls.ai.abort import AbortController
+from agentls.mcp.hub import SessionMcp
 from agentls.protocol import (
     AbortResult,
     CommandInfo,
@@ -204,8 +205,12 @@ class AgentSession:
         compaction: CompactionSettings | None = None,
         coalesce_deltas: bool = False,
         editor_context: EditorContext | None = None,
+        mcp: SessionMcp | None = None,
     ) -> None:
         self.session_id = session_id
+        self.mcp = mcp
+        """The session's MCP servers: their tools join the session's own before each model call."""
+        self._own_tools = list(tools)
         self.editor_context = editor_context
         """Turns the ``context`` of prompts into their ``editorContext`` message."""
         self.instructions = instructions
@@ -443,11 +448,14 @@ class AgentSession:
     # --- the system prompt and the user's commands ---------------------------------------
 
     async def refresh_instructions(self) -> None:
-        """Look at the project's instructions, skills and templates again; rebuild the system prompt.
+        """Look at the project's instructions, skills and templates again; rebuild the system prompt
+        and the tool list (the session's own tools, then those of its MCP servers that are ready).
 
         Runs before each run and, through :meth:`_prepare_next_turn`, before each later
         turn, so the model always gets the prompt for the files and tools of the moment.
         """
+        if self.mcp is not None:
+            self.agent.state.tools = [*self._own_tools, *self.mcp.tools()]
         if self.instructions is None:
             return
         await self.instructions.refresh()

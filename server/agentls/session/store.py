@@ -163,6 +163,8 @@ class SessionHeader:
     names) instead of the server's, if it set any."""
     forked_from: tuple[str, str] | None = None
     """``(session id, entry id)`` of the session and entry this one was forked from (``agent/fork``)."""
+    mcp_servers: dict[str, Any] | list[Any] | None = None
+    """The MCP servers ``agent/newSession`` gave the session, as given (checked when it starts)."""
 
 
 @dataclass
@@ -301,6 +303,7 @@ def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
             if header.forked_from
             else {}
         ),
+        **({"mcpServers": header.mcp_servers} if header.mcp_servers else {}),
     }
 
 
@@ -654,6 +657,7 @@ def _read_header(path: Path, line: _Line | None) -> SessionHeader:
         context_files=data.get("contextFiles") is not False,
         compaction=compaction or None,
         forked_from=_forked_from(data.get("forkedFrom")),
+        mcp_servers=mcp if isinstance(mcp := data.get("mcpServers"), dict | list) and mcp else None,
     )
 
 

@@ -1,0 +1,178 @@
+"""The MCP servers of one agentls server: shared by the sessions of a folder, trusted, reported.
+
+A server is one :class:`McpConnection` per folder and configuration, whichever session
+asked for it first; it starts when a session that uses it starts and runs for the
+server's life. A project's ``.mcp.json`` servers wait for the user's trust (a permission
+question, remembered as an "allow always" rule per folder and configuration).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from agentls.agent.types import AgentTool
+from agentls.mcp.config import ServerConfig, session_servers
+from agentls.protocol import McpServerInfo, PermissionOption, RequestPermissionParams
+from agentls.session.permissions import PermissionRules
+
+if TYPE_CHECKING:
+    from agentls.mcp.connection import McpConnection
+
+logger = logging.getLogger(__name__)
+
+Ask = Callable[[RequestPermissionParams], Awaitable[str]]
+Notify = Callable[[str, dict[str, Any]], None]
+
+TRUST_OPTIONS = [
+    PermissionOption(id="allowAlways", label="Trust"),
+    PermissionOption(id="reject", label="Reject"),
+]
+
+
+def trust_rule(config: ServerConfig) -> str:
+    return f"mcp:trust:{config.name}:{config.fingerprint}"
+
+
+class SessionMcp:
+    """The MCP servers one session uses."""
+
+    def __init__(self, hub: McpHub, session_id: str, cwd: str, connections: list[McpConnection]) -> None:
+        self.hub = hub
+        self.session_id = session_id
+        self.cwd = cwd
+        self.connections = connections
+
+    def tools(self) -> list[AgentTool]:
+        """The tools of the servers that are ready now (a later turn sees the ones that are ready then)."""
+        return [tool for connection in self.connections for tool in self.hub.agent_tools(connection)]
+
+    def infos(self) -> list[McpServerInfo]:
+        return [self.hub.info(connection) for connection in self.connections]
+
+
+class McpHub:
+    def __init__(self, data_dir: Path, notify: Notify, ask: Ask, rules: PermissionRules) -> None:
+        self.data_dir = data_dir
+        self._notify = notify
+        self._ask = ask
+        self._rules = rules
+        self._connections: dict[tuple[str, ServerConfig], McpConnection] = {}
+        self._folders: dict[int, str] = {}
+        """The folder of each connection (by id)."""
+        self._asking: dict[str, asyncio.Task[None]] = {}
+        """The trust question being asked for a folder."""
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sdk: Any = None
+        """:mod:`agentls.mcp.tools` (and the SDK), once a session has a server."""
+
+    # --- sessions -------------------------------------------------------------------------
+
+    async def for_session(self, session_id: str, cwd: str, option: Any, requested: Any) -> SessionMcp:
+        """A session's servers (created, not started), from every source; mistakes are logged."""
+        result = await asyncio.to_thread(session_servers, self.data_dir, cwd, option, requested)
+        for problem in result.problems:
+            logger.warning("MCP configuration: %s", problem)
+        if result.servers and self._sdk is None:
+            self._sdk = await asyncio.to_thread(importlib.import_module, "agentls.mcp.tools")
+        connections = []
+        for config in result.servers.values():
+            key = (cwd, config)
+            connection = self._connections.get(key)
+            if connection is None:
+                assert self._sdk is not None
+                connection = self._sdk.McpConnection(config, self.data_dir / "mcp-logs", self._changed)
+                self._connections[key] = connection
+                self._folders[id(connection)] = cwd
+            connections.append(connection)
+        return SessionMcp(self, session_id, cwd, connections)
+
+    def activate(self, servers: SessionMcp) -> None:
+        """Start a session's servers in the background: the trusted ones at once, the others once trusted."""
+        untrusted = []
+        for connection in servers.connections:
+            config = connection.config
+            if config.needs_trust and not self._rules.allows(servers.cwd, trust_rule(config)):
+                if connection.status != "needsTrust" or not connection.running:
+                    untrusted.append(connection)
+                continue
+            connection.start_if_due()
+        waiting = [c for c in untrusted if c.status == "needsTrust"]
+        if waiting and servers.cwd not in self._asking:
+            self._spawn(self._ask_trust(servers.session_id, servers.cwd, waiting), servers.cwd)
+
+    def _spawn(self, work: Awaitable[None], folder: str) -> None:
+        task = asyncio.ensure_future(work)
+        self._asking[folder] = task  # type: ignore[assignment]
+        self._tasks.add(task)  # type: ignore[arg-type]
+        task.add_done_callback(lambda done: (self._tasks.discard(done), self._asking.pop(folder, None)))
+
+    async def _ask_trust(self, session_id: str, cwd: str, connections: list[McpConnection]) -> None:
+        files = sorted({c.config.source for c in connections})
+        listed = "; ".join(f"{c.config.name}: {c.config.describe()}" for c in connections)
+        request = RequestPermissionParams(
+            session_id=session_id,
+            tool_call_id=f"mcp-trust-{uuid.uuid4().hex[:12]}",
+            tool_name="mcp",
+            args={"files": files, "servers": [self.info(c).wire() for c in connections]},
+            title=f"Start the MCP servers of {', '.join(files)}? They run: {listed}",
+            options=TRUST_OPTIONS,
+        )
+        try:
+            answer = await self._ask(request)
+        except Exception as error:  # the client failed to answer: they stay untrusted
+            logger.warning("the trust question for %s failed: %s", ", ".join(files), error)
+            return
+        if answer != "allowAlways":
+            return
+        for connection in connections:
+            await self._rules.add(cwd, trust_rule(connection.config))
+            connection.start()
+
+    # --- requests -------------------------------------------------------------------------
+
+    def info(self, connection: McpConnection) -> McpServerInfo:
+        config = connection.config
+        return McpServerInfo(
+            name=config.name,
+            source=config.source,
+            transport=config.transport,
+            status=connection.status,
+            error=connection.error,
+            tools=[tool.name for tool in self.agent_tools(connection)]
+            if connection.status == "ready"
+            else [],
+            cwd=self._folders.get(id(connection), ""),
+        )
+
+    def agent_tools(self, connection: McpConnection) -> list[AgentTool]:
+        return self._sdk.agent_tools(connection) if self._sdk is not None else []
+
+    def all(self) -> list[McpConnection]:
+        return list(self._connections.values())
+
+    async def restart(self, connection: McpConnection, session_id: str) -> None:
+        """Stop and start again; one waiting for trust is asked again."""
+        cwd = self._folders.get(id(connection), "")
+        if connection.config.needs_trust and not self._rules.allows(cwd, trust_rule(connection.config)):
+            connection.needs_trust()
+            if cwd not in self._asking:
+                self._spawn(self._ask_trust(session_id, cwd, [connection]), cwd)
+            return
+        await connection.restart()
+
+    def _changed(self, connection: McpConnection) -> None:
+        self._notify("agent/mcpStatus", self.info(connection).wire())
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await asyncio.gather(*(c.stop() for c in self._connections.values()), return_exceptions=True)

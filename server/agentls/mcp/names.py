@@ -1,0 +1,32 @@
+"""The agent's names of MCP tools: ``mcp__SERVER__TOOL`` (Claude Code's convention).
+
+Apart from the rest of the package so that the permission policy can use them without
+importing the MCP SDK (half a second), which only sessions with MCP servers need.
+"""
+
+from __future__ import annotations
+
+import re
+
+PREFIX = "mcp__"
+MAX_TOOL_NAME = 64
+"""The longest tool name providers accept."""
+_TOOL_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def tool_name(server: str, tool: str) -> str:
+    """The agent's name of a server's tool, cut to what providers accept."""
+    return f"{PREFIX}{server}__{_TOOL_CHARACTERS.sub('_', tool)}"[:MAX_TOOL_NAME]
+
+
+def server_of(name: str) -> str | None:
+    """The server part of an ``mcp__SERVER__TOOL`` name (``None`` for other tools)."""
+    if not name.startswith(PREFIX):
+        return None
+    server, separator, _ = name[len(PREFIX) :].partition("__")
+    return server if separator else None
+
+
+def server_wildcard(server: str) -> str:
+    """The permission rule and mode key covering every tool of a server."""
+    return f"{PREFIX}{server}__*"
