@@ -9,6 +9,12 @@ The input line (prompt_toolkit) stays at the bottom while the transcript scrolls
 - ``!cmd`` runs the user's own command (``!!cmd`` keeps its output from the model).
 - ``/compact``, ``/model``, ``/sessions``, ``/new``, ``/help``, ``/quit``; any other ``/name`` goes
   to the server, which expands the prompt templates and skills (Tab completes them).
+- ``/rewind`` lists the user's messages; ``/rewind N`` goes back to before the Nth (its prompt and
+  what followed stay on a branch of their own), putting back the files the agent changed since
+  (``keep-files``: leaves them; ``force``: reverts those nobody changed since, when some were;
+  ``summarize``: a summary of the branch left behind joins the context). ``/fork N``: a new
+  session with the history before the Nth message. Both put that message's text back in the
+  input line.
 - Permission questions appear inline and are answered with one key: ``o`` once, ``a`` always,
   ``r`` (or ``n``, Escape) reject.
 """
@@ -21,6 +27,7 @@ import shutil
 import sys
 import time
 from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +50,46 @@ BUILTINS = {
     "model": "list the models, or switch: /model PROVIDER/ID",
     "sessions": "list this folder's sessions, or resume one: /sessions ID",
     "new": "start a new session",
+    "rewind": "list your messages, or go back to before one: /rewind N [keep-files] [force] [summarize]",
+    "fork": "a new session with the history before one of your messages: /fork N",
     "help": "the keys and commands",
     "quit": "leave (also Ctrl+D, or Ctrl+C twice)",
 }
 
 HELP = """Enter sends (steers while a run is going) · Alt+Enter queues a follow-up · Ctrl+C aborts
 (twice: quits) · !cmd runs your command (!!cmd: not sent to the model) · Tab completes /commands
-/compact [focus] · /model [PROVIDER/ID] · /sessions [ID] · /new · /quit · /NAME: a prompt template or skill"""
+/compact [focus] · /model [PROVIDER/ID] · /sessions [ID] · /new · /quit · /NAME: a prompt template or skill
+/rewind lists your messages · /rewind N goes back to before the Nth, reverting the agent's edits
+(keep-files: leaves the files; force: reverts the others if some changed since; summarize) · /fork N"""
+
+REWIND_FLAGS = {"keep-files": "keep_files", "keep": "keep_files", "force": "force", "summarize": "summarize"}
+"""The words ``/rewind N`` takes after the number."""
+
+
+@dataclass(frozen=True)
+class UserMessage:
+    """One of the user's messages on the session's current branch."""
+
+    number: int
+    """1 for the first."""
+    entry_id: str
+    before: str | None
+    """The entry to rewind or fork at to undo it (``None``: before the first message)."""
+    text: str
+
+
+def message_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    parts = [block.get("text", "") for block in content or [] if isinstance(block, dict)]
+    return "\n".join(part for part in parts if isinstance(part, str))
+
+
+def one_line(text: str, width: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
 
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits."""
@@ -96,6 +136,8 @@ class Chat:
         self.prompt: PromptSession[str] | None = None
         self.folder = str(Path(cwd or ".").resolve())
         self.tasks: set[asyncio.Task[Any]] = set()
+        self.next_text = ""
+        """What the input line starts with next (a rewound or forked message's text)."""
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run ``work`` beside the input line; a failure becomes a red line."""
@@ -118,6 +160,13 @@ class Chat:
     def note(self, text: str, style: str = "dim") -> None:
         self.transcript.line(Text(text, style))
 
+    def notes(self, lines: list[tuple[str, str]]) -> None:
+        """Several lines as one section: ``(text, style)`` each."""
+        text = Text()
+        for index, (line, style) in enumerate(lines):
+            text.append(("\n" if index else "") + line, style)
+        self.transcript.line(text)
+
     def invalidate(self) -> None:
         app = get_app_or_none()
         if app is not None:
@@ -132,6 +181,10 @@ class Chat:
             self.note(f"resumed session {session_id} · {loaded.message_count} messages")
         else:
             self.session_id = await self.client.new_session(cwd=self.cwd, model=self.model)
+        await self.read_state()
+
+    async def read_state(self) -> None:
+        """The current session's model and commands."""
         state = await self.client.get_state(self.session_id)
         if state.model:
             self.model = (state.model.provider, state.model.id)
@@ -264,6 +317,10 @@ class Chat:
         elif name == "compact":
             self.compacting = True
             self.spawn(self.compact(argument or None))
+        elif name == "rewind":
+            await self.rewind(argument)
+        elif name == "fork":
+            await self.fork(argument)
 
     async def compact(self, instructions: str | None) -> None:
         try:
@@ -307,6 +364,134 @@ class Chat:
             title = info.title or ""
             self.note(f"{mark} {info.session_id}  {info.message_count:>3} messages · {ago} ago  {title}")
         self.note("/sessions ID resumes one")
+
+    # --- the session tree ----------------------------------------------------------------
+
+    async def user_messages(self) -> list[UserMessage]:
+        """The user's messages on the current branch, with the entry before each (``agent/getTree``)."""
+        result = await self.client.get_messages(self.session_id)
+        tree = await self.client.get_tree(self.session_id)
+        parents = {entry.id: entry.parent_id for entry in tree.entries}
+        ids: list[str | None] = [*result.entry_ids]
+        found: list[UserMessage] = []
+        for index, message in enumerate(result.messages):
+            entry_id = ids[index] if index < len(ids) else None
+            if message.get("role") != "user" or entry_id is None:
+                continue
+            previous_id = ids[index - 1] if index > 0 else None
+            before = parents.get(entry_id, previous_id)
+            previous = result.messages[index - 1] if index > 0 else {}
+            if (
+                before is not None
+                and before == previous_id
+                and previous.get("role") == "custom"
+                and previous.get("customType") == "editorContext"
+            ):  # the editor context sent with the prompt goes with it
+                before = parents[before] if before in parents else (ids[index - 2] if index > 1 else None)
+            found.append(
+                UserMessage(
+                    number=len(found) + 1, entry_id=entry_id, before=before, text=message_text(message)
+                )
+            )
+        return found
+
+    async def chosen_message(self, command: str, number: str) -> UserMessage | None:
+        """The Nth user message, or ``None`` after saying what is wrong (or listing them)."""
+        messages = await self.user_messages()
+        if not messages:
+            self.note(f"nothing to {command}: no message of yours yet")
+            return None
+        if not number:
+            listing = [(f"  {message.number:>2}  {one_line(message.text)}", "") for message in messages]
+            hint = (
+                "/rewind N: back to before message N (keep-files, force, summarize) · /fork N: a new session"
+            )
+            self.notes([*listing, (hint, "dim")])
+            return None
+        if not number.isdigit() or not 1 <= int(number) <= len(messages):
+            self.note(
+                f"✗ /{command} takes a message number from 1 to {len(messages)} (/rewind lists them)", "red"
+            )
+            return None
+        return messages[int(number) - 1]
+
+    async def rewind(self, argument: str) -> None:
+        words = argument.split()
+        number = words[0] if words else ""
+        flags = {REWIND_FLAGS.get(word, word) for word in words[1:]}
+        unknown = flags - set(REWIND_FLAGS.values())
+        if unknown:
+            self.note(
+                f"✗ /rewind N takes keep-files, force, summarize; not {', '.join(sorted(unknown))}", "red"
+            )
+            return
+        if self.busy:
+            self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
+            return
+        message = await self.chosen_message("rewind", number)
+        if message is None:
+            return
+        files = "keep_files" not in flags
+        try:
+            result = await self.client.rewind(
+                self.session_id,
+                message.before,
+                files=files,
+                summarize="summarize" in flags,
+                force="force" in flags,
+            )
+        except AgentClientError as error:
+            if error.kind != "fileConflict":
+                raise
+            data = error.data if isinstance(error.data, dict) else {}
+            lines = [("✗ these files changed since the agent's edit; nothing was rewound:", "red")]
+            lines += [
+                (f"  {file.get('path')}: {file.get('reason')}", "yellow") for file in data.get("files") or []
+            ]
+            lines.append(
+                (f"/rewind {number} force reverts the others and leaves these as they are", "yellow")
+            )
+            self.notes(lines)
+            return
+        report = [(f"↶ rewound to before message {message.number}: {one_line(message.text, 60)}", "bold")]
+        reverted = [f"{file.action} {file.path}" for file in result.reverted]
+        if reverted:
+            report.append((f"  files: {', '.join(reverted)}", "dim"))
+        elif files:
+            report.append(("  no file to put back", "dim"))
+        else:
+            report.append(("  files left as they are", "dim"))
+        for skipped in result.skipped:
+            report.append((f"  skipped {skipped.path}: {skipped.reason}", "yellow"))
+        if result.summary:
+            report.append(("  the branch left behind is summarised for the model", "dim"))
+        self.notes(report)
+        self.next_text = message.text
+
+    async def fork(self, argument: str) -> None:
+        number = argument.strip()
+        if not number:
+            await self.chosen_message("fork", "")
+            return
+        if self.busy:
+            self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
+            return
+        message = await self.chosen_message("fork", number)
+        if message is None:
+            return
+        old = self.session_id
+        if message.before is None:
+            new = await self.client.new_session(cwd=self.cwd, model=self.model)
+        else:
+            new = await self.client.fork(old, message.before)
+        self.session_id = new
+        self.run_id, self.queued = None, 0
+        await self.read_state()
+        kept = len((await self.client.get_messages(new)).messages)
+        self.note(
+            f"⑂ forked session {old[:8]} into {new} before message {message.number} · {kept} messages", "bold"
+        )
+        self.next_text = message.text
 
     def interrupt(self, event: KeyPressEvent) -> None:
         """Ctrl+C: abort what runs, else clear the line, else quit when pressed twice."""
@@ -401,7 +586,8 @@ class Chat:
             erase_when_done=True,
         )
         while not self.quit:
-            text = await self.prompt.prompt_async()
+            default, self.next_text = self.next_text, ""
+            text = await self.prompt.prompt_async(default=default)
             follow_up, self.follow_up_next = self.follow_up_next, False
             if not self.quit:
                 await self.submit(text, follow_up)

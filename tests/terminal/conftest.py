@@ -80,6 +80,19 @@ class Pane:
                 pytest.fail(f"{text!r} did not appear within {WAIT} s; the screen:\n{screen}")
             time.sleep(0.05)  # polling the screen: tmux has no event to await
 
+    def input_line(self) -> str:
+        """The prompt's input line (``agentls chat``): the last line that starts with ``›``."""
+        lines = [line for line in self.screen().splitlines() if line.startswith("›")]
+        return lines[-1].rstrip() if lines else ""
+
+    def wait_for_input(self, text: str) -> None:
+        """Poll until the input line holds ``text`` (after ``› ``)."""
+        deadline = time.monotonic() + WAIT
+        while self.input_line() != f"› {text}".rstrip():
+            if time.monotonic() > deadline:
+                pytest.fail(f"the input line is not {text!r} within {WAIT} s; the screen:\n{self.screen()}")
+            time.sleep(0.05)  # polling the screen: tmux has no event to await
+
     def stop(self) -> None:
         subprocess.run(
             [self.tmux, "-L", self.socket, "kill-server"], capture_output=True, timeout=10, env=environment()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from tests.server.conftest import LONG_TEXT, write_faux_script
 from tests.terminal.conftest import Pane
@@ -79,5 +80,108 @@ def test_chat_steers_and_ctrl_c_aborts_the_run(pane: Pane, tmp_path: Path) -> No
     pane.keys("C-c")
     screen = pane.wait_for("· aborted")
     assert "aborting…" in screen
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")
+
+
+def write_call(call_id: str, path: str, content: str) -> dict[str, Any]:
+    call = {
+        "type": "toolCall",
+        "id": call_id,
+        "name": "write",
+        "arguments": {"path": path, "content": content},
+    }
+    return {"content": [call], "stopReason": "toolUse"}
+
+
+def test_chat_rewind_reverts_files_and_fork_continues_elsewhere(pane: Pane, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [
+            {"content": "First answer."},
+            write_call("w1", "made.txt", "made by the agent\n"),
+            {"content": "Wrote it."},
+            {"content": "Second answer."},
+        ],
+    )
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for("/help for the keys")
+    pane.type("first")
+    pane.wait_for("First answer.")
+    pane.type("make a file")
+    pane.wait_for("Wrote it.")
+    assert (folder / "made.txt").read_text() == "made by the agent\n"
+
+    pane.type("/rewind")
+    pane.wait_for("   1  first\n   2  make a file\n/rewind N: back to before message N")
+
+    pane.type("/rewind 2")
+    pane.wait_for("↶ rewound to before message 2: make a file\n  files: deleted made.txt")
+    assert not (folder / "made.txt").exists()
+    pane.wait_for_input("make a file")  # the message's text is back in the input line
+    pane.keys("C-u")
+    pane.wait_for_input("")
+    pane.type("second")
+    pane.wait_for("Second answer.")
+    pane.type("/rewind")  # the run went on from the first answer
+    pane.wait_for("   1  first\n   2  second\n/rewind N: back")
+
+    pane.type("/fork 2")
+    screen = pane.wait_for("before message 2 · 2 messages")
+    old, _, new = screen.split("⑂ forked session ")[-1].split()[:3]
+    assert old != new[:8]
+    pane.wait_for_input("second")
+    pane.wait_for(f"· {new[:8]} · /help")  # the toolbar: the chat goes on in the new session
+    pane.keys("C-u")
+    pane.wait_for_input("")
+    pane.type("/rewind")
+    pane.wait_for("   1  first\n/rewind N: back")
+    assert "Ignoring notification" not in pane.screen()  # agent/branch is the client's, not a stray log line
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")
+
+
+def test_chat_rewind_conflicts_force_keep_files_and_summary(pane: Pane, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [
+            write_call("w1", "made.txt", "made by the agent\n"),
+            {"content": "Wrote it."},
+            write_call("w2", "kept.txt", "kept\n"),
+            {"content": "Wrote another."},
+            {"content": "## Goal\nWrite kept.txt."},  # the branch summary
+        ],
+    )
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for("/help for the keys")
+    pane.type("make a file")
+    pane.wait_for("Wrote it.")
+    (folder / "made.txt").write_text("changed by hand\n")
+    pane.type("/rewind 1")
+    pane.wait_for("✗ these files changed since the agent's edit; nothing was rewound:")
+    screen = pane.wait_for("/rewind 1 force reverts the others")
+    assert "  made.txt: " in screen
+    assert (folder / "made.txt").read_text() == "changed by hand\n"
+    pane.type("/rewind 1 force")
+    pane.wait_for("↶ rewound to before message 1: make a file")
+    pane.wait_for("skipped made.txt: ")
+    assert (folder / "made.txt").read_text() == "changed by hand\n"
+    pane.wait_for_input("make a file")
+    pane.keys("C-u")
+    pane.wait_for_input("")
+
+    pane.type("make another")
+    pane.wait_for("Wrote another.")
+    pane.type("/rewind 1 keep-files summarize")
+    pane.wait_for("↶ rewound to before message 1: make another\n  files left as they are")
+    pane.wait_for("  the branch left behind is summarised for the model")
+    assert (folder / "kept.txt").read_text() == "kept\n"
+    pane.wait_for_input("make another")
+    pane.keys("C-u")
+    pane.wait_for_input("")
+    pane.type("/rewind")
+    pane.wait_for("nothing to rewind: no message of yours yet")
     pane.keys("C-d")
     pane.wait_for("[exited 0]")

@@ -73,6 +73,31 @@ command("AgentModel", "model", {
   end,
 })
 
+-- the session tree: rewind, fork, branches; the queue
+local function setup_and(fn)
+  return function(args)
+    require("agentls").ensure_setup()
+    fn(args)
+  end
+end
+
+vim.api.nvim_create_user_command("AgentRewind", setup_and(function(args)
+  require("agentls.tree").rewind({ keep_files = args.bang })
+end), {
+  nargs = 0,
+  bang = true,
+  desc = "agentls: undo a prompt and what followed (pick it; ! keeps the files as they are)",
+})
+vim.api.nvim_create_user_command("AgentFork", setup_and(function()
+  require("agentls.tree").fork()
+end), { nargs = 0, desc = "agentls: a new session with the history up to before a message (pick it)" })
+vim.api.nvim_create_user_command("AgentTree", setup_and(function()
+  require("agentls.tree").open()
+end), { nargs = 0, desc = "agentls: the session's tree of branches; <CR> goes to one" })
+vim.api.nvim_create_user_command("AgentQueue", setup_and(function()
+  require("agentls.queue").pick()
+end), { nargs = 0, desc = "agentls: edit, move or remove a queued message (pick it)" })
+
 -- editor context: attachments of the next message
 local function context_command(name, action, opts)
   vim.api.nvim_create_user_command(name, function(args)
@@ -111,6 +136,9 @@ local plugs = {
   model = { "model", "pick a model" },
   thinking = { "thinking", "pick a thinking level" },
   sessions = { "sessions", "pick a stored session" },
+  rewind = { "rewind", "undo a prompt and what followed" },
+  fork = { "fork", "fork a new session before a message" },
+  tree = { "tree", "show the session's tree of branches" },
 }
 for name, spec in pairs(plugs) do
   vim.keymap.set("n", ("<Plug>(agentls-%s)"):format(name), function()

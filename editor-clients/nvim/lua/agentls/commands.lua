@@ -40,17 +40,15 @@ local function input_prompt(what)
   return ("Agent %s [📎 %s]: "):format(what, table.concat(labels, " · "))
 end
 
---- `callback(text)` with the command's text, or with what the user types when there is none
---- (in the prompt buffer, or with `vim.ui.input` when `prompt_input = "input"`).
-local function with_text(text, what, callback)
-  text = vim.trim(text or "")
-  if text ~= "" then
-    return callback(text)
-  end
+--- `callback(text)` with what the user types (in the prompt buffer, or with `vim.ui.input` when
+--- `prompt_input = "input"`); `initial`, when given, is the text to start from (it replaces the
+--- prompt buffer's draft).
+function M.ask_text(what, initial, callback)
   if config.options.prompt_input ~= "input" then
-    return require("agentls.prompt").open(what, callback)
+    return require("agentls.prompt").open(what, callback, initial)
   end
-  vim.ui.input({ prompt = input_prompt(what), completion = complete.input_completion }, function(input)
+  local opts = { prompt = input_prompt(what), completion = complete.input_completion, default = initial }
+  vim.ui.input(opts, function(input)
     if input == nil then
       return -- cancelled
     end
@@ -60,6 +58,15 @@ local function with_text(text, what, callback)
     end
     callback(input)
   end)
+end
+
+--- `callback(text)` with the command's text, or with what the user types when there is none.
+local function with_text(text, what, callback)
+  text = vim.trim(text or "")
+  if text ~= "" then
+    return callback(text)
+  end
+  M.ask_text(what, nil, callback)
 end
 
 local function new_session(callback)
@@ -142,31 +149,34 @@ end
 --- :AgentPrompt [text]: send a prompt to the current session (a new one if there is none);
 --- `!cmd` and `!!cmd` run a command instead.
 function M.prompt(text)
-  with_text(text, "prompt", function(prompt)
-    local command, exclude = shell_command(prompt)
-    if command == "" then
-      return notify("nothing to run: no command after !", levels.WARN)
+  with_text(text, "prompt", M.send_prompt)
+end
+
+--- Send `prompt` (the text typed) to the current session, or run it when it is `!cmd`.
+function M.send_prompt(prompt)
+  local command, exclude = shell_command(prompt)
+  if command == "" then
+    return notify("nothing to run: no command after !", levels.WARN)
+  end
+  with_session(function(session_id)
+    open_panel()
+    if command then
+      return run_command(session_id, command, exclude)
     end
-    with_session(function(session_id)
-      open_panel()
-      if command then
-        return run_command(session_id, command, exclude)
+    local attachments, sent = context.take(prompt)
+    local params = { sessionId = session_id, text = prompt, context = attachments }
+    local when_busy = config.options.prompt_when_busy
+    if when_busy ~= "reject" then
+      params.whenBusy = when_busy
+    end
+    client.request("agent/prompt", params, function(err, result)
+      if err then
+        return fail_with_context(err, attachments)
       end
-      local attachments, sent = context.take(prompt)
-      local params = { sessionId = session_id, text = prompt, context = attachments }
-      local when_busy = config.options.prompt_when_busy
-      if when_busy ~= "reject" then
-        params.whenBusy = when_busy
+      sent()
+      if result and result.queued then
+        notify(("the agent is busy: the prompt is queued (%s)"):format(when_busy))
       end
-      client.request("agent/prompt", params, function(err, result)
-        if err then
-          return fail_with_context(err, attachments)
-        end
-        sent()
-        if result and result.queued then
-          notify(("the agent is busy: the prompt is queued (%s)"):format(when_busy))
-        end
-      end)
     end)
   end)
 end
@@ -588,6 +598,21 @@ end
 --- :AgentDeleteSession: pick one of the workspace's sessions and delete it.
 function M.delete_session()
   pick_session("agentls: delete which session?", "no sessions to delete for ", delete_session)
+end
+
+--- :AgentRewind (for the `<Plug>` mapping)
+function M.rewind()
+  require("agentls.tree").rewind()
+end
+
+--- :AgentFork
+function M.fork()
+  require("agentls.tree").fork()
+end
+
+--- :AgentTree
+function M.tree()
+  require("agentls.tree").open()
 end
 
 --- :AgentPermissions: the "allow always" rules of the workspace; picking one revokes it.

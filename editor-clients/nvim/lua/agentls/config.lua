@@ -72,6 +72,13 @@ M.defaults = {
       allow_always = "A",
       reject = "r",
       help = "?",
+      rewind = "R",
+      fork = "F",
+      tree = "T",
+      edit_queued = "e",
+      queued_up = "K",
+      queued_down = "J",
+      remove_queued = "x",
     },
   },
 }

@@ -1,6 +1,6 @@
 --- The handlers of what the server sends: agent notifications (events, queues, runs settled,
---- compactions, the user's commands' output) and server→client requests (permissions, reviews
---- of edits, saving, the editor's diagnostics, edits).
+--- compactions, branch switches, the user's commands' output) and server→client requests
+--- (permissions, reviews of edits, saving, the editor's diagnostics, edits).
 ---
 --- `$/progress` and `window/workDoneProgress/create` keep Neovim's built-in handlers, which
 --- fire the `LspProgress` autocmd, so statusline plugins show tool progress.
@@ -26,6 +26,9 @@ function M.lsp_handlers()
     end,
     ["agent/bashEnd"] = function(_, params)
       state.on_bash_end(params)
+    end,
+    ["agent/branch"] = function(_, params)
+      require("agentls.tree").on_branch(params)
     end,
     ["agent/requestPermission"] = function(_, params)
       return require("agentls.permissions").ask(params)

@@ -112,6 +112,27 @@ M.actions = {
   help = function()
     M.help()
   end,
+  rewind = function()
+    require("agentls.tree").rewind({ from_panel = true })
+  end,
+  fork = function()
+    require("agentls.tree").fork({ from_panel = true })
+  end,
+  tree = function()
+    require("agentls.tree").open()
+  end,
+  edit_queued = function()
+    require("agentls.queue").edit(M.queue_item_at(api.nvim_win_get_cursor(0)[1] - 1))
+  end,
+  queued_up = function()
+    require("agentls.queue").move(M.queue_item_at(api.nvim_win_get_cursor(0)[1] - 1), -1)
+  end,
+  queued_down = function()
+    require("agentls.queue").move(M.queue_item_at(api.nvim_win_get_cursor(0)[1] - 1), 1)
+  end,
+  remove_queued = function()
+    require("agentls.queue").remove(M.queue_item_at(api.nvim_win_get_cursor(0)[1] - 1))
+  end,
 }
 
 --- What the actions do, for `?` and the mappings' descriptions.
@@ -126,10 +147,18 @@ M.action_text = {
   allow_always = "allow it always (for this workspace and tool)",
   reject = "reject the tool call waiting for permission",
   help = "show these keys",
+  rewind = "rewind to before your message under the cursor (:AgentRewind)",
+  fork = "fork a new session before your message under the cursor (:AgentFork)",
+  tree = "show the session's tree of branches (:AgentTree)",
+  edit_queued = "edit the queued message under the cursor",
+  queued_up = "deliver the queued message under the cursor earlier",
+  queued_down = "deliver the queued message under the cursor later",
+  remove_queued = "remove the queued message under the cursor",
 }
 
 M.action_order = {
-  "prompt", "steer", "follow_up", "abort", "toggle", "allow_once", "allow_always", "reject", "close", "help",
+  "prompt", "steer", "follow_up", "abort", "toggle", "allow_once", "allow_always", "reject",
+  "rewind", "fork", "tree", "edit_queued", "queued_up", "queued_down", "remove_queued", "close", "help",
 }
 
 local function set_keymaps(buf)
@@ -150,7 +179,8 @@ function M.help()
       lines[#lines + 1] = ("  %-6s %s"):format(keys[action], M.action_text[action])
     end
   end
-  lines[#lines + 1] = "Commands: :AgentPrompt, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats (:help agentls)"
+  lines[#lines + 1] = "Commands: :AgentPrompt, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats, "
+    .. ":AgentRewind, :AgentFork, :AgentTree (:help agentls)"
   vim.notify(table.concat(lines, "\n"), vim.log.levels.INFO)
 end
 
@@ -379,9 +409,14 @@ function M.render()
     add(entry_lines, entry_hls)
   end
   cache.footer_start = start + #lines
+  cache.queue_items = {}
   local pending = require("agentls.context").labels()
   if t then
-    add(render.footer(t, pending, require("agentls.review").waiting(t.session_id)))
+    local footer_lines, footer_hls, items = render.footer(t, pending, require("agentls.review").waiting(t.session_id))
+    for row, item in pairs(items or {}) do
+      cache.queue_items[cache.footer_start + row] = item
+    end
+    add(footer_lines, footer_hls)
   else
     add({ "No session yet: :AgentPrompt {text} starts one." }, { { 0, 0, -1, "AgentlsHint" } })
     if #pending > 0 then
@@ -434,6 +469,11 @@ end
 function M.entry_at(row)
   local _, entry = cached_at(row)
   return entry
+end
+
+--- The queued item shown on buffer line `row` (0-based): `{item, kind, index}`, or nil.
+function M.queue_item_at(row)
+  return (cache.queue_items or {})[row]
 end
 
 --- What line `row` (0-based) folds: a tool or a thinking block (nil for other lines).

@@ -203,10 +203,12 @@ local function ensure_buf()
   return buf
 end
 
---- Open the prompt for `what` ("prompt", "steer", "follow up"); sending calls `send(text)`.
+--- Open the prompt for `what` ("prompt", "steer", "follow up", "edit the queued message");
+--- sending calls `send(text)`. `initial` replaces the draft (a rewound message, a queued item).
 ---@param what string
 ---@param send fun(text: string)
-function M.open(what, send)
+---@param initial string?
+function M.open(what, send, initial)
   local buf = ensure_buf()
   M.target = { what = what, send = send }
   local win = M.windows()[1]
@@ -227,6 +229,10 @@ function M.open(what, send)
     api.nvim_set_current_win(win)
   end
   vim.wo[win].winbar = winbar(what)
+  if initial then
+    browsing = nil
+    set_text(initial)
+  end
   local last = api.nvim_buf_line_count(buf)
   api.nvim_win_set_cursor(win, { last, #(api.nvim_buf_get_lines(buf, last - 1, last, false)[1] or "") })
   vim.cmd.startinsert({ bang = true })

@@ -526,17 +526,19 @@ function M.review_line(reviews)
 end
 
 --- The lines after the entries: the queue, the reviews waiting, the pending attachments,
---- and a hint when there is nothing yet.
+--- and a hint when there is nothing yet. The third result maps a line (0-based) of the queue
+--- to its item: `{item, kind = "steering"|"followUp", index (1-based, in its queue)}`.
 function M.footer(transcript, pending, reviews)
   local b = builder()
+  local items = {}
   if #transcript.entries == 0 and not transcript.running then
     b:line("Ask the agent with :AgentPrompt {text}.", "AgentlsHint")
   end
-  for _, item in ipairs(transcript.queue.steering or {}) do
-    b:line(queue_line("steer", item), "AgentlsQueue")
-  end
-  for _, item in ipairs(transcript.queue.followUp or {}) do
-    b:line(queue_line("follow-up", item), "AgentlsQueue")
+  for _, queue in ipairs({ { "steering", "steer" }, { "followUp", "follow-up" } }) do
+    for index, item in ipairs(transcript.queue[queue[1]] or {}) do
+      b:line(queue_line(queue[2], item), "AgentlsQueue")
+      items[#b.lines - 1] = { item = item, kind = queue[1], index = index }
+    end
   end
   if reviews and #reviews > 0 then
     b:line(M.review_line(reviews), "AgentlsToolAsking")
@@ -546,7 +548,7 @@ function M.footer(transcript, pending, reviews)
   if pending and #pending > 0 then
     b:line(M.pending_line(pending), "AgentlsAttachment")
   end
-  return b.lines, b.hls
+  return b.lines, b.hls, items
 end
 
 local function escape(text)
