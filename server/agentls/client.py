@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel
 from pygls.client import JsonRPCClient
@@ -41,15 +41,18 @@ from agentls.protocol import (
     CompactResult,
     GetMessagesParams,
     ListCommandsResult,
+    ListMcpServersResult,
     ListModelsParams,
     ListSessionsParams,
     ListSessionsResult,
     LoadSessionResult,
+    McpServerInfo,
     MessagesResult,
     ModelRef,
     ModelsResult,
     NewSessionParams,
     NewSessionResult,
+    PermissionOutcome,
     PromptParams,
     PromptResult,
     QueueItemResult,
@@ -228,7 +231,7 @@ class AgentClient:
         answer = self.on_permission(RequestPermissionParams.model_validate(_plain(params)))
         if inspect.isawaitable(answer):
             answer = await answer
-        return {"outcome": answer if answer in ("allowOnce", "allowAlways") else "reject"}
+        return {"outcome": answer if answer in get_args(PermissionOutcome) else "reject"}
 
     def _receiver(self, method: str) -> Any:
         def receive(params: Any) -> None:
@@ -393,8 +396,12 @@ class AgentClient:
         permissions: dict[str, str] | None = None,
         allow_outside_workspace: bool | None = None,
         compaction: CompactionSettings | None = None,
+        mcp_servers: dict[str, Any] | list[Any] | None = None,
     ) -> str:
         """Create a session; ``permissions`` (``{tool: allow|ask|deny}``) is stored with it.
+
+        ``mcp_servers`` (``{NAME: {command, args?, env?, cwd?} | {type, url, headers?}}``) adds MCP
+        servers for this session.
 
         ``context_files=False`` leaves the project instructions (``AGENTS.md``) out of its prompt.
         """
@@ -409,6 +416,7 @@ class AgentClient:
             permissions=permissions,
             allow_outside_workspace=allow_outside_workspace,
             compaction=compaction,
+            mcp_servers=mcp_servers,
         )  # type: ignore[arg-type]
         return (await self.request("agent/newSession", params, NewSessionResult)).session_id
 
@@ -426,6 +434,16 @@ class AgentClient:
         """A new session (loaded) whose history is this one's up to ``entry_id``; its id."""
         result = await self._call("agent/fork", {"sessionId": session_id, "entryId": entry_id})
         return str(_plain(result)["sessionId"])
+
+    async def list_mcp_servers(self, session_id: str | None = None) -> ListMcpServersResult:
+        """The MCP servers of a session (or of the server) with their status and tools."""
+        params = {"sessionId": session_id} if session_id is not None else {}
+        return await self.request("agent/listMcpServers", params, ListMcpServersResult)
+
+    async def restart_mcp_server(self, name: str, session_id: str | None = None) -> McpServerInfo:
+        """Stop and start an MCP server again (one waiting for trust is asked again)."""
+        params = {"name": name, **({"sessionId": session_id} if session_id is not None else {})}
+        return await self.request("agent/restartMcpServer", params, McpServerInfo)
 
     async def get_tree(self, session_id: str) -> TreeResult:
         """The session's tree: its entries, its branches and where it is now."""

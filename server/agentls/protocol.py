@@ -301,6 +301,8 @@ class ListMcpServersParams(ProtocolModel):
 
 class ListMcpServersResult(ResultModel):
     servers: list[McpServerInfo]
+    problems: list[str] = Field(default_factory=list)
+    """Mistakes in the configuration (of the session), one line each naming the source and field."""
 
 
 class RestartMcpServerParams(ProtocolModel):

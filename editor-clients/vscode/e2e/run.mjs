@@ -13,7 +13,10 @@
 // Add Selection) in the editor, and attaches files from the panel's `@` list (removing one
 // chip again) before sending a prompt with them, clicks "Rewind to here" and "Fork from here" on
 // user messages (keeping the rewind's choices, answering its file conflict with "Revert the
-// others") and picks a branch with the header's Branches button. It asserts the checks,
+// others") and picks a branch with the header's Branches button; for MCP it answers the trust
+// question of a .mcp.json (naming tests/mcp/servers/quirky.py) with Trust, checks the server
+// ready in the panel's MCP menu, allows its echo tool for every tool of the server, clicks
+// Restart in the menu, and opens the server's log from "Agent: MCP Servers". It asserts the checks,
 // then types a prompt into the panel and checks that the streamed answer shows in the
 // panel's DOM and on screen (pixels), and saves screenshots.
 //
@@ -123,9 +126,22 @@ const REQUIRED = [
   'Rewind with a conflict: the others reverted, the changed file left as it is',
   'a follow-up edited in place (agent/editQueueItem), the other moved before it (agent/moveQueueItem)',
   'the panel shows the edited follow-up after the one moved up',
+  'the session lists the server of .mcp.json, not trusted yet',
+  'Trust: the server starts and is ready with its tools',
+  'the trust is remembered (mcp:trust:quirky:HASH)',
+  'the header offers the MCP menu: MCP 1/1, the server ready with echo',
+  "the MCP tool's question offers Allow once, Allow always, every tool of the server, Reject",
+  'the panel shows the row as "quirky · echo" with the question',
+  'the MCP tool ran and its result is in the transcript',
+  'allow always for the server is remembered as mcp__quirky__*',
+  'the panel shows the MCP call with its result',
+  'Restart in the MCP menu: the server started again and is ready',
+  "Agent: MCP Servers opened the server's log",
 ];
-/** The permission answers the self-test asks the driver for, in order. */
-const ANSWERS = ['Allow once (inline)', 'Reject (modal)', 'Allow always (inline)'];
+/** The permission answers the self-test asks the driver for, in order (the last: every tool of the MCP server). */
+const ANSWERS = ['Allow once (inline)', 'Reject (modal)', 'Allow always (inline)', /^Allow always.*quirky \(inline\)$/];
+/** The MCP server of the MCP step: the repository's quirky test server, run by the .venv's Python. */
+const QUIRKY = path.resolve(here, '..', '..', '..', 'tests', 'mcp', 'servers', 'quirky.py');
 /** A second provider in the data folder's models.json, so that the model pickers have a choice (never called). */
 const MODELS_JSON = {
   providers: {
@@ -175,6 +191,8 @@ function prepare() {
   fs.copyFileSync(path.join(here, 'fixture', 'faux-review.json'), path.join(WORK, 'faux-review.json'));
   // the rewind step's model, swapped in the same way
   fs.copyFileSync(path.join(here, 'fixture', 'faux-rewind.json'), path.join(WORK, 'faux-rewind.json'));
+  // the MCP step's model (a call of the quirky server's echo tool), swapped in the same way
+  fs.copyFileSync(path.join(here, 'fixture', 'faux-mcp.json'), path.join(WORK, 'faux-mcp.json'));
   const settings = {
     'agentls.serverCommand': AGENTLS,
     'agentls.fauxScript': script,
@@ -195,6 +213,11 @@ function prepare() {
   fs.writeFileSync(path.join(WORK, 'user', 'User', 'settings.json'), JSON.stringify(settings, null, 2));
   fs.writeFileSync(path.join(WORK, 'code-server.yaml'), 'auth: none\ncert: false\n');
   fs.writeFileSync(path.join(WORK, 'data', 'models.json'), JSON.stringify(MODELS_JSON, null, 2));
+  // the .mcp.json of the MCP step (outside the workspace: the self-test puts it in place then)
+  if (!fs.existsSync(QUIRKY)) throw new Error(`the MCP test server ${QUIRKY} is missing`);
+  const python = path.join(path.dirname(AGENTLS), 'python');
+  const mcpJson = { mcpServers: { quirky: { command: python, args: [QUIRKY, '--stderr-noise'] } } };
+  fs.writeFileSync(path.join(WORK, 'mcp.json'), JSON.stringify(mcpJson, null, 2));
 }
 
 function install() {
@@ -216,7 +239,11 @@ async function startCodeServer(port, resultFile) {
       '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override',
       '--ignore-last-opened', '--extensions-dir', path.join(WORK, 'ext'), '--user-data-dir', path.join(WORK, 'user'),
       path.join(WORK, 'ws')],
-    { detached: true, stdio: ['ignore', logFile, logFile], env: { ...process.env, AGENTLS_VSCODE_SELFTEST: resultFile } },
+    {
+      detached: true,
+      stdio: ['ignore', logFile, logFile],
+      env: { ...process.env, AGENTLS_VSCODE_SELFTEST: resultFile, AGENTLS_VSCODE_SELFTEST_MCP: path.join(WORK, 'mcp.json') },
+    },
   );
   fs.writeFileSync(path.join(WORK, 'code-server.pid'), String(child.pid));
   for (const end = Date.now() + 30_000; Date.now() < end; await sleep(200)) {
@@ -272,7 +299,7 @@ const DIALOG_BUTTONS = '.monaco-dialog-box .dialog-buttons a, .monaco-dialog-box
  * modal dialog, whose detail names the command and which has no Cancel beside Reject. Checks
  * the status bar says so meanwhile.
  */
-async function answerPermission(page, { answer, ui, detail }) {
+async function answerPermission(page, { answer, ui, detail, options }) {
   let button;
   if (ui === 'inline') {
     const frame = await panelFrame(page);
@@ -281,8 +308,8 @@ async function answerPermission(page, { answer, ui, detail }) {
     button = row.locator('.tool-question .permission-answer', { hasText: answer }).first();
     await button.waitFor({ state: 'visible', timeout: 15_000 });
     const answers = await row.locator('.tool-question .permission-answer').allInnerTexts();
-    check(`the inline question offers Allow once, Allow always and Reject (${answer})`,
-      JSON.stringify(answers) === JSON.stringify(['Allow once', 'Allow always', 'Reject']), answers);
+    const expected = options ?? ['Allow once', 'Allow always', 'Reject'];
+    check(`the inline question offers ${expected.join(', ')} (${answer})`, JSON.stringify(answers) === JSON.stringify(expected), answers);
     check(`no modal dialog for an inline question (${answer})`, (await page.locator('.monaco-dialog-box').count()) === 0);
   } else {
     button = page.locator(DIALOG_BUTTONS, { hasText: answer }).first();
@@ -297,7 +324,9 @@ async function answerPermission(page, { answer, ui, detail }) {
   const waiting = statusBar.includes('Agent: waiting for permission');
   check(`status bar shows "Agent: waiting for permission" (${answer})`, waiting, statusBar);
   // permission-inline.png: the first one (Allow once, on the row); permission-dialog.png: the modal (Reject)
-  const name = ui === 'modal' ? 'permission-dialog' : answer === 'Allow once' ? 'permission-inline' : `permission-${answer.toLowerCase().replace(' ', '-')}`;
+  const name = ui === 'modal'
+    ? 'permission-dialog'
+    : answer === 'Allow once' ? 'permission-inline' : `permission-${answer.toLowerCase().replace(/[^a-z]+/g, '-')}`;
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
   await button.click();
   await button.waitFor({ state: 'hidden', timeout: 10_000 });
@@ -671,6 +700,78 @@ async function useHistory(page, { action, title, name }) {
   await frame.locator('#history').waitFor({ state: 'hidden', timeout: 5_000 });
 }
 
+/** The modal asking whether to trust a .mcp.json: it names the file and the command; click Trust. */
+async function answerTrust(page, { file, command }) {
+  const trust = page.locator(DIALOG_BUTTONS, { hasText: 'Trust' }).first();
+  await trust.waitFor({ state: 'visible', timeout: 30_000 });
+  const text = await page.locator('.monaco-dialog-box').innerText();
+  check('the trust question names the .mcp.json and the command it runs', text.includes(file) && text.includes(command), text);
+  check('the trust question says what Trust and Reject do', /Trust starts them/.test(text) && /Reject leaves them off/.test(text), text);
+  const labels = await page.locator(DIALOG_BUTTONS).allInnerTexts();
+  check('the trust question offers Trust and Reject only', JSON.stringify([...labels].sort()) === '["Reject","Trust"]', labels);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'mcp-trust.png') });
+  await trust.click();
+  await trust.waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** The panel's MCP menu, opened (its button clicked when it is closed). */
+async function openMcpMenu(page) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const button = frame.locator('#mcpButton');
+  await button.waitFor({ state: 'visible', timeout: 15_000 });
+  if (await frame.locator('#mcp').isHidden()) await button.click();
+  await frame.locator('#mcp').waitFor({ state: 'visible', timeout: 5_000 });
+  return { frame, button };
+}
+
+/** The MCP menu lists `server` as ready with its `tools`; the button counts it. Then closed again. */
+async function checkMcpMenu(page, { server, tools, button: label }) {
+  const { frame, button } = await openMcpMenu(page);
+  const item = frame.locator(`#mcp li[data-server="${server}"]`);
+  await item.locator('.mcp-status', { hasText: 'ready' }).waitFor({ timeout: 15_000 });
+  const text = await button.innerText();
+  check(`the header's MCP button says ${label}`, text === label, text);
+  const shown = await item.locator('.mcp-tool').allInnerTexts();
+  check(`the MCP menu lists ${server} ready with its tools (${tools.join(', ')})`, tools.every((tool) => shown.includes(tool)), shown);
+  const buttons = await item.locator('button').allInnerTexts();
+  check(`the MCP menu offers Restart and Log for ${server}`, buttons.includes('Restart') && buttons.includes('Log'), buttons);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'mcp-menu.png') });
+  await button.click();
+  await frame.locator('#mcp').waitFor({ state: 'hidden', timeout: 5_000 });
+}
+
+/** Restart in the MCP menu; the row goes back to ready. */
+async function restartFromMcpMenu(page, { server }) {
+  const { frame, button } = await openMcpMenu(page);
+  const item = frame.locator(`#mcp li[data-server="${server}"]`);
+  await item.locator('.mcp-restart').click();
+  // starting (unless it was quicker than the look), then ready again
+  const left = await frame.locator(`#mcp li[data-server="${server}"]:not([data-status="ready"])`)
+    .waitFor({ timeout: 5_000 }).then(() => true, () => false);
+  await frame.locator(`#mcp li[data-server="${server}"][data-status="ready"]`).waitFor({ timeout: 60_000 });
+  check(`the MCP menu shows ${server} ready again after Restart${left ? ' (starting in between)' : ''}`, true);
+  await button.click();
+}
+
+/** Agent: MCP Servers: `server` listed as ready with its tools; pick it, check its actions, Open Log. */
+async function mcpServersFromPalette(page, { server, tools }) {
+  await runFromPalette(page, 'Agent: MCP Servers');
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: server }).first();
+  await row.waitFor({ timeout: 10_000 });
+  const text = await row.innerText();
+  check(`"Agent: MCP Servers" lists ${server} as ready with its tools`, text.includes('ready') && tools.every((tool) => text.includes(tool)), text);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'mcp-palette.png') });
+  await row.click();
+  const log = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Open Log' }).first();
+  await log.waitFor({ timeout: 10_000 });
+  const actions = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  check(`picking ${server} offers Restart, Open Log and lists its tools`,
+    actions.some((a) => a.includes('Restart')) && tools.every((tool) => actions.some((a) => a.includes(tool))), actions);
+  await log.click();
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
@@ -731,6 +832,18 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'queue') {
     await editQueue(page, request);
     acted.queueEdited = true;
+  } else if (request.waiting === 'trust') {
+    await answerTrust(page, request);
+    acted.mcp.push('trust');
+  } else if (request.waiting === 'mcpMenu') {
+    await checkMcpMenu(page, request);
+    acted.mcp.push('menu');
+  } else if (request.waiting === 'mcpRestart') {
+    await restartFromMcpMenu(page, request);
+    acted.mcp.push('restart');
+  } else if (request.waiting === 'mcpPalette') {
+    await mcpServersFromPalette(page, request);
+    acted.mcp.push('palette');
   } else {
     throw new Error(`unknown request ${JSON.stringify(request)}`);
   }
@@ -742,6 +855,7 @@ async function selfTest(page, resultFile) {
   const acted = {
     permissions: [], reviews: [], continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
     copied: [], opened: false, edited: false, history: [], rewinds: [], forked: false, branched: false, queueEdited: false,
+    mcp: [],
   };
   let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
@@ -845,8 +959,12 @@ async function main() {
     for (const name of REQUIRED) {
       check(`self-test reported "${name}"`, lines.some((l) => l.check === name && l.ok));
     }
-    check('permission questions answered in the page: Allow once (row), Reject (modal), Allow always (row)',
-      JSON.stringify(acted.permissions) === JSON.stringify(ANSWERS), acted.permissions);
+    check('permission questions answered in the page: Allow once (row), Reject (modal), Allow always (row), every tool of quirky (row)',
+      acted.permissions.length === ANSWERS.length &&
+        ANSWERS.every((want, i) => (want instanceof RegExp ? want.test(acted.permissions[i]) : want === acted.permissions[i])),
+      acted.permissions);
+    check('MCP in the page: Trust, the menu, Restart in the menu, Agent: MCP Servers',
+      JSON.stringify(acted.mcp) === '["trust","menu","restart","palette"]', acted.mcp);
     check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);
     check('Continue clicked in the panel', acted.continued);
     check('reviews answered in the page: Accept (title button), Reject (Ctrl+Alt+N, with a reason)',

@@ -95,6 +95,7 @@ export function readSettings(): Settings {
     serverEnv: config.get<Record<string, unknown>>('serverEnv', {}),
     thinkingLevel: config.get<string>('thinkingLevel', ''),
     permissions: config.get<Record<string, unknown>>('permissions', {}),
+    mcpServers: config.get<Record<string, unknown>>('mcpServers', {}),
   };
 }
 

@@ -6,6 +6,7 @@ import { AgentError } from './client';
 import { API_KEYS, secretKey, ServerNotFoundError } from './config';
 import { addSelection } from './editorContext';
 import { formatTokens, modelLabels } from './format';
+import { showMcpServers } from './mcpCommands';
 import { parsePromptInput } from './promptInput';
 import { THINKING_LEVELS, type ThinkingLevel } from './protocol';
 import type { SessionController } from './session';
@@ -234,6 +235,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.setApiKey': () => setApiKey(ctx),
     'agentls.focusPanel': () => ctx.revealPanel(),
     'agentls.showLog': async () => ctx.log.show(),
+    'agentls.mcpServers': () => showMcpServers(c),
   };
   return Object.entries(commands).map(([id, handler]) =>
     vscode.commands.registerCommand(id, () => runAction(handler, ctx.log)),

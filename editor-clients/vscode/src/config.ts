@@ -19,10 +19,12 @@ export interface Settings {
   thinkingLevel: string;
   /** Permission modes by tool name over the server's defaults (`allow`, `ask`, `deny`, `review`). */
   permissions: Record<string, unknown>;
+  /** MCP servers of every session: `{NAME: {command, args?, env?, cwd?} | {type, url, headers?}}` (the `mcpServers` option). */
+  mcpServers: Record<string, unknown>;
 }
 
 /** The settings that take effect only when the server starts again. */
-export const RESTART_SETTINGS = ['serverCommand', 'serverArgs', 'serverEnv', 'dataDir', 'fauxScript', 'initializationOptions'];
+export const RESTART_SETTINGS = ['serverCommand', 'serverArgs', 'serverEnv', 'dataDir', 'fauxScript', 'initializationOptions', 'mcpServers'];
 /** The settings of new sessions (passed to `agent/newSession`), `model` and `thinkingLevel` also applied to the current one. */
 export const SESSION_SETTINGS = ['model', 'thinkingLevel', 'permissions'];
 
@@ -153,7 +155,25 @@ export function initializationOptions(settings: Settings): Record<string, unknow
     const given = options.permissions;
     options.permissions = { ...(given && typeof given === 'object' ? given : {}), ...defaults.permissions };
   }
+  const servers = mcpServersOption(settings.mcpServers, options.mcpServers);
+  if (servers !== undefined) options.mcpServers = servers;
   return options;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * The `mcpServers` initialization option: the servers of `agentls.mcpServers` over those of
+ * `agentls.initializationOptions.mcpServers` (of the same name: the setting's). A list there
+ * (ACP's form) is kept when the setting names none; else the setting's servers replace it.
+ * The server checks each server's fields (and reports a mistake in its status).
+ */
+export function mcpServersOption(setting: unknown, given: unknown): unknown {
+  const servers = isObject(setting) ? setting : {};
+  if (Object.keys(servers).length === 0) return given;
+  return { ...(isObject(given) ? given : {}), ...servers };
 }
 
 /**
@@ -182,4 +202,34 @@ export const API_KEYS = [
 
 export function secretKey(name: string): string {
   return `agentls.env.${name}`;
+}
+
+/**
+ * The server's data folder as far as the extension can tell: `agentls.dataDir`, else
+ * `dataDir` of `agentls.initializationOptions`, else `$AGENTLS_DATA_DIR` of the server's
+ * environment (`env`: `serverEnvironment`), else the platform's user data folder (as the
+ * server's `platformdirs` finds it). `undefined` when it cannot be told.
+ */
+export function serverDataDir(
+  settings: Settings,
+  env: Record<string, string | undefined>,
+  platform: NodeJS.Platform,
+  home: string,
+): string | undefined {
+  const expand = (p: string): string => (p === '~' || p.startsWith('~/') ? path.join(home, p.slice(1)) : p);
+  const option = settings.initializationOptions?.dataDir;
+  const given = [settings.dataDir, option, env.AGENTLS_DATA_DIR].find(
+    (value): value is string => typeof value === 'string' && value.trim() !== '',
+  );
+  if (given !== undefined) return expand(given.trim());
+  if (!home) return undefined;
+  if (platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'agentls');
+  if (platform === 'win32') return env.LOCALAPPDATA ? path.join(env.LOCALAPPDATA, 'agentls') : undefined;
+  const xdg = env.XDG_DATA_HOME?.trim();
+  return path.join(xdg && path.isAbsolute(xdg) ? xdg : path.join(home, '.local', 'share'), 'agentls');
+}
+
+/** An MCP server's log file (its stderr): `<dataDir>/mcp-logs/NAME.log`. */
+export function mcpLogPath(dataDir: string, name: string): string {
+  return path.join(dataDir, 'mcp-logs', `${name}.log`);
 }

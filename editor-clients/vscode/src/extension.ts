@@ -1,9 +1,11 @@
 /** Activation: wires the server connection, the session controller and the UI together. */
 
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { forkMessage, rewindMessage, switchBranch } from './branches';
 import { AgentConnection, readSettings } from './client';
-import { API_KEYS, secretKey, sessionDefaults, settingsEffect } from './config';
+import { API_KEYS, mcpLogPath, secretKey, serverDataDir, serverEnvironment, sessionDefaults, settingsEffect } from './config';
 import type { ThinkingLevel } from './protocol';
 import { type CommandContext, registerCommands, renameSession, runAction, showError, showSessions } from './commands';
 import { saveDocuments } from './documents';
@@ -63,6 +65,13 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   );
   activeConnection = connection;
   const controller = new SessionController(connection, workspaceFolder, () => sessionDefaults(readSettings()));
+  // An MCP server's log: <dataDir>/mcp-logs/NAME.log, offered once it exists.
+  controller.mcpLogFile = (name) => {
+    const settings = readSettings();
+    const dataDir = serverDataDir(settings, serverEnvironment(settings, process.env), process.platform, os.homedir());
+    const file = dataDir !== undefined ? mcpLogPath(dataDir, name) : undefined;
+    return file !== undefined && fs.existsSync(file) ? file : undefined;
+  };
 
   const ctx: CommandContext = {
     controller,

@@ -47,9 +47,17 @@ export function summarizeArgs(toolName: string, args: unknown): string {
     }
     default: {
       const first = str(a.command) ?? str(a.path) ?? str(a.pattern);
+      if (first === undefined && toolName.startsWith(MCP_TOOL_PREFIX)) return oneLine(scalarArgs(a));
       return oneLine(first ?? JSON.stringify(args));
     }
   }
+}
+
+/** An MCP tool's arguments in one line: `text: hi, count: 2` (nested values as JSON). */
+function scalarArgs(args: Record<string, unknown>): string {
+  return Object.entries(args)
+    .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(', ');
 }
 
 /**
@@ -72,19 +80,56 @@ export function summarizePartialArgs(json: string): string {
   }
 }
 
+/** The prefix of the tools of MCP servers: `mcp__SERVER__TOOL`. */
+export const MCP_TOOL_PREFIX = 'mcp__';
+
+/**
+ * The server and tool of an MCP tool's name (`mcp__SERVER__TOOL`), else `undefined`. The
+ * server is the part up to the first `__` after the prefix, unless `servers` (the known
+ * names) holds a longer one that matches (a server name may contain `__` itself).
+ */
+export function splitMcpTool(name: string, servers: readonly string[] = []): { server: string; tool: string } | undefined {
+  if (!name.startsWith(MCP_TOOL_PREFIX)) return undefined;
+  const rest = name.slice(MCP_TOOL_PREFIX.length);
+  const known = [...servers].sort((a, b) => b.length - a.length).find((server) => rest.startsWith(`${server}__`) && rest.length > server.length + 2);
+  if (known !== undefined) return { server: known, tool: rest.slice(known.length + 2) };
+  const at = rest.indexOf('__');
+  if (at <= 0 || at + 2 >= rest.length) return undefined;
+  return { server: rest.slice(0, at), tool: rest.slice(at + 2) };
+}
+
+/** A tool's name for people: `SERVER · TOOL` for an MCP tool, else the name itself. */
+export function toolLabel(name: string, servers: readonly string[] = []): string {
+  const mcp = splitMcpTool(name, servers);
+  return mcp ? `${mcp.server} · ${mcp.tool}` : name;
+}
+
 /**
  * What a permission question asks about, in the words of the call: `$ command` for
  * `bash`, the tool and its path for file tools, else the arguments (cut at 600 characters).
  */
 export function permissionDetail(toolName: string, args: unknown): string {
+  if (toolName === MCP_TRUST_TOOL) return MCP_TRUST_DETAIL;
   const a = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
   const command = str(a.command);
   if (toolName === 'bash' && command) return `$ ${command.length <= 600 ? command : `${command.slice(0, 600)}…`}`;
+  const mcp = splitMcpTool(toolName);
+  const name = mcp ? `${mcp.server} · ${mcp.tool} (MCP server ${mcp.server})` : toolName;
   const where = str(a.path);
-  if (where) return `${toolName} ${summarizeArgs(toolName, args)}`;
+  if (where && !mcp) return `${toolName} ${summarizeArgs(toolName, args)}`;
   const json = prettyArgs(args);
-  return `${toolName}${json ? `\n\n${json.length <= 600 ? json : `${json.slice(0, 600)}…`}` : ''}`;
+  return `${name}${json && json !== '{}' ? `\n\n${json.length <= 600 ? json : `${json.slice(0, 600)}…`}` : ''}`;
 }
+
+/** The `toolName` of the question whether to trust the MCP servers of a project's `.mcp.json`. */
+export const MCP_TRUST_TOOL = 'mcp';
+
+/** The detail of the trust question (its title names the file and the commands). */
+export const MCP_TRUST_DETAIL =
+  "A project's .mcp.json starts these servers whenever a session of this folder starts: their commands run on this " +
+  'machine with your rights (a URL is connected to), and the agent can call their tools. ' +
+  'Trust starts them now and is remembered for this folder until the configuration changes. ' +
+  'Reject leaves them off; Agent: MCP Servers (or the MCP menu of the panel) asks again.';
 
 /** Pretty JSON of tool arguments for the expanded row. */
 export function prettyArgs(args: unknown): string {

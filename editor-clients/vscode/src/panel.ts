@@ -10,6 +10,7 @@
 import * as crypto from 'node:crypto';
 import * as vscode from 'vscode';
 import { fileChip, workspaceFiles } from './editorContext';
+import { openMcpLog, restartMcpServer } from './mcpCommands';
 import { sessionEntries, sessionTitle } from './format';
 import { openToolPath } from './openFile';
 import type { SessionInfo } from './protocol';
@@ -228,6 +229,18 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         break;
       case 'rendered':
         for (const waiter of this.renderedWaiters.splice(0)) waiter(message.text);
+        break;
+      case 'listMcpServers':
+        void this.actions.run(async () => {
+          await c.refreshMcpServers();
+          this.schedule();
+        });
+        break;
+      case 'restartMcpServer':
+        void this.actions.run(() => restartMcpServer(c, message.name));
+        break;
+      case 'openMcpLog':
+        void this.actions.run(() => openMcpLog(c, message.name));
         break;
     }
   }

@@ -3,15 +3,16 @@
  * (`bash` by default). `agentls.permissionPrompt` says where: `inline` (the default) puts
  * the answers on the call's row in the panel (`SessionController.askInline`); `modal` is a
  * modal warning with the server's choices (closing it rejects the call). A question the
- * panel cannot show (another session's call) falls back to the modal.
+ * panel cannot show (another session's call) falls back to the modal, as does the question
+ * whether to trust the MCP servers of a project's `.mcp.json` (`toolName: "mcp"`: no tool
+ * row; its answers are "Trust" and "Reject"). An MCP tool's question has a fourth answer,
+ * `allowAlwaysServer` (every tool of that server), labelled by the server.
  */
 
 import * as vscode from 'vscode';
 import { permissionDetail } from './format';
 import type { PermissionOutcome, RequestPermissionParams } from './protocol';
-import { type CancellationSignal, DEFAULT_CHOICES } from './session';
-
-const OUTCOMES = new Set<PermissionOutcome>(['allowOnce', 'allowAlways', 'reject']);
+import { type CancellationSignal, DEFAULT_CHOICES, PERMISSION_OUTCOMES as OUTCOMES } from './session';
 
 export type AskUser = (params: RequestPermissionParams, token?: CancellationSignal) => Promise<PermissionOutcome>;
 

@@ -7,7 +7,12 @@
 export type ThinkingLevel = 'off' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'];
 
-export type PermissionOutcome = 'allowOnce' | 'allowAlways' | 'reject';
+/**
+ * The answers of `agent/requestPermission`. `allowAlwaysServer`: the question about an MCP
+ * tool (`mcp__SERVER__TOOL`) also offers to allow every tool of that server (remembered as
+ * `mcp__SERVER__*`).
+ */
+export type PermissionOutcome = 'allowOnce' | 'allowAlways' | 'allowAlwaysServer' | 'reject';
 
 export interface ModelRef {
   provider: string;
@@ -284,6 +289,7 @@ export interface AgentNotifications {
   'agent/compaction': CompactionNotification;
   'agent/bashOutput': BashOutputNotification;
   'agent/bashEnd': BashEndNotification;
+  'agent/mcpStatus': McpStatusNotification;
 }
 export type AgentNotification = {
   [M in keyof AgentNotifications]: { method: M; params: AgentNotifications[M] };
@@ -296,7 +302,29 @@ export const AGENT_NOTIFICATIONS: readonly (keyof AgentNotifications)[] = [
   'agent/compaction',
   'agent/bashOutput',
   'agent/bashEnd',
+  'agent/mcpStatus',
 ];
+
+export type McpStatus = 'starting' | 'ready' | 'failed' | 'needsTrust';
+export type McpTransport = 'stdio' | 'http' | 'sse';
+
+/** An MCP server of `agent/listMcpServers` (and `agent/restartMcpServer`'s answer). */
+export interface McpServerInfo {
+  name: string;
+  /** The configuration file's path, `initializationOptions` or `newSession`. */
+  source: string;
+  transport: McpTransport;
+  status: McpStatus;
+  /** Why it failed (with the tail of its stderr), or what is wrong with its configuration. */
+  error?: string;
+  /** Its tools, by their agentls names (`mcp__SERVER__TOOL`). */
+  tools: string[];
+  /** The folder whose sessions share it. */
+  cwd: string;
+}
+
+/** `agent/mcpStatus`: a server's status or tool list changed (of any folder: filter by `cwd`). */
+export type McpStatusNotification = McpServerInfo;
 
 // --- request results -----------------------------------------------------------------------
 

@@ -20,8 +20,11 @@
  * model edits a file open in an editor and one that is not and creates a third, Rewind to here
  * with the files reverted (the editor's undo brings the agent's version back), the prompt sent
  * again from there, Fork from here, the header's branch picker (the files switched too), and a
- * rewind whose conflict the driver answers with "Revert the others". Each check is one JSON
- * line in the result file.
+ * rewind whose conflict the driver answers with "Revert the others"; then MCP: a session of the
+ * workspace with a `.mcp.json` naming the quirky test server, its trust question answered
+ * Trust, the server ready in the panel's MCP menu, its echo tool called and allowed for every
+ * tool of the server, Restart from the menu, and its log opened from Agent: MCP Servers. Each
+ * check is one JSON line in the result file.
  *
  * Where a person has to act in the real UI, the self-test writes `{"waiting": ...}` (what
  * to do, e.g. `{"waiting": "permission", "answer": "Reject"}`) and waits for the effect;
@@ -40,6 +43,7 @@ import type {
   CompactionSummaryMessage,
   CustomTypeMessage,
   EditorContextAttachmentInfo,
+  McpServerInfo,
   Message,
   MessagesResult,
   SettledNotification,
@@ -50,6 +54,8 @@ import type { QueueState } from './queue';
 import type { Row } from './view';
 
 export const SELFTEST_ENV = 'AGENTLS_VSCODE_SELFTEST';
+/** The `.mcp.json` of the MCP step (the driver writes it outside the workspace; the step puts it in place). */
+export const SELFTEST_MCP_ENV = 'AGENTLS_VSCODE_SELFTEST_MCP';
 
 /** What e2e/fixture holds: the file the agent edits and the answers it streams. */
 const NOTES = 'notes.txt';
@@ -132,10 +138,33 @@ const QUEUE = {
   second: 'Then write the changelog.',
 } as const;
 
+/** MCP: a project's .mcp.json naming the quirky server (tests/mcp/servers/quirky.py), trusted, its echo tool called. */
+const MCP = {
+  script: 'faux-mcp.json',
+  server: 'quirky',
+  tool: 'mcp__quirky__echo',
+  label: 'quirky · echo',
+  toolCallId: 'call-mcp-echo',
+  prompt: 'Echo through the MCP server.',
+  output: 'agentls-mcp-echo',
+  answer: 'The quirky server echoed agentls-mcp-echo.',
+} as const;
+
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
 type Waiting =
-  /** Answer on the tool row in the panel (`inline`) or in the modal dialog (`detail`: the text it must show). */
-  | { waiting: 'permission'; answer: 'Allow once' | 'Allow always' | 'Reject'; ui: 'inline' | 'modal'; detail?: string }
+  /**
+   * Answer on the tool row in the panel (`inline`) or in the modal dialog (`detail`: the text it
+   * must show); `options`: the answers the row must offer (default Allow once, Allow always, Reject).
+   */
+  | { waiting: 'permission'; answer: string; ui: 'inline' | 'modal'; detail?: string; options?: string[] }
+  /** The modal asking whether to trust a .mcp.json: check it names `file` and `command`, then click Trust. */
+  | { waiting: 'trust'; file: string; command: string }
+  /** Open the panel's MCP menu: `server` is ready with `tools` (short names); then close it. */
+  | { waiting: 'mcpMenu'; server: string; tools: string[]; button: string }
+  /** Click Restart of `server` in the panel's MCP menu. */
+  | { waiting: 'mcpRestart'; server: string }
+  /** Agent: MCP Servers from the palette: `server` listed as ready; pick it, then Open Log. */
+  | { waiting: 'mcpPalette'; server: string; tools: string[] }
   | { waiting: 'continue' }
   /**
    * The diff editor `title` is open: check the panel lists the review; then Accept (the diff's
@@ -1277,7 +1306,11 @@ async function rewindAndFork(api: AgentExtension, rec: Recorder, folder: string)
     c.transcript.plainText(),
   );
   rec.check(step, 'the header offers the branches (two)', c.header().branches === 2, c.header().branches);
-  // The editor's undo brings the agent's version back; redo puts the reverted text back.
+  // The editor's undo brings the agent's version back; redo puts the reverted text back. First
+  // the panel has put the message back in its prompt box (which takes the focus), so that the
+  // undo goes to the editor: a pause for Rewind to hand the text over, then a round trip to the panel.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  await api.panel.renderedText().catch(() => undefined);
   await vscode.window.showTextDocument(document, { preview: false, preserveFocus: false });
   await vscode.commands.executeCommand('undo');
   await waitFor(api, () => document.getText() === REWIND.agent.open, 5000, 'undo').catch(() => undefined);
@@ -1375,6 +1408,92 @@ async function editQueue(api: AgentExtension, rec: Recorder): Promise<void> {
   await api.connection.request('agent/clearQueue', { sessionId: c.sessionId, kind: 'all' });
 }
 
+/**
+ * MCP: a session of the workspace whose `.mcp.json` names the quirky server. The trust
+ * question (a modal naming the file and the command) answered Trust; the server ready in the
+ * panel's MCP menu with its tools; the model's call of `mcp__quirky__echo` asks with the
+ * fourth answer (every tool of quirky), which the driver clicks, and its result shows on the
+ * `quirky · echo` row; Restart in the menu restarts it; Agent: MCP Servers lists it and opens
+ * its log.
+ */
+async function mcp(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'mcp';
+  const source = process.env[SELFTEST_MCP_ENV];
+  if (!source) {
+    rec.check(step, 'the driver gave a .mcp.json', false, `set ${SELFTEST_MCP_ENV}`);
+    return;
+  }
+  const c = api.controller;
+  const main = c.sessionId;
+  const config = JSON.parse(fs.readFileSync(source, 'utf8')) as { mcpServers: Record<string, { args?: string[] }> };
+  const file = path.join(folder, '.mcp.json');
+  fs.copyFileSync(source, file);
+  const statuses: string[] = [];
+  const watch = api.connection.onNotification((note) => {
+    if (note.method === 'agent/mcpStatus' && note.params.name === MCP.server) statuses.push(note.params.status);
+  });
+  const quirky = (): McpServerInfo | undefined => c.mcpServers.find((server) => server.name === MCP.server);
+  try {
+    await newSessionWith(api, MCP.script);
+    rec.check(step, 'the session lists the server of .mcp.json, not trusted yet', quirky()?.status === 'needsTrust', c.mcpServers);
+    const script = config.mcpServers[MCP.server]?.args?.[0] ?? '';
+    rec.ask({ waiting: 'trust', file, command: path.basename(script) });
+    await waitFor(api, () => quirky()?.status === 'ready', 60_000, 'the trusted server to be ready').catch(() => undefined);
+    const ready = quirky();
+    rec.check(step, 'Trust: the server starts and is ready with its tools', ready?.status === 'ready' && ready.tools.includes(MCP.tool), ready);
+    rec.check(step, 'agent/mcpStatus told starting, then ready', statuses.includes('starting') && statuses.at(-1) === 'ready', statuses);
+    const rules = await permissionRules(api, folder);
+    rec.check(step, 'the trust is remembered (mcp:trust:quirky:HASH)', rules.some((r) => r.toolName.startsWith(`mcp:trust:${MCP.server}:`)), rules);
+    const header = c.header();
+    rec.check(step, 'the header offers the MCP menu: MCP 1/1, the server ready with echo', header.mcpButton.text === 'MCP 1/1' &&
+      header.mcp.some((view) => view.name === MCP.server && view.status === 'ready' && view.tools.includes('echo')), header.mcp);
+    rec.ask({ waiting: 'mcpMenu', server: MCP.server, tools: ['echo'], button: 'MCP 1/1' });
+
+    // The model calls the MCP tool: its question has the fourth answer, every tool of quirky.
+    const result = await c.prompt(MCP.prompt);
+    await waitFor(api, () => c.openQuestions.includes(MCP.toolCallId), 30_000, 'the MCP tool\'s question').catch(() => undefined);
+    const asking = toolRow(api, MCP.toolCallId);
+    const question = asking?.question ?? [];
+    rec.check(step, 'the MCP tool\'s question offers Allow once, Allow always, every tool of the server, Reject',
+      JSON.stringify(question.map((q) => q.id)) === JSON.stringify(['allowOnce', 'allowAlways', 'allowAlwaysServer', 'reject']), question);
+    const every = question.find((q) => q.id === 'allowAlwaysServer')?.label ?? 'Allow always: every tool of quirky';
+    rec.check(step, 'its label names the server', every.includes(MCP.server), every);
+    const shownQuestion = await api.panel.renderedText();
+    rec.check(step, 'the panel shows the row as "quirky · echo" with the question', shownQuestion.includes(MCP.label) && shownQuestion.includes(every), shownQuestion.slice(-400));
+    rec.ask({ waiting: 'permission', answer: every, ui: 'inline', options: question.map((q) => q.label) });
+    const settled = await settledRun(api, result.runId, 60_000).catch(() => undefined);
+    rec.check(step, 'the run with the MCP call settled with stop', settled?.stopReason === 'stop', settled);
+    const done = toolRow(api, MCP.toolCallId);
+    rec.check(step, 'the MCP tool ran and its result is in the transcript', done?.status === 'done' && done.name === MCP.tool && done.output.includes(MCP.output), done);
+    rec.check(step, 'the model answered after the MCP call', textRows(api).some((row) => row.text === MCP.answer));
+    const after = await permissionRules(api, folder);
+    rec.check(step, 'allow always for the server is remembered as mcp__quirky__*', after.some((r) => r.toolName === `mcp__${MCP.server}__*`), after);
+    const shown = await api.panel.renderedText();
+    rec.check(step, 'the panel shows the MCP call with its result', shown.includes(MCP.label) && shown.includes(MCP.output) && shown.includes(MCP.answer), shown.slice(-400));
+
+    // Restart from the panel's menu: starting again, then ready.
+    statuses.length = 0;
+    rec.ask({ waiting: 'mcpRestart', server: MCP.server });
+    const restarted = (): boolean => statuses.some((status) => status !== 'ready') && quirky()?.status === 'ready' && statuses.at(-1) === 'ready';
+    await waitFor(api, restarted, 60_000, 'the restarted server').catch(() => undefined);
+    rec.check(step, 'Restart in the MCP menu: the server started again and is ready', restarted(), { statuses, server: quirky() });
+    const log = c.mcpLogFile(MCP.server);
+    rec.check(step, 'its log file is found (mcp-logs/quirky.log)', log !== undefined && log.endsWith(path.join('mcp-logs', `${MCP.server}.log`)), log);
+
+    // Agent: MCP Servers in the palette: listed, picked, Open Log.
+    const logOpen = (): boolean =>
+      vscode.window.visibleTextEditors.some((editor) => editor.document.uri.fsPath.endsWith(path.join('mcp-logs', `${MCP.server}.log`)));
+    rec.ask({ waiting: 'mcpPalette', server: MCP.server, tools: ['echo'] });
+    await waitFor(api, logOpen, 30_000, 'the log opened from Agent: MCP Servers').catch(() => undefined);
+    rec.check(step, 'Agent: MCP Servers opened the server\'s log', logOpen());
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  } finally {
+    watch.dispose();
+    fs.rmSync(file, { force: true });
+  }
+  if (main !== undefined) await c.loadSession(main);
+}
+
 /** Leave no "allow always" rule behind, even when a step failed half way. */
 async function revokeRules(api: AgentExtension, folder: string): Promise<void> {
   for (const rule of await permissionRules(api, folder)) {
@@ -1423,10 +1542,12 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     const reviewSession = await review(api, rec, folder);
     await deleteFromHistory(api, rec, reviewSession);
     await rewindAndFork(api, rec, folder);
+    await mcp(api, rec, folder);
     await apiKey(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));
   }
+  if (folder !== undefined) fs.rmSync(path.join(folder, '.mcp.json'), { force: true });
   if (folder !== undefined) await revokeRules(api, folder).catch(() => undefined);
   await api.panel.reveal(false).catch(() => undefined);
   rec.write({

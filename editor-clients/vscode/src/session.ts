@@ -9,6 +9,7 @@
 
 import { addChip, type Chip, removeChip, sameAttachment, withoutSent } from './attachments';
 import { formatCost, formatTokens, modelKey, parseModelKey } from './format';
+import { applyMcpStatus, mcpSummary, type McpServerView, mcpViews } from './mcp';
 import { parsePromptInput } from './promptInput';
 import type {
   AbortResult,
@@ -23,6 +24,8 @@ import type {
   CompactionNotification,
   CompactResult,
   EventNotification,
+  McpServerInfo,
+  McpStatusNotification,
   Message,
   MessagesResult,
   ModelInfo,
@@ -66,7 +69,7 @@ export interface CancellationSignal {
   onCancellationRequested(listener: () => void): { dispose(): void };
 }
 
-const PERMISSION_OUTCOMES = new Set<PermissionOutcome>(['allowOnce', 'allowAlways', 'reject']);
+export const PERMISSION_OUTCOMES = new Set<PermissionOutcome>(['allowOnce', 'allowAlways', 'allowAlwaysServer', 'reject']);
 /** The answers when the server names none. */
 export const DEFAULT_CHOICES: PermissionChoice[] = [
   { id: 'allowOnce', label: 'Allow once' },
@@ -103,6 +106,16 @@ export class SessionController {
   branchCount = 0;
   /** Every `agent/settled` of this session, oldest first. */
   readonly settled: SettledNotification[] = [];
+  /** The session's MCP servers (`agent/listMcpServers`, kept current by `agent/mcpStatus`). */
+  mcpServers: McpServerInfo[] = [];
+  /** Why the last `agent/listMcpServers` failed (a server without MCP: method not found). */
+  mcpError: string | undefined;
+  /** Mistakes in the session's MCP configuration, one line each (`problems` of `agent/listMcpServers`). */
+  mcpProblems: string[] = [];
+  /** Where a server's log file is, if the editor knows and it exists (set by the extension). */
+  mcpLogFile: (name: string) => string | undefined = () => undefined;
+  /** The menu's entries, made again when the servers change (the log files are looked up then). */
+  private mcpViewCache: McpServerView[] = [];
   private permissionsPending = 0;
   /** The inline permission questions waiting for a click, by tool call id. */
   private readonly questions = new Map<string, (outcome: PermissionOutcome) => void>();
@@ -156,6 +169,9 @@ export class SessionController {
       ...(suggestion ? { suggestion } : {}),
       reviews: this.reviews,
       branches: this.branchCount,
+      mcp: this.mcpViewCache,
+      mcpProblems: this.mcpProblems,
+      mcpButton: mcpSummary(this.mcpServers, this.mcpProblems.length),
     };
   }
 
@@ -202,6 +218,8 @@ export class SessionController {
         return this.handleBashOutput(note.params);
       case 'agent/bashEnd':
         return this.handleBashEnd(note.params);
+      case 'agent/mcpStatus':
+        return this.handleMcpStatus(note.params);
     }
   }
 
@@ -266,6 +284,67 @@ export class SessionController {
     this.transcript.bashEnded(note.bashId, note.message);
     if (this.bashId === note.bashId) this.bashId = undefined;
     this.changed();
+  }
+
+  /**
+   * An MCP server's status or tools changed: its entry is updated when it is one of this
+   * session's; a server of this folder not in the list yet brings the whole list again.
+   */
+  handleMcpStatus(note: McpStatusNotification): void {
+    if (this.sessionId === undefined || !note || typeof note.name !== 'string') return;
+    const { servers, changed, known } = applyMcpStatus(this.mcpServers, note, this.cwd);
+    if (!known) {
+      void this.refreshMcpServers().then(() => this.changed());
+      return;
+    }
+    if (!changed) return;
+    this.setMcpServers(servers);
+    this.changed();
+  }
+
+  private setMcpServers(servers: McpServerInfo[]): void {
+    this.mcpServers = servers;
+    this.mcpViewCache = mcpViews(servers, (name) => this.mcpLogFile(name));
+  }
+
+  /** `agent/listMcpServers` of the session (best effort: a server without MCP gives none, `mcpError` says why). */
+  async refreshMcpServers(): Promise<McpServerInfo[]> {
+    const sessionId = this.sessionId;
+    if (sessionId === undefined) return [];
+    try {
+      const { servers, problems } = await this.rpc.request<{ servers: McpServerInfo[]; problems?: unknown }>(
+        'agent/listMcpServers',
+        { sessionId },
+      );
+      if (sessionId !== this.sessionId) return this.mcpServers;
+      this.mcpError = undefined;
+      this.mcpProblems = Array.isArray(problems) ? problems.filter((p): p is string => typeof p === 'string') : [];
+      this.setMcpServers(Array.isArray(servers) ? servers : []);
+    } catch (error) {
+      if (sessionId !== this.sessionId) return this.mcpServers;
+      this.mcpError = error instanceof Error ? error.message : String(error);
+      this.mcpProblems = [];
+      this.setMcpServers([]);
+    }
+    return this.mcpServers;
+  }
+
+  /**
+   * `agent/restartMcpServer`: stop the session's server `name` and start it again (one
+   * waiting for trust asks again). Its new entry is shown at once; `agent/mcpStatus` follows.
+   */
+  async restartMcpServer(name: string): Promise<McpServerInfo> {
+    const sessionId = await this.ensureSession();
+    const entry = await this.rpc.request<McpServerInfo>('agent/restartMcpServer', { name, sessionId });
+    if (sessionId === this.sessionId && entry && typeof entry.name === 'string') {
+      const index = this.mcpServers.findIndex((server) => server.name === entry.name);
+      const next = [...this.mcpServers];
+      if (index >= 0) next[index] = entry;
+      else next.push(entry);
+      this.setMcpServers(next);
+      this.changed();
+    }
+    return entry;
   }
 
   /** A permission question for this session's call is open (`true`) or answered (`false`). */
@@ -336,6 +415,7 @@ export class SessionController {
       this.bashId = undefined;
       this.permissionsPending = 0;
       for (const finish of [...this.questions.values()]) finish('reject');
+      this.setMcpServers([]); // the server's MCP servers ended with it
       this.changed();
       return;
     }
@@ -381,7 +461,7 @@ export class SessionController {
     });
     this.reset(sessionId);
     this.error = undefined;
-    await Promise.all([this.refreshState(), this.refreshModels(), this.refreshStats()]);
+    await Promise.all([this.refreshState(), this.refreshModels(), this.refreshStats(), this.refreshMcpServers()]);
     this.changed();
     return sessionId;
   }
@@ -406,7 +486,13 @@ export class SessionController {
     this.reset(sessionId);
     this.showMessages(messages);
     this.transcript.addNotice(loadedNotice(sessionId, title, messages.length));
-    await Promise.all([this.refreshState(), this.refreshModels(), this.refreshStats(), this.refreshBranches()]);
+    await Promise.all([
+      this.refreshState(),
+      this.refreshModels(),
+      this.refreshStats(),
+      this.refreshBranches(),
+      this.refreshMcpServers(),
+    ]);
     this.changed();
   }
 
@@ -565,6 +651,9 @@ export class SessionController {
     // another session's transcript: its questions can no longer be answered here
     for (const finish of [...this.questions.values()]) finish('reject');
     this.settled.length = 0;
+    this.setMcpServers([]);
+    this.mcpError = undefined;
+    this.mcpProblems = [];
     this.transcript.clear();
   }
 

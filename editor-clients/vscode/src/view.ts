@@ -9,6 +9,8 @@
 
 import type { Chip, ContextChip, FileEntry } from './attachments';
 import type { SessionEntry } from './format';
+import type { McpServerView } from './mcp';
+import type { McpStatus } from './protocol';
 import type { CommandInfo, CompactionReason, ModelInfo, PermissionOutcome, QueueItem, ThinkingLevel } from './protocol';
 import type { ReviewInfo } from './reviews';
 
@@ -81,7 +83,7 @@ export type Row =
   | { kind: 'notice'; id: string; level: 'info' | 'warning' | 'error'; text: string }
   | { kind: 'custom'; id: string; role: string; text: string };
 
-/** An answer of a permission question: `allowOnce`, `allowAlways` or `reject`, with the server's label. */
+/** An answer of a permission question: `allowOnce`, `allowAlways`, `allowAlwaysServer` (MCP tools) or `reject`, with the server's label. */
 export interface PermissionChoice {
   id: PermissionOutcome;
   label: string;
@@ -127,6 +129,12 @@ export interface Header {
   reviews: ReviewInfo[];
   /** How many branches the session's tree has (`agent/getTree`): the header offers the picker from 2. */
   branches: number;
+  /** The session's MCP servers (`agent/listMcpServers`, `agent/mcpStatus`): the header's MCP menu, shown when there are any. */
+  mcp: McpServerView[];
+  /** Mistakes in the session's MCP configuration (the file and the field), shown atop the menu. */
+  mcpProblems: string[];
+  /** The MCP button: `MCP 1/2` (ready of all), the status that needs attention first, its tooltip. */
+  mcpButton: { text: string; status: McpStatus | 'none'; title: string };
 }
 
 /** Extension -> webview. */
@@ -191,4 +199,10 @@ export type FromWebview =
   | { type: 'renameSession'; sessionId: string }
   | { type: 'deleteSession'; sessionId: string }
   /** The text the panel shows, the answer to `report`. */
-  | { type: 'rendered'; text: string };
+  | { type: 'rendered'; text: string }
+  /** The MCP menu was opened: fetch the session's servers again (`agent/listMcpServers`). */
+  | { type: 'listMcpServers' }
+  /** The MCP menu's Restart (or Trust… of a server not trusted): `agent/restartMcpServer`. */
+  | { type: 'restartMcpServer'; name: string }
+  /** The MCP menu's Log: open the server's log file (its stderr). */
+  | { type: 'openMcpLog'; name: string };

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   type Environment,
   initializationOptions,
+  mcpLogPath,
+  mcpServersOption,
   resolveServerCommand,
+  serverDataDir,
   ServerNotFoundError,
   secretKey,
   serverEnvironment,
@@ -21,6 +24,7 @@ const settings = (over: Partial<Settings> = {}): Settings => ({
   serverEnv: {},
   thinkingLevel: '',
   permissions: {},
+  mcpServers: {},
   ...over,
 });
 
@@ -136,5 +140,49 @@ describe('typed settings and their changes', () => {
     );
     expect(env).toEqual({ PATH: '/bin', OPENAI_API_KEY: 'from-secrets', OTHER: 'x' });
     expect(secretKey('OPENAI_API_KEY')).toBe('agentls.env.OPENAI_API_KEY');
+  });
+});
+
+describe('MCP servers and their logs', () => {
+  const quirky = { command: '/venv/bin/python', args: ['quirky.py'], env: { A: '1' } };
+  const remote = { type: 'http', url: 'https://mcp.example/x', headers: { Authorization: 'Bearer ${TOKEN}' } };
+
+  it('passes agentls.mcpServers as the mcpServers option', () => {
+    expect(initializationOptions(settings({ mcpServers: { quirky, remote } })).mcpServers).toEqual({ quirky, remote });
+  });
+
+  it('leaves the option out when the setting names no server', () => {
+    expect(initializationOptions(settings())).not.toHaveProperty('mcpServers');
+  });
+
+  it('puts the setting\'s servers over those of agentls.initializationOptions', () => {
+    const given = { mcpServers: { quirky: { command: 'old' }, other: { command: 'other' } } };
+    expect(initializationOptions(settings({ initializationOptions: given, mcpServers: { quirky } })).mcpServers).toEqual({
+      quirky,
+      other: { command: 'other' },
+    });
+  });
+
+  it('keeps ACP\'s list form of agentls.initializationOptions when the setting is empty, replaces it otherwise', () => {
+    const list = [{ name: 'a', command: 'a', args: [], env: [] }];
+    expect(mcpServersOption({}, list)).toBe(list);
+    expect(mcpServersOption({ quirky }, list)).toEqual({ quirky });
+    expect(mcpServersOption(['not', 'an', 'object'], undefined)).toBeUndefined();
+  });
+
+  it('restarts the server when agentls.mcpServers changes', () => {
+    expect(settingsEffect((s) => s === 'agentls.mcpServers').restart).toBe(true);
+  });
+
+  it('finds the data folder as the server does', () => {
+    const home = '/home/u';
+    expect(serverDataDir(settings({ dataDir: '/data' }), { AGENTLS_DATA_DIR: '/env' }, 'linux', home)).toBe('/data');
+    expect(serverDataDir(settings({ initializationOptions: { dataDir: '~/d' } }), {}, 'linux', home)).toBe('/home/u/d');
+    expect(serverDataDir(settings(), { AGENTLS_DATA_DIR: '/env' }, 'linux', home)).toBe('/env');
+    expect(serverDataDir(settings(), {}, 'linux', home)).toBe('/home/u/.local/share/agentls');
+    expect(serverDataDir(settings(), { XDG_DATA_HOME: '/xdg' }, 'linux', home)).toBe('/xdg/agentls');
+    expect(serverDataDir(settings(), {}, 'darwin', home)).toBe('/home/u/Library/Application Support/agentls');
+    expect(serverDataDir(settings(), {}, 'linux', '')).toBeUndefined();
+    expect(mcpLogPath('/data', 'quirky')).toBe('/data/mcp-logs/quirky.log');
   });
 });

@@ -700,3 +700,117 @@ describe('SessionController sessions', () => {
   });
 });
 
+
+describe('SessionController: MCP servers', () => {
+  const quirky = {
+    name: 'quirky',
+    source: '/w/.mcp.json',
+    transport: 'stdio' as const,
+    status: 'starting' as const,
+    tools: [] as string[],
+    cwd: '/w',
+  };
+
+  async function withMcp(): Promise<{ server: FakeServer; c: SessionController }> {
+    const server = new FakeServer();
+    server.answers['agent/listMcpServers'] = () => ({ servers: [quirky] });
+    server.answers['agent/restartMcpServer'] = (p) => ({ ...quirky, name: p.name, status: 'starting', tools: [] });
+    const c = new SessionController(server, () => '/w');
+    await c.connectionChanged(true);
+    await c.ensureSession();
+    return { server, c };
+  }
+
+  it('lists the servers of a new session, for the header', async () => {
+    const { server, c } = await withMcp();
+    expect(server.calls.filter((call) => call.method === 'agent/listMcpServers').map((call) => call.params)).toEqual([
+      { sessionId: 's1' },
+    ]);
+    expect(c.header().mcp).toMatchObject([{ name: 'quirky', status: 'starting', statusLine: 'starting' }]);
+    expect(c.header().mcpButton).toMatchObject({ text: 'MCP 0/1', status: 'starting' });
+  });
+
+  it('follows agent/mcpStatus of the session\'s folder', async () => {
+    const { c } = await withMcp();
+    let changes = 0;
+    c.onChange(() => changes++);
+    c.handleNotification({
+      method: 'agent/mcpStatus',
+      params: { ...quirky, status: 'ready', tools: ['mcp__quirky__echo'] },
+    });
+    expect(changes).toBe(1);
+    expect(c.header().mcp).toMatchObject([{ status: 'ready', statusLine: 'ready · 1 tool', tools: ['echo'] }]);
+    // another folder's server of the same name changes nothing
+    c.handleNotification({ method: 'agent/mcpStatus', params: { ...quirky, cwd: '/other', status: 'failed' } });
+    expect(changes).toBe(1);
+    expect(c.mcpServers[0]?.status).toBe('ready');
+  });
+
+  it('fetches the list again for a server of this folder it does not know', async () => {
+    const { server, c } = await withMcp();
+    server.answers['agent/listMcpServers'] = () => ({ servers: [quirky, { ...quirky, name: 'second' }] });
+    c.handleNotification({ method: 'agent/mcpStatus', params: { ...quirky, name: 'second' } });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(c.mcpServers.map((s) => s.name)).toEqual(['quirky', 'second']);
+  });
+
+  it('restarts a server and shows its new entry at once', async () => {
+    const { server, c } = await withMcp();
+    c.handleNotification({ method: 'agent/mcpStatus', params: { ...quirky, status: 'failed', error: 'boom' } });
+    const entry = await c.restartMcpServer('quirky');
+    expect(entry.status).toBe('starting');
+    expect(server.calls.at(-1)).toEqual({ method: 'agent/restartMcpServer', params: { name: 'quirky', sessionId: 's1' } });
+    expect(c.mcpServers).toEqual([{ ...quirky, status: 'starting', tools: [] }]);
+  });
+
+  it('shows the mistakes of the MCP configuration (problems), the button in the error colour', async () => {
+    const server = new FakeServer();
+    server.answers['agent/listMcpServers'] = () => ({ servers: [], problems: ['/w/.mcp.json: mcpServers.x.command: not a string'] });
+    const c = new SessionController(server, () => '/w');
+    await c.connectionChanged(true);
+    await c.ensureSession();
+    expect(c.header().mcpProblems).toEqual(['/w/.mcp.json: mcpServers.x.command: not a string']);
+    expect(c.header().mcpButton).toMatchObject({ text: 'MCP', status: 'failed' });
+  });
+
+  it('has no servers with a server that does not know MCP, and says why', async () => {
+    const { c } = await started(); // the fake answers no agent/listMcpServers
+    expect(c.mcpServers).toEqual([]);
+    expect(c.mcpError).toMatch(/agent\/listMcpServers/);
+    expect(c.header().mcp).toEqual([]);
+  });
+
+  it('forgets the servers when the server stops, and lists them again for a loaded session', async () => {
+    const { server, c } = await withMcp();
+    await c.connectionChanged(false);
+    expect(c.mcpServers).toEqual([]);
+    server.answers['agent/loadSession'] = () => ({});
+    server.answers['agent/getMessages'] = () => ({ messages: [] });
+    server.answers['agent/listSessions'] = () => ({ sessions: [] });
+    server.answers['agent/getTree'] = () => ({ entries: [], branches: [] });
+    await c.connectionChanged(true);
+    expect(c.mcpServers.map((s) => s.name)).toEqual(['quirky']);
+  });
+
+  it('asks an MCP tool\'s question with its fourth answer, allow always for the server', async () => {
+    const { c } = await withMcp();
+    await c.prompt('echo');
+    c.handleEvent({
+      sessionId: 's1',
+      runId: 'run-1',
+      seq: 1,
+      event: { type: 'tool_execution_start', toolCallId: 'm1', toolName: 'mcp__quirky__echo', args: { text: 'hi' } },
+    });
+    c.permissionPending('s1', 'm1', true);
+    const options = [
+      { id: 'allowOnce', label: 'Allow once' },
+      { id: 'allowAlways', label: 'Allow always' },
+      { id: 'allowAlwaysServer', label: 'Allow all quirky tools' },
+      { id: 'reject', label: 'Reject' },
+    ] as const;
+    const answer = c.askInline({ sessionId: 's1', toolCallId: 'm1', toolName: 'mcp__quirky__echo', args: { text: 'hi' }, title: 'Run quirky echo', options: [...options] });
+    expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', name: 'mcp__quirky__echo', question: options });
+    c.answerPermission('m1', 'allowAlwaysServer');
+    await expect(answer).resolves.toBe('allowAlwaysServer');
+  });
+});

@@ -37,6 +37,20 @@ const branchesButton = el(
   { id: 'branchesButton', class: 'secondary', title: "Switch to another branch of this session's history (Agent: Switch Branch)", hidden: '' },
   'Branches',
 );
+/** The session's MCP servers (`agent/listMcpServers`): a menu with each one's status, tools, Restart and Log; shown when there are any. */
+const mcpButton = el(
+  'button',
+  { id: 'mcpButton', class: 'secondary', title: 'The MCP servers of this session', 'aria-expanded': 'false', hidden: '' },
+  'MCP',
+);
+const mcpList = el('ul', { class: 'mcp-items' });
+const mcpClose = el('button', { class: 'icon history-close', title: 'Close the MCP servers', 'aria-label': 'Close the MCP servers' }, '×');
+const mcpMenu = el(
+  'section',
+  { id: 'mcp', class: 'history mcp', hidden: '' },
+  el('div', { class: 'history-head' }, el('h3', {}, 'MCP servers'), mcpClose),
+  mcpList,
+);
 /** The session history: the stored sessions (`agent/listSessions`), each with Open, Rename and Delete. */
 const historyList = el('ul', { class: 'history-items' });
 const historyClose = el('button', { class: 'icon history-close', title: 'Close the history', 'aria-label': 'Close the history' }, '×');
@@ -73,9 +87,10 @@ const files = fileCompletion(
 const chips = el('div', { id: 'chips', class: 'chips', hidden: '' });
 
 document.getElementById('app')?.append(
-  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status, branchesButton, historyButton),
+  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status, mcpButton, branchesButton, historyButton),
   contextLine,
   banner,
+  mcpMenu,
   history,
   transcript,
   reviews,
@@ -142,6 +157,8 @@ function applyHeader(next: Header): void {
   // the session's branches
   branchesButton.hidden = next.branches < 2;
   branchesButton.textContent = `Branches (${next.branches})`;
+  // the MCP servers
+  applyMcp(next);
   // the changes waiting for review
   applyReviews(next);
   // the prompt box's chips
@@ -331,6 +348,78 @@ function applyComposer(): void {
   } else hint.textContent = busy ? 'Enter steers · Alt+Enter follows up' : 'Enter sends · Shift+Enter new line';
 }
 
+// --- the MCP servers ---------------------------------------------------------------------
+
+let mcpKey = '';
+
+function showMcp(open: boolean): void {
+  mcpMenu.hidden = !open;
+  mcpButton.setAttribute('aria-expanded', String(open));
+  mcpButton.classList.toggle('active', open);
+  if (open) post({ type: 'listMcpServers' });
+}
+
+/** The MCP button (`MCP 1/2`, coloured by the status that needs attention) and the menu's servers. */
+function applyMcp(next: Header): void {
+  const servers = next.mcp ?? [];
+  const problems = next.mcpProblems ?? [];
+  const none = servers.length === 0 && problems.length === 0;
+  mcpButton.hidden = none;
+  if (none && !mcpMenu.hidden) showMcp(false);
+  mcpButton.textContent = next.mcpButton?.text ?? 'MCP';
+  mcpButton.title = next.mcpButton?.title ?? 'The MCP servers of this session';
+  mcpButton.dataset.status = next.mcpButton?.status ?? 'none';
+  const key = JSON.stringify([servers, problems]);
+  if (key === mcpKey) return;
+  mcpKey = key;
+  mcpList.replaceChildren(
+    ...problems.map((problem) => el('li', { class: 'mcp-problem', 'data-status': 'failed' }, el('pre', { class: 'mcp-error' }, problem))),
+    ...servers.map((server) => {
+      const restart = el(
+        'button',
+        { class: 'secondary mcp-restart', title: server.restartTitle },
+        server.status === 'needsTrust' ? 'Trust…' : 'Restart',
+      );
+      restart.addEventListener('click', () => post({ type: 'restartMcpServer', name: server.name }));
+      const buttons: HTMLElement[] = [restart];
+      if (server.log) {
+        const log = el('button', { class: 'secondary mcp-log', title: `Open its log (stderr): ${server.log}` }, 'Log');
+        log.addEventListener('click', () => post({ type: 'openMcpLog', name: server.name }));
+        buttons.push(log);
+      }
+      const tools = server.tools.length
+        ? [el('div', { class: 'mcp-tools', title: 'Its tools (mcp__' + server.name + '__TOOL)' }, ...server.tools.map((tool) => el('span', { class: 'mcp-tool' }, tool)))]
+        : [];
+      const error = server.error ? [el('pre', { class: 'mcp-error' }, server.error)] : [];
+      return el(
+        'li',
+        { 'data-server': server.name, 'data-status': server.status },
+        el(
+          'div',
+          { class: 'mcp-head' },
+          el('span', { class: 'tool-dot', 'aria-hidden': 'true' }),
+          el(
+            'div',
+            { class: 'history-text' },
+            el('span', { class: 'mcp-name' }, server.name, ' ', el('span', { class: 'mcp-status' }, server.statusLine)),
+            el('span', { class: 'history-detail mcp-detail', title: server.source }, `${server.transport} · ${server.source}`),
+          ),
+          ...buttons,
+        ),
+        ...tools,
+        ...error,
+      );
+    }),
+  );
+}
+
+mcpButton.addEventListener('click', () => {
+  const open = mcpMenu.hidden !== false;
+  if (open) showHistory(false);
+  showMcp(open);
+});
+mcpClose.addEventListener('click', () => showMcp(false));
+
 // --- the session history ----------------------------------------------------------------
 
 function showHistory(open: boolean): void {
@@ -381,7 +470,11 @@ function applySessions(sessions: SessionEntry[]): void {
   );
 }
 
-historyButton.addEventListener('click', () => showHistory(history.hidden !== false));
+historyButton.addEventListener('click', () => {
+  const open = history.hidden !== false;
+  if (open) showMcp(false);
+  showHistory(open);
+});
 branchesButton.addEventListener('click', () => post({ type: 'switchBranch' }));
 historyClose.addEventListener('click', () => showHistory(false));
 

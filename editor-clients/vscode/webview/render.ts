@@ -3,7 +3,7 @@
  * (`./markdown`: code blocks highlighted, with a Copy button).
  */
 
-import { bashLabel, formatTokens, statsParts } from '../src/format';
+import { bashLabel, formatTokens, splitMcpTool, statsParts, toolLabel } from '../src/format';
 import type { CompactionReason } from '../src/protocol';
 import type { CompactionStatus, PermissionChoice, Row, Stats, ToolStatus } from '../src/view';
 import { renderMarkdown } from './markdown';
@@ -95,6 +95,7 @@ function setMarkdown(element: HTMLElement, source: string): void {
 const CHOICE_TITLE: Record<PermissionChoice['id'], string> = {
   allowOnce: 'Run this call',
   allowAlways: 'Run it, and calls of this tool in this workspace from now on without asking',
+  allowAlwaysServer: 'Run it, and calls of every tool of this MCP server in this workspace from now on without asking',
   reject: 'Do not run it: the model is told you rejected it',
 };
 
@@ -154,7 +155,13 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
       break;
     case 'tool': {
       element.dataset.status = row.status;
-      setText(part(element, '.tool-name'), row.name || 'tool');
+      const name = part(element, '.tool-name');
+      setText(name, row.name ? toolLabel(row.name) : 'tool');
+      // an MCP tool (`mcp__SERVER__TOOL`): `SERVER · TOOL`, its full name in the tooltip
+      const mcp = row.name ? splitMcpTool(row.name) : undefined;
+      element.classList.toggle('mcp', mcp !== undefined);
+      if (mcp) name.title = `${row.name}: the tool ${mcp.tool} of the MCP server ${mcp.server}`;
+      else name.removeAttribute('title');
       const summary = part(element, '.tool-summary');
       setText(summary, row.summary);
       setTarget(summary, row.target);

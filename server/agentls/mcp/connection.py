@@ -58,6 +58,8 @@ class McpConnection:
         self._closing = asyncio.Event()
         self._failures = 0
         self._retry_at = 0.0
+        self._refreshing: asyncio.Task[None] | None = None
+        """Listing the tools again after ``notifications/tools/list_changed``."""
 
     # --- life -----------------------------------------------------------------------------
 
@@ -191,7 +193,15 @@ class McpConnection:
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification) and self._client is not None:
-            asyncio.get_running_loop().create_task(self._refresh_tools(self._client))
+            self._refreshing = asyncio.get_running_loop().create_task(self._refresh_tools(self._client))
+
+    async def tools_settled(self, seconds: float = 5.0) -> None:
+        """Until a listing of the tools after a change notification is done (at most ``seconds``),
+        so that the turn after a call that changed them sees the new ones."""
+        refreshing = self._refreshing
+        if refreshing is not None and not refreshing.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(refreshing), seconds)
 
     async def _refresh_tools(self, client: Client) -> None:
         try:

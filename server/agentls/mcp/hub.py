@@ -43,11 +43,19 @@ def trust_rule(config: ServerConfig) -> str:
 class SessionMcp:
     """The MCP servers one session uses."""
 
-    def __init__(self, hub: McpHub, session_id: str, cwd: str, connections: list[McpConnection]) -> None:
+    def __init__(
+        self, hub: McpHub, session_id: str, cwd: str, connections: list[McpConnection], problems: list[str]
+    ) -> None:
         self.hub = hub
         self.session_id = session_id
         self.cwd = cwd
         self.connections = connections
+        self.problems = problems
+        """The mistakes in the session's MCP configuration, one line each (source and field)."""
+
+    async def tools_settled(self) -> None:
+        """Until tool lists being fetched again after a change are in."""
+        await asyncio.gather(*(connection.tools_settled() for connection in self.connections))
 
     def tools(self) -> list[AgentTool]:
         """The tools of the servers that are ready now (a later turn sees the ones that are ready then)."""
@@ -91,7 +99,7 @@ class McpHub:
                 self._connections[key] = connection
                 self._folders[id(connection)] = cwd
             connections.append(connection)
-        return SessionMcp(self, session_id, cwd, connections)
+        return SessionMcp(self, session_id, cwd, connections, result.problems)
 
     def activate(self, servers: SessionMcp) -> None:
         """Start a session's servers in the background: the trusted ones at once, the others once trusted."""
@@ -102,7 +110,10 @@ class McpHub:
                 if connection.status != "needsTrust" or not connection.running:
                     untrusted.append(connection)
                 continue
-            connection.start_if_due()
+            if connection.status == "needsTrust":  # trusted before (a rule from an earlier run)
+                connection.start()
+            else:
+                connection.start_if_due()
         waiting = [c for c in untrusted if c.status == "needsTrust"]
         if waiting and servers.cwd not in self._asking:
             self._spawn(self._ask_trust(servers.session_id, servers.cwd, waiting), servers.cwd)

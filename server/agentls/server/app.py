@@ -394,7 +394,8 @@ def create_server() -> AgentServer:
 
     @request("agent/listMcpServers", ListMcpServersParams)
     async def list_mcp_servers(ls: AgentServer, p: ListMcpServersParams) -> ListMcpServersResult:
-        return ListMcpServersResult(servers=ls.manager.mcp_servers(p.session_id))
+        servers, problems = ls.manager.mcp_servers(p.session_id)
+        return ListMcpServersResult(servers=servers, problems=problems)
 
     @request("agent/restartMcpServer", RestartMcpServerParams)
     async def restart_mcp_server(ls: AgentServer, p: RestartMcpServerParams) -> McpServerInfo:

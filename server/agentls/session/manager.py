@@ -326,12 +326,12 @@ class SessionManager:
         await self.load_session(new_id)
         return new_id
 
-    def mcp_servers(self, session_id: str | None) -> list[McpServerInfo]:
-        """The MCP servers of a session, or every one this server knows."""
+    def mcp_servers(self, session_id: str | None) -> tuple[list[McpServerInfo], list[str]]:
+        """The MCP servers of a session and its configuration's mistakes, or every server this one knows."""
         if session_id is not None:
             mcp = self.get(session_id).mcp
-            return mcp.infos() if mcp is not None else []
-        return [self.mcp.info(connection) for connection in self.mcp.all()]
+            return (mcp.infos(), mcp.problems) if mcp is not None else ([], [])
+        return [self.mcp.info(connection) for connection in self.mcp.all()], []
 
     async def restart_mcp_server(self, name: str, session_id: str | None) -> McpServerInfo:
         """Restart the servers of that name (of the session, or all); the first one's entry."""

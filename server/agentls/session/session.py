@@ -455,6 +455,7 @@ class AgentSession:
         turn, so the model always gets the prompt for the files and tools of the moment.
         """
         if self.mcp is not None:
+            await self.mcp.tools_settled()
             self.agent.state.tools = [*self._own_tools, *self.mcp.tools()]
         if self.instructions is None:
             return
