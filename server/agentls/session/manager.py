@@ -6,11 +6,11 @@ import asyncio
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from agentls.agent import AgentTool
-from agentls.ai import THINKING_LEVELS, Model, now_ms
-from agentls.mcp.hub import McpHub
+from agentls.ai import THINKING_LEVELS, Model, Models, now_ms
+from agentls.mcp.hub import McpHub, SessionMcp
 from agentls.protocol import (
     CompactionSettings,
     InitializationOptions,
@@ -35,6 +35,7 @@ from agentls.session.store import (
     SessionNotFound,
     SessionStore,
     SessionStoreError,
+    SessionWriter,
     UnknownEntry,
     default_data_dir,
     new_session_id,
@@ -78,14 +79,33 @@ def _prompt_settings(loaded: LoadedSession) -> PromptSettings:
     )
 
 
+class SessionFront(Protocol):
+    """What a front gives the sessions it creates besides events and questions."""
+
+    def workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace | None:
+        """The session's files (``None``: the editor's or the disk's, as usual)."""
+        ...
+
+    def tools(self, session_id: str, cwd: str, tools: list[AgentTool]) -> list[AgentTool]:
+        """The session's tools, some maybe replaced (``bash`` running in the client's terminal)."""
+        ...
+
+
 class SessionManager:
     """Every :class:`AgentSession` of a server, by id, backed by a :class:`SessionStore`."""
 
     def __init__(
-        self, options: InitializationOptions, notify: Notify, ask: Ask, editor: EditorConnection | None = None
+        self,
+        options: InitializationOptions,
+        notify: Notify,
+        ask: Ask,
+        editor: EditorConnection | None = None,
+        front: SessionFront | None = None,
     ) -> None:
         self.options = options
         self.editor = editor
+        self.front = front
+        """What a front other than the LSP one puts in sessions (the ACP front's files and terminals)."""
         self.notify = notify
         self.ask = ask
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
@@ -110,23 +130,59 @@ class SessionManager:
         except SessionNotFound:
             return False
 
-    def _permission_hook(
+    def _open(
         self,
-        session_id: str,
-        cwd: str,
-        modes: dict[str, PermissionMode] | None,
-        allow_outside: bool,
-        reviews: EditReviews | None,
-    ) -> Any:
-        return permission_hook(
+        header: SessionHeader,
+        models: Models,
+        model: Model,
+        level: str,
+        writer: SessionWriter,
+        mcp: SessionMcp,
+        permissions: dict[str, PermissionMode] | None,
+        instructions: SessionInstructions,
+    ) -> AgentSession:
+        """A session with its tools, workspace and policy, registered, its MCP servers started."""
+        session_id, cwd, allow_outside = header.id, header.cwd, header.allow_outside_workspace
+        processes = ProcessTracker()
+        workspace = self._workspace(session_id, cwd, allow_outside)
+        reviews = self._reviews(session_id)
+        changes = ChangeLog()
+        modes = {**(self.options.permissions or {}), **(permissions or {})}
+        tools = self._tools(workspace, processes, reviews, changes)
+        if self.front is not None:
+            tools = self.front.tools(session_id, cwd, tools)
+        session = AgentSession(
             session_id=session_id,
-            workspace=cwd,
-            modes={**(self.options.permissions or {}), **(modes or {})},
-            rules=self.permission_rules,
-            ask=self.ask,
-            allow_outside=allow_outside,
-            reviews=reviews,
+            cwd=cwd,
+            models=models,
+            model=model,
+            thinking_level=level,
+            system_prompt="",
+            workspace=workspace,
+            changes=changes,
+            tools=tools,
+            editor_context=self._editor_context(workspace),
+            processes=processes,
+            writer=writer,
+            notify=self.notify,
+            before_tool_call=permission_hook(
+                session_id=session_id,
+                workspace=cwd,
+                modes=modes,
+                rules=self.permission_rules,
+                ask=self.ask,
+                allow_outside=allow_outside,
+                reviews=reviews,
+            ),
+            permission_modes=modes,
+            instructions=instructions,
+            compaction=self._compaction(header.compaction),
+            coalesce_deltas=self.options.coalesce_deltas,
+            mcp=mcp,
         )
+        self.sessions[session_id] = session
+        self.mcp.activate(mcp)
+        return session
 
     def _reviews(self, session_id: str) -> EditReviews | None:
         """The session's edit reviews, when the editor can show one (``review`` asks otherwise)."""
@@ -134,8 +190,13 @@ class SessionManager:
             return None
         return EditReviews(session_id, self.editor.review_edit)
 
-    def _workspace(self, cwd: str, allow_outside: bool) -> Workspace:
-        """A session's files: through the editor when there is one, else on disk."""
+    def _workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace:
+        """A session's files: through the front or the editor when there is one, else on disk."""
+        if (
+            self.front is not None
+            and (own := self.front.workspace(session_id, cwd, allow_outside)) is not None
+        ):
+            return own
         if self.editor is not None:
             return EditorWorkspace(cwd, self.editor, allow_outside)
         return DiskWorkspace(cwd, allow_outside)
@@ -203,34 +264,16 @@ class SessionManager:
             writer = self.store.create(header)
         except SessionStoreError as error:
             raise SessionError("storage", str(error)) from error
-        processes = ProcessTracker()
-        workspace = self._workspace(cwd, allow_outside)
-        reviews = self._reviews(session_id)
-        changes = ChangeLog()
-        session = AgentSession(
-            session_id=session_id,
-            cwd=cwd,
-            models=models,
-            model=model,
-            thinking_level=level,
-            system_prompt="",
-            workspace=workspace,
-            changes=changes,
-            tools=self._tools(workspace, processes, reviews, changes),
-            editor_context=self._editor_context(workspace),
-            processes=processes,
-            writer=writer,
-            notify=self.notify,
-            before_tool_call=self._permission_hook(
-                session_id, cwd, params.permissions, allow_outside, reviews
-            ),
-            instructions=SessionInstructions(cwd, self.store.root, prompt),
-            compaction=self._compaction(header.compaction),
-            coalesce_deltas=self.options.coalesce_deltas,
-            mcp=mcp,
+        session = self._open(
+            header,
+            models,
+            model,
+            level,
+            writer,
+            mcp,
+            params.permissions,
+            SessionInstructions(cwd, self.store.root, prompt),
         )
-        self.sessions[session_id] = session
-        self.mcp.activate(mcp)
         await session.refresh_instructions()
         return session
 
@@ -258,39 +301,10 @@ class SessionManager:
                 raise
             model = resolve_model(models, None, None)
         level = loaded.thinking_level if loaded.thinking_level in THINKING_LEVELS else "off"
-        processes = ProcessTracker()
-        workspace = self._workspace(loaded.header.cwd, loaded.header.allow_outside_workspace)
-        reviews = self._reviews(session_id)
-        changes = ChangeLog()
-        session = AgentSession(
-            session_id=session_id,
-            cwd=loaded.header.cwd,
-            models=models,
-            model=model,
-            thinking_level=level,
-            system_prompt="",
-            workspace=workspace,
-            changes=changes,
-            tools=self._tools(workspace, processes, reviews, changes),
-            editor_context=self._editor_context(workspace),
-            processes=processes,
-            writer=writer,
-            notify=self.notify,
-            before_tool_call=self._permission_hook(
-                session_id,
-                loaded.header.cwd,
-                _modes(loaded.header.permissions),
-                loaded.header.allow_outside_workspace,
-                reviews,
-            ),
-            instructions=SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded)),
-            compaction=self._compaction(loaded.header.compaction),
-            coalesce_deltas=self.options.coalesce_deltas,
-            mcp=mcp,
-        )
-        self.sessions[session_id] = session
-        self.mcp.activate(mcp)
-        session.load_warnings = await interrupted_report(loaded.tree, workspace)
+        instructions = SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded))
+        permissions = _modes(loaded.header.permissions)
+        session = self._open(loaded.header, models, model, level, writer, mcp, permissions, instructions)
+        session.load_warnings = await interrupted_report(loaded.tree, session.workspace)
         await session.refresh_instructions()
         return session
 

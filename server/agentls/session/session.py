@@ -62,6 +62,7 @@ from agentls.protocol import (
     ImageParam,
     MessagesResult,
     ModelRef,
+    PermissionMode,
     PromptResult,
     QueueItem,
     QueueState,
@@ -206,9 +207,12 @@ class AgentSession:
         coalesce_deltas: bool = False,
         editor_context: EditorContext | None = None,
         mcp: SessionMcp | None = None,
+        permission_modes: dict[str, PermissionMode] | None = None,
     ) -> None:
         self.session_id = session_id
         self.mcp = mcp
+        self.permission_modes = permission_modes if permission_modes is not None else {}
+        """The policy's modes by tool, as its hook reads them at each call (a front may change them)."""
         """The session's MCP servers: their tools join the session's own before each model call."""
         self._own_tools = list(tools)
         self.editor_context = editor_context
