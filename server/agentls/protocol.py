@@ -357,6 +357,8 @@ class SelectionContext(ProtocolModel):
 class FileContext(ProtocolModel):
     type: Literal["file"]
     uri: str
+    text: str | None = None
+    """The file's content as the client has it (its unsaved buffer); default: read it."""
 
 
 class DiagnosticsContext(ProtocolModel):

@@ -73,7 +73,8 @@ class EditorContext:
         if isinstance(attachment, DiagnosticsContext):
             return await self._diagnostics(attachment)
         path = self._path(attachment.uri)
-        text = await self._text(path)
+        given = attachment.text if isinstance(attachment, FileContext) else None
+        text = given if given is not None else await self._text(path)
         name = display_path(self.workspace, path)
         language = LANGUAGES.get(path.suffix.lower())
         details: dict[str, Any] = {"type": attachment.type, "uri": attachment.uri, "path": name}

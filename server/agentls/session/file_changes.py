@@ -118,6 +118,10 @@ class ChangeLog:
         )
         self._pending.setdefault(tool_call_id, []).append(change)
 
+    def peek(self, tool_call_id: str) -> list[FileChange]:
+        """The changes a call has made so far (still pending)."""
+        return list(self._pending.get(tool_call_id, ()))
+
     def take(self, tool_call_id: str) -> FileChanges | None:
         """The changes of a finished call (its result is about to be written), if it made any."""
         changes = self._pending.pop(tool_call_id, None)

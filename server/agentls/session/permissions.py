@@ -160,7 +160,7 @@ def permission_hook(
         name = rule = ctx.tool_call.name
         server = server_of(name)
         wildcard = modes.get(server_wildcard(server)) if server is not None else None
-        mode = modes.get(name, wildcard or DEFAULT_MODES.get(name, "ask"))
+        mode = modes.get(name) or wildcard or modes.get("*") or DEFAULT_MODES.get(name, "ask")
         if outside is not None and name in WRITING_TOOLS and outside(ctx.args):
             rule = f"{name}:outside"
             mode = "deny" if mode == "deny" else "ask"
