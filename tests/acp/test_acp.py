@@ -275,3 +275,32 @@ async def test_malformed_lines_are_answered_with_json_rpc_errors(tmp_path: Path)
     assert answers[2]["id"] == 7 and answers[2]["result"]["protocolVersion"] == 1
     process.stdin.close()
     assert await within(process.wait()) == 0
+
+
+async def test_a_permission_question_never_answered_then_cancelled_resolves_cancelled(tmp_path: Path) -> None:
+    # the faux model answers the aborted run's next call too (as aborted): one answer for it
+    faux = script(
+        tmp_path / "faux.json", [tool_call("q1", "bash", {"command": "echo hi"})], "spare", "Next one."
+    )
+    editor = Editor()  # answers nothing: the question hangs
+    async with agent(editor, tmp_path / "data", faux) as (connection, _):
+        await within(connection.initialize(protocol_version=1, client_capabilities=CAPABILITIES))
+        session = (await within(connection.new_session(cwd=str(tmp_path), mcp_servers=[]))).session_id
+        prompt = asyncio.ensure_future(connection.prompt(session_id=session, prompt=[text("run it")]))
+        await editor.until(lambda: editor.questions)
+        await within(connection.cancel(session_id=session))
+        assert (await within(prompt)).stop_reason == "cancelled"
+        assert editor.terminals == {}  # never run
+        after = await within(connection.prompt(session_id=session, prompt=[text("and now?")]))
+        assert after.stop_reason == "end_turn"
+        assert editor.of("agent_message_chunk", session)[-1].content.text == "Next one."
+        # the model option: the session's models, switched by value
+        options = await within(
+            connection.set_config_option(config_id="model", session_id=session, value="faux/faux-1")
+        )
+        assert options.config_options[0].current_value == "faux/faux-1"
+        with pytest.raises(RequestError) as unknown:
+            await within(
+                connection.set_config_option(config_id="model", session_id=session, value="faux/none")
+            )
+        assert "Unknown model" in str(unknown.value.data)
