@@ -223,6 +223,44 @@ async def test_server_everything_over_stdio_and_streamable_http(
     assert not echoed["isError"] and "hi there" in text(echoed)
 
 
+async def test_server_everythings_progress_images_and_resources(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script(
+        calls(
+            tool_call("p1", "mcp__everything__trigger-long-running-operation", {"duration": 0.3, "steps": 3}),
+            tool_call("i1", "mcp__everything__get-tiny-image", {}),
+            tool_call(
+                "r1", "mcp__everything__get-resource-reference", {"resourceType": "Text", "resourceId": 1}
+            ),
+        )
+    )
+    client, recorder = await start(
+        servers,
+        data_dir,
+        faux_script,
+        Questions(),
+        mcpServers={"everything": stdio(everything_stdio_command())},
+        permissions={"mcp__everything__*": "allow"},
+    )
+    session = await within(client.new_session(cwd=str(workspace)))
+    await ready(recorder, "everything")
+    await within(client.prompt(session, "go", wait=True), 30)
+    progress, image, resource = await results(client, session)
+    assert not progress["isError"]
+    updates = [
+        p["event"]["partialResult"]["details"]
+        for p in recorder.events(session)
+        if p["event"]["type"] == "tool_execution_update" and p["event"]["toolCallId"] == "p1"
+    ]
+    assert [(u["progress"], u["total"]) for u in updates] == [(1, 3), (2, 3), (3, 3)]
+    assert "image" in [b["type"] for b in image["content"]]
+    assert text(resource).startswith(
+        "Returning resource reference"
+    ) or "[resource demo://resource/dynamic/text/1]" in text(resource)
+    assert "[resource demo://resource/dynamic/text/1]" in text(resource)
+
+
 # --- trust -------------------------------------------------------------------------------
 
 
