@@ -436,3 +436,122 @@ def test_unquoted_words_are_one_prompt_models_are_listed_and_a_closed_pipe_ends_
     assert b"Traceback" not in stderr and b"BrokenPipeError" not in stderr
     no_model = agentls("run", "x", "--data-dir", str(tmp_path / "empty"))
     assert no_model.returncode == 2 and "From the command line: --demo, --faux-script FILE" in no_model.stderr
+
+
+# --- MCP servers: --mcp-config, --allow 'mcp__SERVER__*', status lines ------------------------
+
+
+def mcp_config(path: Path, servers: dict[str, Any]) -> Path:
+    path.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    return path
+
+
+def quirky(*args: str) -> dict[str, Any]:
+    """The quirky test server (tests/mcp/servers/quirky.py) as a configuration entry."""
+    from tests.mcp.conftest import quirky_command
+
+    command = quirky_command(*args)
+    return {"command": command[0], "args": command[1:]}
+
+
+def echo_script(path: Path) -> Path:
+    call = {
+        "type": "toolCall",
+        "id": "m1",
+        "name": "mcp__quirky__echo",
+        "arguments": {"text": "hi from quirky"},
+    }
+    return write_faux_script(path, [{"content": [call], "stopReason": "toolUse"}, {"content": "Echoed."}])
+
+
+def test_run_uses_the_mcp_servers_of_mcp_config_and_allow_takes_a_whole_server(tmp_path: Path) -> None:
+    config = mcp_config(
+        tmp_path / "servers.json",
+        {"quirky": quirky(), "broken": quirky("--fail-start"), "typo": {"args": []}},
+    )
+    script = echo_script(tmp_path / "faux.json")
+    data = tmp_path / "data"
+    common = ["--faux-script", str(script), "--data-dir", str(data), "--cwd", str(tmp_path)]
+    allowed = agentls("run", "go", "--mcp-config", str(config), "--allow", "mcp__quirky__*", *common)
+    assert allowed.returncode == 0, allowed.stderr
+    # run waits for the servers to start, so the first turn has the server's tools
+    assert '✓ mcp__quirky__echo {"text":"hi from quirky"} · 1 line\n  │ hi from quirky\n' in allowed.stdout
+    assert "Echoed." in allowed.stdout
+    lines = allowed.stderr.splitlines()
+    broken = [line for line in lines if line.startswith("! MCP server broken failed: ")]
+    assert len(broken) == 1, allowed.stderr
+    assert "(its stderr: quirky: failing at start on purpose)" in broken[0]
+    assert broken[0].endswith(f"· log: {data.resolve() / 'mcp-logs' / 'broken.log'}")
+    problems = [line for line in lines if line.startswith("! MCP configuration: ")]
+    assert len(problems) == 1 and "typo" in problems[0], allowed.stderr
+    assert not [line for line in lines if "MCP server broken failed" in line and not line.startswith("!")]
+
+    refused = agentls("run", "go", "--mcp-config", str(config), *common)  # no terminal to ask on
+    assert refused.returncode == 0, refused.stderr
+    assert "✗ mcp__quirky__echo" in refused.stdout
+    assert "pass --allow mcp__quirky__echo to run it, or --allow 'mcp__quirky__*'" in refused.stderr
+
+
+def test_a_missing_or_broken_mcp_config_is_an_error_before_starting(tmp_path: Path) -> None:
+    not_json = tmp_path / "not.json"
+    not_json.write_text("{mcpServers", encoding="utf-8")
+    wrong = mcp_config(tmp_path / "wrong.json", {"x": 3})
+    for file, said in [
+        (tmp_path / "missing.json", "cannot read it (No such file or directory)"),
+        (not_json, "not JSON (line 1, column 2"),
+        (wrong, "mcpServers.x must be an object, not int"),
+    ]:
+        for command in ("run", "chat"):
+            done = agentls(command, "--mcp-config", str(file), *(["x"] if command == "run" else []))
+            assert done.returncode == 2, done.stderr
+            assert done.stderr.startswith(f"agentls {command}: --mcp-config {file}: {said}"), done.stderr
+    typo = agentls("run", "x", "--allow", "mcp__quirky", "--data-dir", str(tmp_path / "d"))
+    assert typo.returncode == 2 and "mcp__SERVER__* for all of them" in typo.stderr
+
+
+def test_a_project_mcp_json_without_a_terminal_says_it_needs_trust(tmp_path: Path) -> None:
+    mcp_config(tmp_path / ".mcp.json", {"quirky": quirky()})
+    script = echo_script(tmp_path / "faux.json")
+    run = agentls(
+        "run", "go", "--faux-script", str(script), "--data-dir", str(tmp_path / "d"), "--cwd", str(tmp_path)
+    )
+    assert run.returncode == 0, run.stderr
+    assert "the MCP servers of" in run.stderr and "need your trust and there is no terminal" in run.stderr
+    assert "! MCP server quirky (.mcp.json) is not started: it waits for your trust" in run.stderr
+
+
+def test_run_on_a_terminal_asks_to_trust_a_project_mcp_server_and_remembers_it(tmp_path: Path) -> None:
+    import pty
+    import select
+
+    mcp_config(tmp_path / ".mcp.json", {"quirky": quirky()})
+    script = echo_script(tmp_path / "faux.json")
+    options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agentls", "run", "-p", "go", "--allow", "mcp__quirky__*", *options],
+        cwd=PROJECT_ROOT,
+        env=environment(),
+        stdin=terminal,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        text=True,
+    )
+    os.close(terminal)
+    seen = b""
+    try:
+        while b"[r]eject? " not in seen:  # the trust question, on the terminal
+            ready, _, _ = select.select([controller], [], [], TIMEOUT)
+            assert ready, f"no question within {TIMEOUT} s; terminal showed: {seen!r}"
+            seen += os.read(controller, 4096)
+        assert b"Start the MCP servers of " in seen and b"[t]rust (in this folder), or [r]eject? " in seen
+        os.write(controller, b"t\n")
+        process.communicate(timeout=TIMEOUT)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(controller)
+    assert process.returncode == 0
+    again = agentls("run", "go", "--allow", "mcp__quirky__*", *options)  # trusted: no question, it starts
+    assert again.returncode == 0, again.stderr
+    assert "│ hi from quirky" in again.stdout and "trust" not in again.stderr, again.stderr

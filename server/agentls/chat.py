@@ -16,7 +16,10 @@ The input line (prompt_toolkit) stays at the bottom while the transcript scrolls
   session with the history before the Nth message. Both put that message's text back in the
   input line.
 - Permission questions appear inline and are answered with one key: ``o`` once, ``a`` always,
-  ``r`` (or ``n``, Escape) reject.
+  ``s`` always for every tool of the MCP server (when the tool is one), ``r`` (or ``n``, Escape)
+  reject; a project's MCP servers are trusted with ``t``.
+- A line for each MCP server that fails or waits for trust, and the MCP configuration's
+  problems once (``--mcp-config FILE`` adds servers).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentls.client import AgentClient, AgentClientError, Notification
-from agentls.printer import Transcript, human_seconds
+from agentls.printer import Choice, Transcript, human_seconds, permission_choices
 
 BUILTINS = {
     "compact": "summarise the conversation so far (optional: what to focus on)",
@@ -94,7 +97,8 @@ def one_line(text: str, width: int = 80) -> str:
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits."""
 
-PERMISSION_KEYS = {"o": "allowOnce", "y": "allowOnce", "a": "allowAlways", "r": "reject", "n": "reject"}
+PERMISSION_KEYS = {"o": "o", "y": "o", "a": "a", "s": "s", "t": "t", "r": "r", "n": "r"}
+"""The keys that answer a question: each stands for a key of :func:`permission_choices`."""
 
 
 class SlashCompleter(Completer):
@@ -116,7 +120,17 @@ class SlashCompleter(Completer):
 class Chat:
     """One terminal's conversation with one session at a time."""
 
-    def __init__(self, client: AgentClient, console: Console, *, cwd: str | None, model: Any) -> None:
+    def __init__(
+        self,
+        client: AgentClient,
+        console: Console,
+        *,
+        cwd: str | None,
+        model: Any,
+        data_dir: Path | None = None,
+    ) -> None:
+        from agentls.cli import McpReport
+
         self.client = client
         self.console = console
         self.cwd = cwd
@@ -130,6 +144,7 @@ class Chat:
         self.compacting = False
         self.queued = 0
         self.question: tuple[Any, asyncio.Future[str]] | None = None
+        self.asking = asyncio.Lock()
         self.follow_up_next = False
         self.last_interrupt = 0.0
         self.quit = False
@@ -138,6 +153,8 @@ class Chat:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.next_text = ""
         """What the input line starts with next (a rewound or forked message's text)."""
+        self.mcp = McpReport(lambda line: self.note(line, "yellow"), data_dir, show_ready=self.note)
+        """The MCP servers' trouble, one line each."""
 
     def spawn(self, work: Coroutine[Any, Any, Any]) -> None:
         """Run ``work`` beside the input line; a failure becomes a red line."""
@@ -182,6 +199,7 @@ class Chat:
         else:
             self.session_id = await self.client.new_session(cwd=self.cwd, model=self.model)
         await self.read_state()
+        await self.mcp.session(self.client, self.session_id)
 
     async def read_state(self) -> None:
         """The current session's model and commands."""
@@ -204,12 +222,14 @@ class Chat:
 
     # --- notifications -------------------------------------------------------------------
 
-    async def follow(self) -> None:
-        async with self.client.subscribe() as notes:
-            async for note in notes:
-                if note.session_id == self.session_id:
-                    self.receive(note)
-                self.invalidate()
+    async def follow(self, notes: Any) -> None:
+        """Every notification (of ``client.subscribe()``): the session's, and the MCP servers' status."""
+        async for note in notes:
+            if note.method == "agent/mcpStatus":
+                self.mcp(note.params)
+            elif note.session_id == self.session_id:
+                self.receive(note)
+            self.invalidate()
 
     def receive(self, note: Notification) -> None:
         params = note.params
@@ -241,6 +261,10 @@ class Chat:
     # --- permission questions ------------------------------------------------------------
 
     async def ask(self, request: Any) -> str:
+        async with self.asking:  # one question at a time (a trust question and a tool's)
+            return await self._ask(request)
+
+    async def _ask(self, request: Any) -> str:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.question = (request, future)
         self.transcript.line(Text(f"? {request.title}", "bold yellow"), kind="question")
@@ -250,9 +274,23 @@ class Chat:
         finally:
             self.question = None
             self.invalidate()
-        label = {"allowOnce": "allowed once", "allowAlways": "allowed always (in this folder)"}
-        self.note(f"  {label.get(answer, 'rejected')}", "yellow" if answer == "reject" else "green")
+        said = next((c.said for c in self.choices(request) if c.outcome == answer), "rejected")
+        self.note(f"  {said}", "yellow" if answer == "reject" else "green")
         return answer
+
+    @staticmethod
+    def choices(request: Any) -> list[Choice]:
+        return permission_choices(request.tool_name, request.options)
+
+    def offered(self, key: str) -> str | None:
+        """The outcome the key ``key`` gives to the question asked now (``None``: none)."""
+        if self.question is None:
+            return None
+        request = self.question[0]
+        key = PERMISSION_KEYS.get(key, key)
+        if request.tool_name == "mcp" and key in ("a", "o"):
+            key = "t"  # the trust question: "yes" is trust
+        return next((c.outcome for c in self.choices(request) if c.key == key), None)
 
     def answer(self, outcome: str) -> None:
         if self.question is not None and not self.question[1].done():
@@ -519,7 +557,10 @@ class Chat:
 
     def message(self) -> FormattedText:
         if self.question is not None:
-            return FormattedText([("bold ansiyellow", "allow? [o]nce [a]lways [r]eject › ")])
+            request = self.question[0]
+            words = " ".join(choice.words for choice in self.choices(request))
+            verb = "trust?" if request.tool_name == "mcp" else "allow?"
+            return FormattedText([("bold ansiyellow", f"{verb} {words} › ")])
         return FormattedText([("bold ansicyan", "› ")])
 
     def toolbar(self) -> FormattedText:
@@ -563,11 +604,13 @@ class Chat:
             self.follow_up_next = True
             event.current_buffer.validate_and_handle()
 
-        for key, outcome in PERMISSION_KEYS.items():
+        for key in PERMISSION_KEYS:
 
-            @bindings.add(key, filter=asking, eager=True)
-            def _(event: KeyPressEvent, outcome: str = outcome) -> None:
-                self.answer(outcome)
+            @bindings.add(key, filter=Condition(lambda key=key: self.offered(key) is not None), eager=True)
+            def _(event: KeyPressEvent, key: str = key) -> None:
+                outcome = self.offered(key)
+                if outcome is not None:
+                    self.answer(outcome)
 
         @bindings.add("escape", filter=asking, eager=True)
         def _(event: KeyPressEvent) -> None:
@@ -595,11 +638,14 @@ class Chat:
 
 async def chat(args: Any) -> int:
     """``agentls chat``: returns the exit code."""
-    from agentls.cli import _client_options, _parse_model
+    from agentls.cli import _check_allowed, _check_mcp_config, _client_options, _data_dir, _parse_model
 
     model = _parse_model(args.model, "chat")
-    if isinstance(model, str):
-        print(model, file=sys.stderr)
+    problem = (
+        model if isinstance(model, str) else _check_allowed(args, "chat") or _check_mcp_config(args, "chat")
+    )
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("agentls chat: needs a terminal; use agentls run for scripts and pipes", file=sys.stderr)
@@ -611,7 +657,10 @@ async def chat(args: Any) -> int:
         return await holder["chat"].ask(request)
 
     try:
-        async with AgentClient(initialization_options=_client_options(args), on_permission=ask) as client:
+        async with (
+            AgentClient(initialization_options=_client_options(args), on_permission=ask) as client,
+            client.subscribe() as notes,  # from before the session starts: its MCP servers' first status
+        ):
             with patch_stdout(raw=True):
                 width = shutil.get_terminal_size().columns
                 console = Console(
@@ -621,7 +670,7 @@ async def chat(args: Any) -> int:
                     width=width,
                     highlight=False,
                 )
-                session = Chat(client, console, cwd=args.cwd, model=model)
+                session = Chat(client, console, cwd=args.cwd, model=model, data_dir=_data_dir(args))
                 holder["chat"] = session
                 await session.open_session(args.session)
                 console.print(
@@ -631,7 +680,7 @@ async def chat(args: Any) -> int:
                         ("\n/help for the keys and commands", "dim"),
                     )
                 )
-                follower = asyncio.ensure_future(session.follow())
+                follower = asyncio.ensure_future(session.follow(notes))
                 try:
                     await session.loop()
                 finally:

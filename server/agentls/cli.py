@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import re
 import stat
 import sys
 import time
@@ -74,22 +76,76 @@ def _client_options(args: argparse.Namespace) -> dict[str, Any]:
         options["dataDir"] = str(Path(args.data_dir).resolve())
     if getattr(args, "allow", None):
         options["permissions"] = {tool: "allow" for tool in args.allow}
+    if getattr(args, "mcp_servers", None) is not None:
+        options["mcpServers"] = args.mcp_servers
     return options
 
 
-ANSWERS = {"o": "allowOnce", "once": "allowOnce", "a": "allowAlways", "always": "allowAlways"}
+def _load_mcp_config(path: str, command: str) -> dict[str, Any] | str:
+    """``--mcp-config FILE``: its ``mcpServers`` (a relative ``cwd`` made absolute, from the file's
+    folder, as for the configuration files), or an error message."""
+    where = f"agentls {command}: --mcp-config {path}"
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        return f"{where}: cannot read it ({error.strerror if isinstance(error, OSError) else error})"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        return f"{where}: not JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        return f'{where}: expected {{"mcpServers": {{NAME: {{"command": ...}} or {{"url": ...}}}}}}'
+    folder = Path(path).resolve().parent
+    for name, entry in servers.items():
+        if not isinstance(entry, dict):
+            return f"{where}: mcpServers.{name} must be an object, not {type(entry).__name__}"
+        if isinstance(entry.get("cwd"), str) and not Path(entry["cwd"]).is_absolute():
+            servers[name] = {**entry, "cwd": str(folder / entry["cwd"])}
+    return servers
+
+
+ANSWERS = {"once": "o", "always": "a", "y": "o", "yes": "o", "trust": "t", "server": "s"}
+"""Words typed for the keys of :func:`agentls.printer.permission_choices`."""
+
+
+def _chosen(request: Any, typed: str) -> str:
+    """The outcome of what was typed at a question: one of its choices' keys (or word), else a rejection."""
+    from agentls.printer import permission_choices
+
+    typed = typed.strip().lower()
+    key = ANSWERS.get(typed, typed[:1])
+    choices = permission_choices(request.tool_name, request.options)
+    if request.tool_name == "mcp" and key in ("a", "y", "o"):
+        key = "t"
+    return next((choice.outcome for choice in choices if choice.key == key), "reject")
 
 
 def _asker(transcript: Transcript | None) -> Any:
-    """A permission question on the terminal: ``o``nce, ``a``lways, anything else rejects."""
+    """A permission question on the terminal, one at a time: ``o``nce, ``a``lways, ``s`` every
+    tool of an MCP server, ``t``rust (MCP servers); anything else rejects."""
+    from agentls.printer import permission_choices
+
+    turn = asyncio.Lock()
 
     async def ask(request: Any) -> str:
-        if transcript is not None:
-            transcript.pause()  # the live part of the screen would draw over the question
-        print(f"\nagentls: {request.title}", file=sys.stderr)
-        print("allow [o]nce, [a]lways (in this folder), or [r]eject? ", end="", file=sys.stderr, flush=True)
-        line = await asyncio.to_thread(sys.stdin.readline)
-        return ANSWERS.get(line.strip().lower(), "reject")
+        async with turn:
+            if transcript is not None:
+                transcript.pause()  # the live part of the screen would draw over the question
+            choices = permission_choices(request.tool_name, request.options)
+            words = [choice.words for choice in choices]
+            if [choice.outcome for choice in choices] == ["allowOnce", "allowAlways", "reject"]:
+                words[1] += " (in this folder)"
+            elif request.tool_name == "mcp":
+                words = [f"{words[0]} (in this folder)", *words[1:]]
+            verb = "" if request.tool_name == "mcp" else "allow "
+            question = (
+                f"{verb}{', '.join(words[:-1])}, or {words[-1]}? " if len(words) > 1 else f"{words[0]}? "
+            )
+            print(f"\nagentls: {request.title}", file=sys.stderr)
+            print(question, end="", file=sys.stderr, flush=True)
+            line = await asyncio.to_thread(sys.stdin.readline)
+            return _chosen(request, line)
 
     return ask
 
@@ -101,26 +157,144 @@ def _refuser() -> Any:
     async def refuse(request: Any) -> str:
         if request.tool_name not in told:
             told.add(request.tool_name)
-            print(
-                f"agentls: {request.tool_name} needs permission and there is no terminal to ask on: "
-                f"rejected (pass --allow {request.tool_name} to run it)",
-                file=sys.stderr,
-            )
+            print(_refusal(request), file=sys.stderr)
         return "reject"
 
     return refuse
 
 
+def _refusal(request: Any) -> str:
+    name = request.tool_name
+    if name == "mcp":
+        files = ", ".join((request.args or {}).get("files") or []) if isinstance(request.args, dict) else ""
+        return (
+            f"agentls: the MCP servers of {files or 'the project'} need your trust and there is no terminal "
+            "to ask on: not started (trust them once with agentls run or chat on a terminal, or pass your "
+            "own with --mcp-config FILE)"
+        )
+    if name.startswith("mcp__") and name.count("__") >= 2:
+        server = name.split("__", 2)[1]
+        return (
+            f"agentls: {name} needs permission and there is no terminal to ask on: rejected "
+            f"(pass --allow {name} to run it, or --allow 'mcp__{server}__*' for every tool of {server})"
+        )
+    return (
+        f"agentls: {name} needs permission and there is no terminal to ask on: "
+        f"rejected (pass --allow {name} to run it)"
+    )
+
+
 TOOL_NAMES = ("read", "write", "edit", "ls", "find", "grep", "bash", "diagnostics")
-"""What ``--allow`` takes."""
+"""What ``--allow`` takes, besides MCP tools (``mcp__SERVER__TOOL``, ``mcp__SERVER__*``)."""
+
+MCP_ALLOW = re.compile(r"mcp__[A-Za-z0-9_-]+?__(\*|[A-Za-z0-9_-]+)")
 
 
 def _check_allowed(args: argparse.Namespace, command: str) -> str | None:
     """An error message when ``--allow`` names a tool that does not exist."""
-    unknown = [tool for tool in getattr(args, "allow", None) or [] if tool not in TOOL_NAMES]
+    unknown = [
+        tool
+        for tool in getattr(args, "allow", None) or []
+        if tool not in TOOL_NAMES and not MCP_ALLOW.fullmatch(tool)
+    ]
     if unknown:
-        return f"agentls {command}: --allow {unknown[0]}: no such tool (the tools: {', '.join(TOOL_NAMES)})"
+        tools = ", ".join(TOOL_NAMES)
+        return (
+            f"agentls {command}: --allow {unknown[0]}: no such tool (the tools: {tools}; "
+            "an MCP server's: mcp__SERVER__TOOL, or mcp__SERVER__* for all of them)"
+        )
     return None
+
+
+def _check_mcp_config(args: argparse.Namespace, command: str) -> str | None:
+    """``--mcp-config``: loads it into ``args.mcp_servers``; an error message when it cannot."""
+    args.mcp_servers = None
+    if getattr(args, "mcp_config", None):
+        loaded = _load_mcp_config(args.mcp_config, command)
+        if isinstance(loaded, str):
+            return loaded
+        args.mcp_servers = loaded
+    return None
+
+
+def _data_dir(args: argparse.Namespace) -> Path | None:
+    """The server's data folder: ``--data-dir``, else its default (``$AGENTLS_DATA_DIR``, ...)."""
+    if args.data_dir:
+        return Path(args.data_dir).resolve()
+    from agentls.session.store import default_data_dir
+
+    try:
+        return default_data_dir()
+    except Exception:  # the platform's folder cannot be told: no log path then
+        return None
+
+
+class McpReport:
+    """The MCP servers of a run or chat: a line for each server that fails or waits for trust
+    (``agent/mcpStatus``), the configuration's problems once, and the servers still starting."""
+
+    def __init__(self, show: Any, data_dir: Path | None = None, *, show_ready: Any = None) -> None:
+        self.show = show
+        """``show(text)``: one line to the user."""
+        self.show_ready = show_ready
+        """``show_ready(text)``, if given: a line when a server becomes ready (``agentls chat``)."""
+        self.data_dir = data_dir
+        """The server's data folder, where a failed server's log is."""
+        self.status: dict[tuple[str, str], str] = {}
+        self._shown: dict[tuple[str, str], str] = {}
+        self._changed = asyncio.Event()
+
+    def __call__(self, server: dict[str, Any]) -> None:
+        """One server's status (an ``agent/mcpStatus``, or an entry of ``agent/listMcpServers``)."""
+        from agentls.printer import mcp_status_line
+
+        key = (str(server.get("name")), str(server.get("cwd")))
+        self.status[key] = str(server.get("status"))
+        self._changed.set()
+        line = mcp_status_line(server)
+        if line is not None and server.get("status") == "failed" and self.data_dir is not None:
+            line += f" · log: {self.data_dir / 'mcp-logs' / (str(server.get('name')) + '.log')}"
+        if line is None and server.get("status") == "ready" and self.show_ready is not None:
+            if self._shown.get(key) != "ready":
+                self._shown[key] = "ready"
+                tools = len(server.get("tools") or [])
+                self.show_ready(
+                    f"✓ MCP server {server.get('name')} is ready: {tools} tool{'s' * (tools != 1)}"
+                )
+        elif line is None:
+            self._shown.pop(key, None)
+        elif self._shown.get(key) != line:
+            self._shown[key] = line
+            self.show(line)
+
+    async def follow(self, notes: Any) -> None:
+        async for note in notes:
+            if note.method == "agent/mcpStatus":
+                self(note.params)
+
+    async def session(self, client: Any, session_id: str) -> list[tuple[str, str]]:
+        """A new session's servers and problems (shown); returns its servers' keys."""
+        from agentls.printer import mcp_problem_line
+
+        listing = await client.list_mcp_servers(session_id)
+        for problem in listing.problems:
+            self.show(mcp_problem_line(problem))
+        keys = []
+        for server in listing.servers:
+            info = server.model_dump(mode="json", by_alias=True, exclude_none=True)
+            key = (server.name, server.cwd)
+            keys.append(key)
+            if key not in self.status:  # a notification since may be newer
+                self(info)
+        return keys
+
+    async def started(self, keys: list[tuple[str, str]], within: float) -> None:
+        """Until none of the servers ``keys`` is starting (at most ``within`` seconds)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                while any(self.status.get(key) == "starting" for key in keys):
+                    self._changed.clear()
+                    await self._changed.wait()
 
 
 def _interactive(args: argparse.Namespace) -> bool:
@@ -142,10 +316,15 @@ def _piped_input() -> str:
     return sys.stdin.read()
 
 
+MCP_WARNING = re.compile(r"(agentls: )?(MCP server \S+ failed: |MCP configuration: )")
+"""The server's warnings that :class:`McpReport`'s lines say already."""
+
+
 def _show_server_warnings(log: logging.Logger) -> None:
     """The server's warnings (a provider retrying, a damaged session file) go to stderr as they come."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(lambda record: not MCP_WARNING.match(record.getMessage()))
     log.addHandler(handler)
     log.setLevel(logging.WARNING)
     log.propagate = False
@@ -164,13 +343,16 @@ def _parse_model(text: str | None, command: str) -> tuple[str, str] | str | None
 async def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
+    from rich.text import Text
 
     from agentls.client import SERVER_LOG, AgentClient, AgentClientError
     from agentls.printer import Transcript, final_text
 
     _show_server_warnings(SERVER_LOG)
     model = _parse_model(args.model, "run")
-    problem = model if isinstance(model, str) else _check_allowed(args, "run")
+    problem = (
+        model if isinstance(model, str) else _check_allowed(args, "run") or _check_mcp_config(args, "run")
+    )
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -185,9 +367,21 @@ async def _run(args: argparse.Namespace) -> int:
     errors = Console(stderr=True, highlight=False)
     transcript = None if args.json or args.print else Transcript(Console(highlight=False), show_errors=False)
     messages: list[dict[str, Any]] = []
+
+    def show(line: str) -> None:  # an MCP server's trouble: in the transcript on a terminal, else on stderr
+        if transcript is not None and transcript.rich:
+            transcript.line(Text(line, "yellow"), kind="mcp")
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    mcp = McpReport(show, _data_dir(args))
     try:
         ask = _asker(transcript) if _interactive(args) and not piped else _refuser()
-        async with AgentClient(initialization_options=_client_options(args), on_permission=ask) as client:
+        async with (
+            AgentClient(initialization_options=_client_options(args), on_permission=ask) as client,
+            client.subscribe() as every_note,
+            _following(mcp.follow(every_note)),
+        ):
             session_id = await _chosen_session(client, args)
             if session_id is not None:
                 await client.load_session(session_id)
@@ -197,6 +391,8 @@ async def _run(args: argparse.Namespace) -> int:
                 session_id = await client.new_session(
                     cwd=args.cwd, model=model, thinking_level=args.thinking, system_prompt=args.system_prompt
                 )
+            # one prompt, so the tools of servers still starting would never join: wait for them (a while)
+            await mcp.started(await mcp.session(client, session_id), MCP_START_WAIT)
             async with client.subscribe(session_id) as notes:
                 accepted = await client.prompt(session_id, prompt)
                 run_id = getattr(accepted, "run_id", None)
@@ -236,6 +432,22 @@ async def _run(args: argparse.Namespace) -> int:
             errors.print(f"[red]agentls run: {escape(settled.error_message)}[/red]")
         return 1
     return 0
+
+
+MCP_START_WAIT = 30.0
+"""Seconds ``agentls run`` waits for its session's MCP servers to start before sending the prompt."""
+
+
+@contextlib.asynccontextmanager
+async def _following(work: Any) -> Any:
+    """Run ``work`` (reading notifications) beside the body; cancelled at its end."""
+    task = asyncio.ensure_future(work)
+    try:
+        yield task
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await task
 
 
 async def _chosen_session(client: Any, args: argparse.Namespace) -> str | None:
@@ -381,6 +593,21 @@ def build_parser() -> argparse.ArgumentParser:
         command.add_argument("--data-dir", metavar="DIR", help="where sessions are stored")
         command.add_argument("--json", action="store_true", help="print JSON lines instead of text")
 
+    def mcp_option(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--mcp-config",
+            metavar="FILE",
+            help='MCP servers to use, a file like .mcp.json: {"mcpServers": {NAME: {"command": ...}}}',
+        )
+
+    acp = commands.add_parser(
+        "acp", help="run the agent for Agent Client Protocol clients (Zed, JetBrains, ...) on stdio"
+    )
+    acp.add_argument("--faux-script", metavar="FILE", help="use the offline faux model with this script")
+    acp.add_argument("--data-dir", metavar="DIR", help="where sessions are stored")
+    acp.add_argument("--model", metavar="PROVIDER/ID", help="the model of new sessions")
+    mcp_option(acp)
+
     run = commands.add_parser("run", help="run one prompt through the server and show it as it streams")
     run.add_argument(
         "prompt", nargs="*", help="the prompt (quoted or as words); text piped into stdin is added to it"
@@ -405,8 +632,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow",
         action="append",
         metavar="TOOL",
-        help="run TOOL without asking (repeatable), e.g. --allow bash; on a terminal the others ask",
+        help="run TOOL without asking (repeatable), e.g. --allow bash or --allow 'mcp__SERVER__*' "
+        "(every tool of an MCP server); on a terminal the others ask",
     )
+    mcp_option(run)
     server_options(run)
 
     chat = commands.add_parser("chat", help="an interactive session on the terminal")
@@ -416,7 +645,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--demo", action="store_true", help="answer with the bundled faux script, which reads README.md"
     )
-    chat.add_argument("--allow", action="append", metavar="TOOL", help="run TOOL without asking (repeatable)")
+    chat.add_argument(
+        "--allow",
+        action="append",
+        metavar="TOOL",
+        help="run TOOL without asking (repeatable; 'mcp__SERVER__*': every tool of an MCP server)",
+    )
+    mcp_option(chat)
     server_options(chat)
 
     models = commands.add_parser("models", help="list the models of the configured providers")
@@ -456,6 +691,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         limit = args.max_message_bytes or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
         return serve(limit)
+    if args.command == "acp":
+        from agentls.acp.main import options_from, serve_acp
+
+        try:
+            options = options_from(args.data_dir, args.faux_script, args.model, args.mcp_config)
+        except ValueError as error:
+            parser.error(str(error))
+        return serve_acp(options)
     if args.command == "demo":
         from agentls.demo import DEMO_PROMPT
 

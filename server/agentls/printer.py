@@ -458,6 +458,11 @@ class Transcript:
             line.append(" · " + result_summary(name, args, result), "dim")
             if name == "bash" and text != "(no output)":
                 preview = [Text("  │ " + s, "dim") for s in text.splitlines()[-TOOL_PREVIEW_LINES:]]
+            elif name.startswith("mcp__"):  # an MCP server's answer: its first lines
+                lines = text.splitlines()
+                preview = [Text("  │ " + s, "dim") for s in lines[:TOOL_PREVIEW_LINES]]
+                if len(lines) > TOOL_PREVIEW_LINES:
+                    preview.append(Text(f"  … {len(lines) - TOOL_PREVIEW_LINES} more lines", "dim"))
             details = result.get("details") if isinstance(result.get("details"), dict) else {}
             if name == "edit" and isinstance(details.get("diff"), str):
                 changed = [
@@ -559,3 +564,74 @@ def final_text(messages: list[dict[str, Any]]) -> str:
                 return content
             return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
     return ""
+
+
+# --- MCP servers and permission questions (``agentls run``, ``agentls chat``) ----------------
+
+STDERR_MARK = "; its stderr ends with:\n"
+"""How the server joins a failed MCP server's reason and the tail of its stderr."""
+
+
+def mcp_status_line(server: dict[str, Any]) -> str | None:
+    """An MCP server that failed or waits for trust (an ``agent/mcpStatus`` or a server of
+    ``agent/listMcpServers``), as one line; ``None`` for the other statuses."""
+    name, status = server.get("name"), server.get("status")
+    if status == "failed":
+        error = str(server.get("error") or "it stopped")
+        reason, _, tail = error.partition(STDERR_MARK)
+        last = [line.strip() for line in tail.splitlines() if line.strip()][-1:]
+        reason = " ".join(reason.split())
+        return f"! MCP server {name} failed: {reason}" + (f" (its stderr: {last[0]})" if last else "")
+    if status == "needsTrust":
+        source = str(server.get("source") or "")
+        return f"! MCP server {name} ({source.rsplit('/', 1)[-1]}) is not started: it waits for your trust"
+    return None
+
+
+def mcp_problem_line(problem: str) -> str:
+    """A mistake in the MCP configuration (``problems`` of ``agent/listMcpServers``), as one line."""
+    return "! MCP configuration: " + " ".join(problem.split())
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer to a permission question on the terminal: its key, outcome and words."""
+
+    key: str
+    outcome: str
+    words: str
+    """``[o]nce``: what the prompt shows."""
+    said: str
+    """``allowed once``: what is shown once it is chosen."""
+
+
+def _field(option: Any, name: str) -> str:
+    value = option.get(name) if isinstance(option, dict) else getattr(option, name, None)
+    return str(value or "")
+
+
+def permission_choices(tool_name: str, options: list[Any]) -> list[Choice]:
+    """The answers a question offers (its ``options``, each with ``id`` and ``label``), with keys:
+    ``o`` once, ``a`` always (``t`` trust, for MCP servers' trust question), ``s`` every tool of
+    the MCP server, ``r`` reject."""
+    trust = tool_name == "mcp"
+    choices: list[Choice] = []
+    for option in options:
+        outcome, label = (_field(option, "id"), _field(option, "label"))
+        if outcome == "allowOnce":
+            choices.append(Choice("o", outcome, "[o]nce", "allowed once"))
+        elif outcome == "allowAlways" and trust:
+            choices.append(
+                Choice("t", outcome, "[t]rust", "trusted (in this folder, until the command changes)")
+            )
+        elif outcome == "allowAlways":
+            choices.append(Choice("a", outcome, "[a]lways", "allowed always (in this folder)"))
+        elif outcome == "allowAlwaysServer":
+            every = label.split(": ", 1)[1] if label.startswith("Allow always: ") else label
+            choices.append(
+                Choice("s", outcome, f"[s] always: {every}", f"allowed always: {every} (in this folder)")
+            )
+        elif outcome == "reject":
+            said = "not trusted: the servers stay stopped" if trust else "rejected"
+            choices.append(Choice("r", outcome, "[r]eject", said))
+    return choices

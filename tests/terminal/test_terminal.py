@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -183,5 +184,55 @@ def test_chat_rewind_conflicts_force_keep_files_and_summary(pane: Pane, tmp_path
     pane.wait_for_input("")
     pane.type("/rewind")
     pane.wait_for("nothing to rewind: no message of yours yet")
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")
+
+
+def test_chat_trusts_a_project_mcp_server_and_allows_all_its_tools(pane: Pane, tmp_path: Path) -> None:
+    from tests.mcp.conftest import quirky_command
+
+    folder = workspace(tmp_path)
+    command = quirky_command()
+    broken = quirky_command("--fail-start")
+    servers = {
+        "quirky": {"command": command[0], "args": command[1:]},
+        "broken": {"command": broken[0], "args": broken[1:]},
+    }
+    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    call = {
+        "type": "toolCall",
+        "id": "m1",
+        "name": "mcp__quirky__echo",
+        "arguments": {"text": "hi from quirky"},
+    }
+    again = {**call, "id": "m2", "name": "mcp__quirky__cwd", "arguments": {}}
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [
+            {"content": [call], "stopReason": "toolUse"},
+            {"content": "Echoed."},
+            {"content": [again], "stopReason": "toolUse"},
+            {"content": "Asked nothing."},
+        ],
+    )
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for("trust? [t]rust [r]eject")
+    pane.wait_for("? Start the MCP servers of")
+    pane.wait_for("! MCP server quirky (.mcp.json) is not started: it waits for your trust")
+    pane.keys("t")
+    pane.wait_for("trusted (in this folder")
+    pane.wait_for("✓ MCP server quirky is ready: ")
+    screen = pane.wait_for("! MCP server broken failed: ")
+    assert "failing at start on purpose" in screen.replace("\n", "")
+    pane.type("echo it")
+    pane.wait_for("allow? [o]nce [a]lways [s] always: every tool of quirky [r]eject")
+    pane.wait_for("? Allow the tool echo of the MCP server quirky?")
+    pane.keys("s")
+    screen = pane.wait_for("Echoed.")
+    assert "allowed always: every tool of quirky (in this folder)" in screen
+    assert "✓ mcp__quirky__echo" in screen and "│ hi from quirky" in screen
+    pane.type("where are you")  # another tool of the server: no question now
+    screen = pane.wait_for("Asked nothing.")
+    assert "✓ mcp__quirky__cwd" in screen and "? Allow the tool cwd" not in screen
     pane.keys("C-d")
     pane.wait_for("[exited 0]")

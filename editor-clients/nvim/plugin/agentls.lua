@@ -94,6 +94,15 @@ end), { nargs = 0, desc = "agentls: a new session with the history up to before 
 vim.api.nvim_create_user_command("AgentTree", setup_and(function()
   require("agentls.tree").open()
 end), { nargs = 0, desc = "agentls: the session's tree of branches; <CR> goes to one" })
+vim.api.nvim_create_user_command("AgentMcp", setup_and(function(args)
+  require("agentls.mcp").command(args.args)
+end), {
+  nargs = "*",
+  desc = "agentls: the session's MCP servers (R restarts, L opens the log); restart NAME, log NAME",
+  complete = function(lead, line)
+    return require("agentls.mcp").complete(lead, line)
+  end,
+})
 vim.api.nvim_create_user_command("AgentQueue", setup_and(function()
   require("agentls.queue").pick()
 end), { nargs = 0, desc = "agentls: edit, move or remove a queued message (pick it)" })

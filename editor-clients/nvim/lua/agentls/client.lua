@@ -49,6 +49,9 @@ end
 function M.init_options()
   local options = vim.deepcopy(config.options.init_options or {})
   options.model = options.model or config.model_ref(config.options.model)
+  if config.options.mcp_servers then -- over init_options.mcpServers
+    options.mcpServers = vim.deepcopy(config.options.mcp_servers)
+  end
   if config.options.permissions then -- over init_options.permissions, tool by tool
     options.permissions = vim.tbl_extend("force", options.permissions or {}, config.options.permissions)
   end

@@ -21,6 +21,7 @@ local M = {}
 ---@field model string|{provider: string, id: string}? default model of new sessions, "provider/id"
 ---@field root_dir string|fun(): string the workspace: sessions' cwd; buffers under it are synchronised
 ---@field permissions table<string, "allow"|"ask"|"deny"|"review">? the tools' modes (initializationOptions.permissions)
+---@field mcp_servers table? MCP servers of every session: { NAME = { command = ..., args = {...} } | { type = "http", url = ... } } (initializationOptions.mcpServers)
 ---@field init_options table other initializationOptions (dataDir, fauxScript, systemPrompt, ...)
 ---@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt does while the agent runs
 ---@field prompt_input "buffer"|"input" how :AgentPrompt without text asks: a prompt buffer or vim.ui.input
@@ -40,6 +41,7 @@ M.defaults = {
     return vim.fn.getcwd()
   end,
   permissions = nil,
+  mcp_servers = nil,
   init_options = {},
   prompt_when_busy = "followUp",
   prompt_input = "buffer",
@@ -70,6 +72,7 @@ M.defaults = {
       toggle = "<CR>",
       allow_once = "a",
       allow_always = "A",
+      allow_server = "S",
       reject = "r",
       help = "?",
       rewind = "R",
@@ -132,6 +135,16 @@ function M.set(opts)
       if type(tool) ~= "string" or not vim.tbl_contains(PERMISSION_MODES, mode) then
         local text = 'permissions.%s must be "allow", "ask", "deny" or "review", not %s'
         return false, text:format(tostring(tool), vim.inspect(mode))
+      end
+    end
+  end
+  if merged.mcp_servers ~= nil then
+    if type(merged.mcp_servers) ~= "table" then
+      return false, 'mcp_servers must be a table, e.g. { time = { command = "uvx", args = { "mcp-server-time" } } }'
+    end
+    for name, entry in pairs(merged.mcp_servers) do
+      if type(entry) ~= "table" or (type(name) == "string" and entry.command == nil and entry.url == nil) then
+        return false, ("mcp_servers.%s must be a table with command (and args) or url"):format(tostring(name))
       end
     end
   end

@@ -27,6 +27,9 @@ function M.lsp_handlers()
     ["agent/bashEnd"] = function(_, params)
       state.on_bash_end(params)
     end,
+    ["agent/mcpStatus"] = function(_, params)
+      require("agentls.mcp").on_status(params)
+    end,
     ["agent/branch"] = function(_, params)
       require("agentls.tree").on_branch(params)
     end,

@@ -1,5 +1,6 @@
---- :checkhealth agentls: the server command, its version and capabilities, its models, and the
---- project instructions and `/` commands it finds in the workspace.
+--- :checkhealth agentls: the server command, its version and capabilities, its models, the
+--- project instructions and `/` commands it finds in the workspace, and the MCP servers (a
+--- warning for each failed one or one waiting for trust, and for the configuration's problems).
 ---
 --- When no server runs yet, the check starts the command once, does the `initialize`
 --- handshake, asks what it reports and shuts it down. The context files and `/` commands are
@@ -39,7 +40,7 @@ local function probe(cmd, env, init_options, timeout_ms, report)
       local body = output:sub(header_end + 4, header_end + 3 + length)
       output = output:sub(header_end + 4 + length)
       local decoded_ok, message = pcall(vim.json.decode, body)
-      if decoded_ok and type(message) == "table" and message.id then
+      if decoded_ok and type(message) == "table" and message.id and message.method == nil then
         responses[message.id] = message
       end
     end
@@ -151,21 +152,62 @@ local function report_workspace(ask, root)
   local state = require("agentls.state")
   local current = state.current
   if current and not state.detached[current] then
-    return report_session(ask, current, "current session")
+    report_session(ask, current, "current session")
+    return current
   end
   local session, err = ask("agent/newSession", { cwd = root })
   if not session then
     health.info("context files: unknown, no session could start: " .. err)
-    return
+    return nil
   end
   report_session(ask, session.sessionId, "a new session")
+  local listing = ask("agent/listMcpServers", { sessionId = session.sessionId })
   ask("agent/deleteSession", { sessionId = session.sessionId })
+  return nil, listing
+end
+
+--- The MCP servers of `session_id` (every server the process knows without one): status,
+--- errors and the configuration's problems.
+local function report_mcp(ask, session_id, listing)
+  health.start("agentls: MCP servers")
+  local err
+  if not listing then
+    listing, err = ask("agent/listMcpServers", session_id and { sessionId = session_id } or {})
+  end
+  if not listing then
+    health.warn("agent/listMcpServers failed: " .. err)
+    return
+  end
+  local mcp = require("agentls.mcp")
+  local servers = listing.servers or {}
+  if #servers == 0 then
+    health.info("none (.mcp.json in the workspace, <dataDir>/mcp.json or setup{ mcp_servers = ... } add them)")
+  end
+  for _, server in ipairs(servers) do
+    local tools = server.tools or {}
+    local text = ("%s (%s, %s): %s"):format(server.name, server.transport, server.source, mcp.status_text[server.status] or server.status)
+    local error = type(server.error) == "string" and server.error or nil
+    if server.status == "ready" then
+      health.ok(("%s · %d tool%s"):format(text, #tools, #tools == 1 and "" or "s"))
+    elseif server.status == "failed" then
+      local log = mcp.log_path(server.name)
+      health.warn(text .. (error and (": " .. error) or ""), log and { "its log: " .. log, ":AgentMcp restart " .. server.name } or nil)
+    elseif server.status == "needsTrust" then
+      health.warn(text, { "answer the trust question, or :AgentMcp restart " .. server.name .. " to be asked again" })
+    else
+      health.info(text)
+    end
+  end
+  for _, problem in ipairs(listing.problems or {}) do
+    health.warn("configuration: " .. problem)
+  end
 end
 
 local function report_server(ask, server_info, capabilities, root)
   if report_capabilities(server_info, capabilities) then
     report_models(ask)
-    report_workspace(ask, root)
+    local session_id, listing = report_workspace(ask, root)
+    report_mcp(ask, session_id, listing)
   end
 end
 

@@ -108,6 +108,7 @@ M.actions = {
   end,
   allow_once = answer("allowOnce"),
   allow_always = answer("allowAlways"),
+  allow_server = answer("allowAlwaysServer"),
   reject = answer("reject"),
   help = function()
     M.help()
@@ -145,6 +146,7 @@ M.action_text = {
   toggle = "fold or unfold the row (tool output and arguments, thinking, summaries)",
   allow_once = "allow the tool call waiting for permission, once",
   allow_always = "allow it always (for this workspace and tool)",
+  allow_server = "allow always every tool of its MCP server (MCP tools only)",
   reject = "reject the tool call waiting for permission",
   help = "show these keys",
   rewind = "rewind to before your message under the cursor (:AgentRewind)",
@@ -157,7 +159,7 @@ M.action_text = {
 }
 
 M.action_order = {
-  "prompt", "steer", "follow_up", "abort", "toggle", "allow_once", "allow_always", "reject",
+  "prompt", "steer", "follow_up", "abort", "toggle", "allow_once", "allow_always", "allow_server", "reject",
   "rewind", "fork", "tree", "edit_queued", "queued_up", "queued_down", "remove_queued", "close", "help",
 }
 

@@ -1,5 +1,5 @@
 --- `agent/requestPermission`: ask the user, in the panel (keys on the tool's row: `a` allow
---- once, `A` always, `r` reject) and with `vim.ui.select` (not with `permission_prompt =
+--- once, `A` always, `S` always for every tool of an MCP tool's server, `r` reject) and with `vim.ui.select` (not with `permission_prompt =
 --- "panel"`, nor with "auto", the default, while `vim.ui.select` is Neovim's blocking list).
 ---
 --- Neovim runs server→client request handlers in a coroutine, so the handler yields
@@ -19,9 +19,14 @@ M.default_options = {
 ---@type table<string, table>
 M.pending = {}
 
---- The question's title with the call's details.
+--- The question's title with the call's details. The trust question of a project's MCP servers
+--- (`toolName` "mcp") says what trusting does.
 local function prompt(params)
-  return ("agentls: %s"):format(params.title or ("Allow the %s tool?"):format(params.toolName or "?"))
+  local title = params.title or ("Allow the %s tool?"):format(params.toolName or "?")
+  if params.toolName == "mcp" then
+    return ("agentls: %s (trusted for this folder until the commands change; :AgentMcp lists them)"):format(title)
+  end
+  return ("agentls: %s"):format(title)
 end
 
 --- The tool call id of the only question waiting, if exactly one waits.
@@ -125,8 +130,9 @@ function M.ask(params)
       if params.sessionId == state.current and not panel.is_open() then
         panel.open(false)
       end
-      local hint = require("agentls.render").permission_hint(config.options.panel)
-      vim.notify(("%s (the panel's tool row, %s)"):format(prompt(params), hint), vim.log.levels.WARN)
+      local hint = require("agentls.render").permission_hint(config.options.panel, params)
+      local where = params.toolName == "mcp" and "the panel" or "the panel's tool row"
+      vim.notify(("%s (%s, %s)"):format(prompt(params), where, hint), vim.log.levels.WARN)
     else
       vim.ui.select(options, {
         prompt = prompt(params),

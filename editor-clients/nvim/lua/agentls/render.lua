@@ -221,7 +221,8 @@ function Builder:tool_row(tool, opts)
   self:hl(#head, #head + #name, "AgentlsToolName")
   self:hl(#line + 2, -1, group)
   if status == "asking" then
-    self:line("    " .. M.permission_hint(opts), "AgentlsToolAsking")
+    local question = require("agentls.permissions").pending[tool.id]
+    self:line("    " .. M.permission_hint(opts, question and question.params), "AgentlsToolAsking")
     self:target(tool)
   end
   if tool.expanded then
@@ -248,12 +249,28 @@ function Builder:tool_row(tool, opts)
   end
 end
 
---- The line under a tool waiting for permission: the panel's keys that answer.
-function M.permission_hint(opts)
+--- The line under a tool waiting for permission: the panel's keys that answer (those of the
+--- question's options, when `params`, the agent/requestPermission params, are given).
+function M.permission_hint(opts, params)
   local keys = opts.keymaps or {}
   local parts = {}
-  for _, pair in ipairs({ { "allow_once", "allow once" }, { "allow_always", "always" }, { "reject", "reject" } }) do
-    if keys[pair[1]] then
+  local offered = nil
+  if type(params) == "table" and type(params.options) == "table" and #params.options > 0 then
+    offered = {}
+    for _, option in ipairs(params.options) do
+      offered[option.id] = option.label or option.id
+    end
+  end
+  local trust = type(params) == "table" and params.toolName == "mcp"
+  local choices = {
+    { "allow_once", "allow once", "allowOnce" },
+    { "allow_always", trust and "trust" or "always", "allowAlways" },
+    { "allow_server", "every tool of the server", "allowAlwaysServer" },
+    { "reject", "reject", "reject" },
+  }
+  for _, pair in ipairs(choices) do
+    local shown = offered == nil and pair[3] ~= "allowAlwaysServer" or (offered ~= nil and offered[pair[3]] ~= nil)
+    if keys[pair[1]] and shown then
       parts[#parts + 1] = keys[pair[1]] .. " " .. pair[2]
     end
   end
