@@ -174,26 +174,24 @@ class Editor:
 
 @contextlib.asynccontextmanager
 async def agent(
-    editor: Editor, data_dir: Path, faux_script: Path
+    editor: Editor, data_dir: Path, faux_script: Path | None, env: dict[str, str] | None = None
 ) -> AsyncIterator[tuple[Any, list[dict[str, Any]]]]:
-    """``agentls acp`` as a subprocess, its connection, and every message it sent (JSON)."""
+    """``agentls acp`` as a subprocess, its connection, and every message it sent (JSON).
+
+    Without ``faux_script`` (and an ``env`` without API keys) no provider is configured.
+    """
     sent: list[dict[str, Any]] = []
 
     def observe(event: Any) -> None:
         if event.direction.value == "incoming":
             sent.append(event.message)
 
-    command = [
-        sys.executable,
-        "-m",
-        "agentls",
-        "acp",
-        "--data-dir",
-        str(data_dir),
-        "--faux-script",
-        str(faux_script),
-    ]
-    async with spawn_agent_process(editor, *command, observers=[observe], use_unstable_protocol=True) as (
+    command = [sys.executable, "-m", "agentls", "acp", "--data-dir", str(data_dir)]
+    if faux_script is not None:
+        command += ["--faux-script", str(faux_script)]
+    async with spawn_agent_process(
+        editor, *command, env=env, observers=[observe], use_unstable_protocol=True
+    ) as (
         connection,
         _process,
     ):

@@ -28,6 +28,7 @@ from acp.schema import (
 from tests.acp.conftest import Editor, agent, agent_validator
 from tests.mcp.conftest import quirky_command
 from tests.server.conftest import tool_call, within
+from tests.server.test_providers_e2e import NO_KEYS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -304,3 +305,26 @@ async def test_a_permission_question_never_answered_then_cancelled_resolves_canc
                 connection.set_config_option(config_id="model", session_id=session, value="faux/none")
             )
         assert "Unknown model" in str(unknown.value.data)
+
+
+async def test_without_a_provider_initialize_offers_auth_methods_and_authenticate_says_what_is_missing(
+    tmp_path: Path,
+) -> None:
+    editor = Editor()
+    async with agent(editor, tmp_path / "data", None, env=NO_KEYS) as (connection, sent):
+        init = await within(
+            connection.initialize(protocol_version=1, client_capabilities=ClientCapabilities())
+        )
+        assert [(m.id, m.vars[0].name) for m in init.auth_methods] == [
+            ("anthropic", "ANTHROPIC_API_KEY"),
+            ("openai", "OPENAI_API_KEY"),
+        ]
+        with pytest.raises(RequestError) as missing:
+            await within(connection.authenticate(method_id="anthropic"))
+        assert missing.value.code == -32000 and "ANTHROPIC_API_KEY is not set" in str(missing.value.data)
+        with pytest.raises(RequestError) as no_model:
+            await within(connection.new_session(cwd=str(tmp_path), mcp_servers=[]))
+        assert no_model.value.code == -32000 and "No model provider" in str(no_model.value.data)
+    validator = agent_validator()
+    for message in sent:
+        validator.validate(message)

@@ -93,6 +93,12 @@ DEFAULT_MODE = "acceptEdits"
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "aborted": "cancelled", "toolUse": "end_turn"}
 
+AUTH_METHODS = {
+    "anthropic": ("Anthropic API key", "ANTHROPIC_API_KEY"),
+    "openai": ("OpenAI API key", "OPENAI_API_KEY"),
+}
+"""``authenticate`` methods when no provider is configured: name and environment variable."""
+
 OPTION_KINDS = {"allowOnce": "allow_once", "allowAlways": "allow_always", "allowAlwaysServer": "allow_always"}
 """agentls's answers as ACP option kinds; ``reject`` is offered as both reject kinds."""
 
@@ -260,24 +266,18 @@ class AcpAgent:
         return [
             EnvVarAuthMethod(
                 type="env_var",
-                id="anthropic",
-                name="Anthropic API key",
-                description="Set ANTHROPIC_API_KEY in the environment agentls acp starts in",
-                vars=[AuthEnvVar(name="ANTHROPIC_API_KEY")],
-            ),
-            EnvVarAuthMethod(
-                type="env_var",
-                id="openai",
-                name="OpenAI API key",
-                description="Set OPENAI_API_KEY (or define a provider in models.json of the data folder)",
-                vars=[AuthEnvVar(name="OPENAI_API_KEY")],
-            ),
+                id=method,
+                name=name,
+                description=f"Set {variable} where agentls acp starts (or define a provider in models.json)",
+                vars=[AuthEnvVar(name=variable)],
+            )
+            for method, (name, variable) in AUTH_METHODS.items()
         ]
 
     async def authenticate(self, method_id: str, **_: Any) -> None:
         if self.manager.list_models():
             return None
-        variable = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}.get(method_id)
+        variable = AUTH_METHODS[method_id][1] if method_id in AUTH_METHODS else None
         if variable is None:
             raise RequestError.invalid_params({"message": f"Unknown authentication method {method_id!r}"})
         if not os.environ.get(variable):
