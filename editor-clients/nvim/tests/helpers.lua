@@ -2,6 +2,21 @@
 -- stubs of vim.ui.select / vim.notify, and the faux workspace.
 local M = {}
 
+--- Put the plugin (the folder above tests/) first in 'runtimepath' and load its plugin file.
+--- Returns the server command: `given`, else $AGENTLS_CMD, else `agentls` on PATH; made
+--- absolute when it is a path (the tests change the current directory).
+function M.load_plugin(given)
+  local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
+  M.plugin_root = vim.fs.dirname(here)
+  vim.opt.runtimepath:prepend(M.plugin_root)
+  vim.cmd.runtime("plugin/agentls.lua")
+  local agentls_exe = given or vim.env.AGENTLS_CMD or "agentls"
+  if agentls_exe:find("/", 1, true) then
+    agentls_exe = vim.fn.fnamemodify(agentls_exe, ":p")
+  end
+  return agentls_exe
+end
+
 local passed, failed = 0, 0
 local out = io.stdout
 
@@ -93,6 +108,37 @@ function M.stub_select(answer)
   return asked
 end
 
+--- A question no test answers is cancelled (Neovim's own list would wait for keys forever).
+function M.cancel_unexpected_questions()
+  M.original_select = function(_, opts, on_choice)
+    io.stderr:write(("[unexpected question] %s\n"):format(opts.prompt))
+    vim.schedule(function()
+      on_choice(nil)
+    end)
+  end
+  vim.ui.select = M.original_select
+end
+
+-- keys and lines ---------------------------------------------------------------------
+
+--- Run `keys` (with mappings) in window `win`.
+function M.keys_in(win, keys)
+  vim.api.nvim_win_call(win, function()
+    vim.cmd("normal " .. vim.keycode(keys))
+  end)
+end
+
+--- The 1-based line of `lines` that contains `text`, the last one when several do.
+function M.last_row(lines, text)
+  local row
+  for i, line in ipairs(lines) do
+    if line:find(text, 1, true) then
+      row = i
+    end
+  end
+  return row
+end
+
 -- the workspace and the server ---------------------------------------------------------
 
 --- A temporary workspace (the current directory) and data dir; setup() with the faux script.
@@ -127,7 +173,7 @@ function M.tool_call(id, name, arguments)
   }
 end
 
---- :AgentNewSession, waiting for it.
+--- :AgentNewSession, waiting for it; its id.
 function M.new_session()
   local state = require("agentls.state")
   local before = state.current
@@ -135,6 +181,21 @@ function M.new_session()
   M.wait(10000, function()
     return state.current ~= nil and state.current ~= before
   end, "a new session")
+  return state.current
+end
+
+--- A faux answer streamed slowly (tokens at 20 a second), and a long one (~27 s at SLOW).
+M.SLOW = { tokensPerSecond = 20, tokenSize = { min = 1, max = 1 } }
+M.LONG = ("All work and no play makes a faux model a dull model. "):rep(40)
+
+--- A new session on `responses` at SLOW, prompted with `text`; back once the panel shows
+--- `shown` (`what`: what is waited for). Returns the session's id.
+function M.slow_run(responses, text, shown, what)
+  M.script(responses, M.SLOW)
+  local session = M.new_session()
+  vim.cmd("AgentPrompt " .. text)
+  M.wait_panel(shown, what, 10000)
+  return session
 end
 
 local settled = {}
@@ -182,6 +243,13 @@ end
 
 function M.panel_text()
   return table.concat(require("agentls.panel").lines(), "\n")
+end
+
+--- Wait (`ms`, 5 s by default) until the panel's text contains `text`.
+function M.wait_panel(text, what, ms)
+  M.wait(ms or 5000, function()
+    return M.panel_text():find(text, 1, true) ~= nil
+  end, what)
 end
 
 --- :checkhealth agentls, as text.

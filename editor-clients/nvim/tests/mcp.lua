@@ -6,19 +6,13 @@
 --
 -- As run.lua: one server for every test, per-test lines on stdout, "N passed, M failed" last.
 local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
-local plugin_root = vim.fs.dirname(here)
-vim.opt.runtimepath:prepend(plugin_root)
-vim.cmd.runtime("plugin/agentls.lua")
 package.path = here .. "/?.lua;" .. package.path
 
 local h = require("helpers")
-local agentls_exe = arg[1] or vim.env.AGENTLS_CMD or "agentls"
-if agentls_exe:find("/", 1, true) then
-  agentls_exe = vim.fn.fnamemodify(agentls_exe, ":p")
-end
+local agentls_exe = h.load_plugin(arg[1])
 -- the quirky server runs with the interpreter of agentls's virtual environment
 local python = vim.fs.dirname(agentls_exe) .. "/python"
-local quirky = vim.fs.dirname(vim.fs.dirname(plugin_root)) .. "/tests/mcp/servers/quirky.py"
+local quirky = vim.fs.dirname(vim.fs.dirname(h.plugin_root)) .. "/tests/mcp/servers/quirky.py"
 
 local env = h.workspace(agentls_exe)
 -- a project's server (asks for trust) and one of the mcp_servers option (the user's: at once)
@@ -36,13 +30,7 @@ local state = require("agentls.state")
 
 local test, wait, expect = h.test, h.wait, h.expect
 
-h.original_select = function(_, opts, on_choice)
-  io.stderr:write(("[unexpected question] %s\n"):format(opts.prompt))
-  vim.schedule(function()
-    on_choice(nil)
-  end)
-end
-vim.ui.select = h.original_select
+h.cancel_unexpected_questions()
 
 local function known(name)
   for _, server in pairs(mcp.known) do
@@ -57,11 +45,7 @@ local function text()
   return table.concat(mcp.lines(), "\n")
 end
 
-local function keys_in(win, keys)
-  vim.api.nvim_win_call(win, function()
-    vim.cmd("normal " .. vim.keycode(keys))
-  end)
-end
+local keys_in = h.keys_in
 
 local trust_asked
 test("the mcp_servers option is the mcpServers initialization option", function()
@@ -75,13 +59,7 @@ test("the mcp_servers option is the mcpServers initialization option", function(
 end)
 
 test("a project's .mcp.json asks for trust; trusted, its server starts", function()
-  trust_asked = h.stub_select(function(items)
-    for _, item in ipairs(items) do
-      if item.id == "allowAlways" then
-        return item
-      end
-    end
-  end)
+  trust_asked = h.stub_select("allowAlways")
   h.new_session()
   wait(15000, function()
     return #trust_asked > 0

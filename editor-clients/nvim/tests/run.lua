@@ -7,16 +7,10 @@
 -- (a session reads the script when it is created). Per-test lines go to stdout and the
 -- last line is "N passed, M failed"; the exit code is non-zero when a test failed.
 local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
-local plugin_root = vim.fs.dirname(here)
-vim.opt.runtimepath:prepend(plugin_root)
-vim.cmd.runtime("plugin/agentls.lua")
 package.path = here .. "/?.lua;" .. package.path
 
 local h = require("helpers")
-local agentls_exe = arg[1] or vim.env.AGENTLS_CMD or "agentls"
-if agentls_exe:find("/", 1, true) then
-  agentls_exe = vim.fn.fnamemodify(agentls_exe, ":p") -- the tests change the current directory
-end
+local agentls_exe = h.load_plugin(arg[1])
 local env = h.workspace(agentls_exe)
 -- project instructions and a prompt template, which every session of the workspace reads
 vim.fn.writefile({ "Answer briefly." }, env.ws .. "/AGENTS.md")
@@ -33,8 +27,7 @@ local state = require("agentls.state")
 
 local test, wait, expect = h.test, h.wait, h.expect
 
-local SLOW = { tokensPerSecond = 20, tokenSize = { min = 1, max = 1 } }
-local LONG = ("All work and no play makes a faux model a dull model. "):rep(40) -- ~27 s at SLOW
+local SLOW, LONG = h.SLOW, h.LONG
 
 -- Tests -------------------------------------------------------------------------------
 
@@ -206,16 +199,10 @@ end)
 
 test("steering during a run is shown queued, then delivered after the turn", function()
   local first = "First answer, streaming slowly so that there is time to steer it. " .. ("And on. "):rep(8)
-  h.script({ { content = first }, { content = "Steered reply." } }, SLOW)
-  h.new_session()
-  vim.cmd("AgentPrompt start")
-  wait(10000, function()
-    return h.panel_text():find("First answer", 1, true) ~= nil
-  end, "the first answer streaming")
+  local responses = { { content = first }, { content = "Steered reply." } }
+  h.slow_run(responses, "start", "First answer", "the first answer streaming")
   vim.cmd("AgentSteer focus on the tests")
-  wait(5000, function()
-    return h.panel_text():find("▸ steer: focus on the tests", 1, true) ~= nil
-  end, "the queued steering message in the panel")
+  h.wait_panel("▸ steer: focus on the tests", "the queued steering message in the panel")
   h.wait_settled(state.current)
   local text = h.panel_text()
   local a = text:find(first, 1, true)
@@ -229,12 +216,7 @@ test("steering during a run is shown queued, then delivered after the turn", fun
 end)
 
 test("abort stops a streaming run", function()
-  h.script({ { content = LONG } }, SLOW)
-  h.new_session()
-  vim.cmd("AgentPrompt talk")
-  wait(10000, function()
-    return h.panel_text():find("All work", 1, true) ~= nil
-  end, "streaming started")
+  h.slow_run({ { content = LONG } }, "talk", "All work", "streaming started")
   local started = vim.uv.now()
   vim.cmd("AgentAbort")
   local settled = h.wait_settled(state.current)
@@ -556,18 +538,11 @@ end)
 
 test("a steering message carries the pending attachments; queued, then shown with its chips", function()
   local first = "A slow answer, so that there is time to steer it. " .. ("And on. "):rep(8)
-  h.script({ { content = first }, { content = "Read it." } }, SLOW)
-  h.new_session()
-  local session = state.current
-  vim.cmd("AgentPrompt start")
-  wait(10000, function()
-    return h.panel_text():find("A slow answer", 1, true) ~= nil
-  end, "the answer streaming")
+  local session = h.slow_run({ { content = first }, { content = "Read it." } }, "start", "A slow answer",
+    "the answer streaming")
   vim.cmd("AgentAddFile README.md")
   vim.cmd("AgentSteer also read this")
-  wait(5000, function()
-    return h.panel_text():find("▸ steer: also read this  📎 1", 1, true) ~= nil
-  end, "the queued steering message with its attachment")
+  h.wait_panel("▸ steer: also read this  📎 1", "the queued steering message with its attachment")
   expect(#context.pending == 0, "sent with the steering message")
   h.wait_settled(session)
   local text = h.panel_text()
@@ -700,22 +675,11 @@ local prompt = require("agentls.prompt")
 local permissions = require("agentls.permissions")
 local progress = require("agentls.progress")
 
---- Run `keys` (with mappings) in window `win`.
-local function keys_in(win, keys)
-  vim.api.nvim_win_call(win, function()
-    vim.cmd("normal " .. vim.keycode(keys))
-  end)
-end
+local keys_in = h.keys_in
 
 --- The 1-based panel line that contains `text`, the last one when several do.
 local function panel_row(text)
-  local row
-  for i, line in ipairs(panel.lines()) do
-    if line:find(text, 1, true) then
-      row = i
-    end
-  end
-  return row
+  return h.last_row(panel.lines(), text)
 end
 
 --- Press `keys` in the panel with the cursor on the line containing `text`.
@@ -986,7 +950,7 @@ test("the server's warnings are notified (window/logMessage); :help agentls work
   handler(nil, { type = 4, message = "just a log line" }, { client_id = client.id, method = "window/logMessage" })
   expect(h.noted("agentls: anthropic: 429 rate limited", vim.log.levels.WARN), "the retry warning is shown")
   expect(not h.noted("just a log line"), "log lines stay in the log")
-  expect(vim.fn.filereadable(plugin_root .. "/doc/tags") == 1, "doc/tags exists")
+  expect(vim.fn.filereadable(h.plugin_root .. "/doc/tags") == 1, "doc/tags exists")
   local ok, err = pcall(vim.cmd.help, "agentls")
   expect(ok, tostring(err))
   expect(vim.fn.expand("%:t") == "agentls.txt", vim.fn.expand("%:t"))

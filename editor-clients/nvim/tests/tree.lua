@@ -6,16 +6,10 @@
 --
 -- As run.lua: one server for every test, per-test lines on stdout, "N passed, M failed" last.
 local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
-local plugin_root = vim.fs.dirname(here)
-vim.opt.runtimepath:prepend(plugin_root)
-vim.cmd.runtime("plugin/agentls.lua")
 package.path = here .. "/?.lua;" .. package.path
 
 local h = require("helpers")
-local agentls_exe = arg[1] or vim.env.AGENTLS_CMD or "agentls"
-if agentls_exe:find("/", 1, true) then
-  agentls_exe = vim.fn.fnamemodify(agentls_exe, ":p")
-end
+local agentls_exe = h.load_plugin(arg[1])
 local env = h.workspace(agentls_exe)
 
 local client = require("agentls.client")
@@ -26,17 +20,9 @@ local tree = require("agentls.tree")
 
 local test, wait, expect = h.test, h.wait, h.expect
 
--- A question no test answers is cancelled (Neovim's own list would wait for keys forever).
-h.original_select = function(_, opts, on_choice)
-  io.stderr:write(("[unexpected question] %s\n"):format(opts.prompt))
-  vim.schedule(function()
-    on_choice(nil)
-  end)
-end
-vim.ui.select = h.original_select
+h.cancel_unexpected_questions()
 
-local SLOW = { tokensPerSecond = 20, tokenSize = { min = 1, max = 1 } }
-local LONG = ("All work and no play makes a faux model a dull model. "):rep(40)
+local LONG = h.LONG
 
 local function path(name)
   return env.ws .. "/" .. name
@@ -61,11 +47,7 @@ local function lines(buf)
   return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 end
 
-local function keys_in(win, keys)
-  vim.api.nvim_win_call(win, function()
-    vim.cmd("normal " .. vim.keycode(keys))
-  end)
-end
+local keys_in = h.keys_in
 
 --- Record the `User` autocmd `pattern` from now on; `got()` is its data once it fired.
 local function record(pattern)
@@ -138,13 +120,7 @@ end
 
 --- The 1-based line of `buf` that contains `text` (the last one when several do).
 local function row_of(buf, text)
-  local row
-  for i, line in ipairs(lines(buf)) do
-    if line:find(text, 1, true) then
-      row = i
-    end
-  end
-  return row
+  return h.last_row(lines(buf), text)
 end
 
 --- Wait for the next agent/settled of `session_id` after `action()` (a prompt sent).
@@ -422,18 +398,10 @@ test(":AgentRewind! keeps the files, summarises the branch; the prompt's attachm
 end)
 
 test("queued messages in the panel: K/J reorder, e edits, x removes", function()
-  h.script({ { content = LONG } }, SLOW)
-  h.new_session()
-  local id = state.current
-  vim.cmd("AgentPrompt talk")
-  wait(10000, function()
-    return h.panel_text():find("All work", 1, true) ~= nil
-  end, "the run streaming")
+  local id = h.slow_run({ { content = LONG } }, "talk", "All work", "the run streaming")
   vim.cmd("AgentFollowUp one")
   vim.cmd("AgentFollowUp two")
-  wait(5000, function()
-    return h.panel_text():find("▸ follow-up: one\n▸ follow-up: two", 1, true) ~= nil
-  end, "both queued")
+  h.wait_panel("▸ follow-up: one\n▸ follow-up: two", "both queued")
   panel.open(true)
   local win = panel.windows()[1]
   local function queue_texts()

@@ -6,6 +6,7 @@ local config = require("agentls.config")
 local context = require("agentls.context")
 local panel = require("agentls.panel")
 local state = require("agentls.state")
+local util = require("agentls.util")
 
 local levels = vim.log.levels
 local M = {}
@@ -14,13 +15,7 @@ local M = {}
 ---@type {provider: string, id: string}?
 M.next_model = nil
 
-local function notify(message, level)
-  vim.notify("agentls: " .. message, level or levels.INFO)
-end
-
-local function fail(err)
-  notify(client.error_text(err), levels.ERROR)
-end
+local notify, fail = util.notify, util.fail
 
 --- A message with attachments was refused: they stay pending; say how to drop them.
 local function fail_with_context(err, attachments)

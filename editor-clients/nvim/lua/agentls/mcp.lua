@@ -5,6 +5,7 @@
 --- The buffer follows agent/mcpStatus.
 local client = require("agentls.client")
 local config = require("agentls.config")
+local util = require("agentls.util")
 
 local api = vim.api
 local levels = vim.log.levels
@@ -17,9 +18,7 @@ M.known = {}
 --- What the buffer shows: {buf, servers, problems, lines = {server?}}.
 M.view = { buf = nil, servers = {}, problems = {}, lines = {} }
 
-local function notify(message, level)
-  vim.notify("agentls: " .. message, level or levels.INFO)
-end
+local notify = util.notify
 
 local function key(server)
   return (server.cwd or "") .. "\0" .. (server.name or "")
@@ -96,47 +95,26 @@ function M.server_lines(server)
   return out
 end
 
+--- A key that does `M[action](name)` for the server under the cursor.
+local function on_server(action)
+  return function()
+    local server = M.server_at_cursor()
+    if not server then
+      return notify("put the cursor on an MCP server", levels.WARN)
+    end
+    M[action](server.name)
+  end
+end
+
 local function buffer()
-  local buf = M.view.buf
-  if buf and api.nvim_buf_is_valid(buf) then
-    return buf
-  end
-  buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, "agentls://mcp")
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "hide"
-  vim.bo[buf].swapfile = false
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = "agentls-mcp"
-  local function map(lhs, fn, desc)
-    vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "agentls: " .. desc })
-  end
-  map("R", function()
-    local server = M.server_at_cursor()
-    if not server then
-      return notify("put the cursor on an MCP server", levels.WARN)
-    end
-    M.restart(server.name)
-  end, "restart the MCP server under the cursor")
-  map("L", function()
-    local server = M.server_at_cursor()
-    if not server then
-      return notify("put the cursor on an MCP server", levels.WARN)
-    end
-    M.open_log(server.name)
-  end, "open the MCP server's log")
-  map("r", function()
-    M.refresh()
-  end, "refresh the list of MCP servers")
-  map("q", function()
-    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-      if #api.nvim_list_wins() > 1 then
-        api.nvim_win_close(win, false)
-      end
-    end
-  end, "close")
-  M.view.buf = buf
-  return buf
+  return util.scratch_buffer(M.view, "agentls://mcp", "agentls-mcp", function(buf)
+    util.map(buf, "R", on_server("restart"), "restart the MCP server under the cursor")
+    util.map(buf, "L", on_server("open_log"), "open the MCP server's log")
+    util.map(buf, "r", function()
+      M.refresh()
+    end, "refresh the list of MCP servers")
+    util.map_close(buf, "close")
+  end)
 end
 
 local ns = api.nvim_create_namespace("agentls.mcp")
@@ -205,7 +183,7 @@ function M.refresh(callback)
   local params, session_id = listing_params()
   client.request("agent/listMcpServers", params, function(err, result)
     if err then
-      return notify(client.error_text(err), levels.ERROR)
+      return util.fail(err)
     end
     M.view.session_id = session_id
     M.view.servers = result.servers or {}
@@ -223,8 +201,7 @@ end
 
 --- Whether the :AgentMcp buffer is shown in a window.
 function M.is_open()
-  local buf = M.view.buf
-  return buf ~= nil and api.nvim_buf_is_valid(buf) and #vim.fn.win_findbuf(buf) > 0
+  return util.is_shown(M.view.buf)
 end
 
 --- :AgentMcp [restart NAME]
@@ -245,16 +222,7 @@ end
 
 function M.open()
   M.refresh(function()
-    local buf = buffer()
-    local win = vim.fn.win_findbuf(buf)[1]
-    if win then
-      api.nvim_set_current_win(win)
-    else
-      local height = math.max(8, math.floor(vim.o.lines / 3))
-      win = api.nvim_open_win(buf, true, { split = "below", win = -1, height = height })
-      vim.wo[win].wrap, vim.wo[win].number, vim.wo[win].relativenumber = false, false, false
-      vim.wo[win].cursorline = true
-    end
+    local win = util.show_below(buffer())
     if #M.view.servers > 0 then
       api.nvim_win_set_cursor(win, { 4, 0 })
     end
@@ -266,7 +234,7 @@ function M.restart(name)
   params = vim.tbl_extend("force", params, { name = name })
   client.request("agent/restartMcpServer", params, function(err, result)
     if err then
-      return notify(client.error_text(err), levels.ERROR)
+      return util.fail(err)
     end
     local status = M.status_text[result.status] or result.status
     notify(("MCP server %s restarted: %s"):format(name, status))

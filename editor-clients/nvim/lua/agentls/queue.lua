@@ -6,6 +6,7 @@
 --- (`index` 1-based, in its queue).
 local client = require("agentls.client")
 local state = require("agentls.state")
+local util = require("agentls.util")
 
 local api = vim.api
 local levels = vim.log.levels
@@ -13,9 +14,7 @@ local M = {}
 
 local KIND = { steering = "steering", followUp = "follow-up" }
 
-local function notify(message, level)
-  vim.notify("agentls: " .. message, level or levels.INFO)
-end
+local notify = util.notify
 
 --- The queue's answer (`{steering, followUp}`) is the session's queue now.
 local function apply(session_id, queue)
@@ -57,35 +56,46 @@ local function with_target(target, what, callback)
   if #targets == 1 then
     return callback(targets[1])
   end
-  vim.ui.select(targets, {
+  util.select(targets, {
     prompt = ("agentls: %s which queued message?"):format(what),
     kind = "agentls.queue_item",
     format_item = function(t)
       return ("%s %d: %s"):format(KIND[t.kind], t.index, vim.split(t.item.text or "", "\n", { plain = true })[1])
     end,
-  }, function(choice)
-    if choice then
-      callback(choice)
+  }, callback)
+end
+
+--- `callback(session_id, chosen)`: the current session and the target (see with_target).
+local function with_queued(target, what, callback)
+  local session_id = state.current
+  if not session_id then
+    return notify("no session: nothing is queued", levels.WARN)
+  end
+  with_target(target, what, function(chosen)
+    callback(session_id, chosen)
+  end)
+end
+
+--- Send `method` with `params`; the queue it answers is the session's, then `done()`. `what`
+--- goes in the error message ("cannot edit it").
+local function change(session_id, method, params, what, done)
+  client.request(method, params, function(err, queue)
+    if err then
+      return failed(err, what)
     end
+    apply(session_id, queue)
+    done()
   end)
 end
 
 --- Edit a queued message's text (in the prompt input, starting from its text); it keeps its
 --- place and its attachments.
 function M.edit(target)
-  local session_id = state.current
-  if not session_id then
-    return notify("no session: nothing is queued", levels.WARN)
-  end
-  with_target(target, "edit", function(chosen)
+  with_queued(target, "edit", function(session_id, chosen)
     local what = ("edit the queued %s message"):format(KIND[chosen.kind])
     require("agentls.commands").ask_text(what, chosen.item.text or "", function(text)
       local params = { sessionId = session_id, itemId = chosen.item.id, text = text }
-      client.request("agent/editQueueItem", params, function(err, queue)
-        if err then
-          return failed(err, "edit it")
-        end
-        apply(session_id, queue)
+      change(session_id, "agent/editQueueItem", params, "edit it", function()
         notify(("queued %s message edited"):format(KIND[chosen.kind]))
       end)
     end)
@@ -108,11 +118,7 @@ end
 
 --- Move a queued message `delta` places (-1: delivered earlier, 1: later) within its queue.
 function M.move(target, delta)
-  local session_id = state.current
-  if not session_id then
-    return notify("no session: nothing is queued", levels.WARN)
-  end
-  with_target(target, "move", function(chosen)
+  with_queued(target, "move", function(session_id, chosen)
     local t = state.transcript(session_id)
     local count = #(t.queue[chosen.kind] or {})
     local index = chosen.index - 1 + delta -- 0-based
@@ -120,11 +126,7 @@ function M.move(target, delta)
       return notify(("the queued %s message is already %s"):format(KIND[chosen.kind], delta < 0 and "first" or "last"))
     end
     local params = { sessionId = session_id, itemId = chosen.item.id, index = index }
-    client.request("agent/moveQueueItem", params, function(err, queue)
-      if err then
-        return failed(err, "move it")
-      end
-      apply(session_id, queue)
+    change(session_id, "agent/moveQueueItem", params, "move it", function()
       follow(chosen.item.id)
     end)
   end)
@@ -132,11 +134,7 @@ end
 
 --- Remove a queued message; the notification has its text.
 function M.remove(target)
-  local session_id = state.current
-  if not session_id then
-    return notify("no session: nothing is queued", levels.WARN)
-  end
-  with_target(target, "remove", function(chosen)
+  with_queued(target, "remove", function(session_id, chosen)
     local params = { sessionId = session_id, itemId = chosen.item.id }
     client.request("agent/clearQueue", params, function(err)
       if err then
@@ -161,16 +159,13 @@ function M.pick()
       { id = "down", label = "Deliver it later" },
       { id = "remove", label = "Remove it" },
     }
-    vim.ui.select(actions, {
+    util.select(actions, {
       prompt = ("agentls: queued %s message %q"):format(KIND[chosen.kind], chosen.item.text or ""),
       kind = "agentls.queue_action",
       format_item = function(action)
         return action.label
       end,
     }, function(action)
-      if not action then
-        return
-      end
       if action.id == "edit" then
         M.edit(chosen)
       elseif action.id == "up" then

@@ -9,18 +9,13 @@
 --- goes to another one (`agent/switchBranch`).
 local client = require("agentls.client")
 local state = require("agentls.state")
+local util = require("agentls.util")
 
 local api = vim.api
 local levels = vim.log.levels
 local M = {}
 
-local function notify(message, level)
-  vim.notify("agentls: " .. message, level or levels.INFO)
-end
-
-local function fail(err)
-  notify(client.error_text(err), levels.ERROR)
-end
+local notify, fail = util.notify, util.fail
 
 --- JSON null decodes as nil in objects, vim.NIL in arrays: both are "none".
 local function value(x)
@@ -151,8 +146,9 @@ local function panel_user_entry(row)
 end
 
 --- `callback(session_id, message)` with the user message to rewind or fork at: the one under the
---- panel's cursor or above it (`from_panel`), else one picked with vim.ui.select, newest first.
-local function with_message(what, from_panel, callback)
+--- panel's cursor or above it (`opts.from_panel`), else one picked with vim.ui.select, newest first.
+local function with_message(what, opts, callback)
+  local from_panel = opts and opts.from_panel
   local session_id = state.current
   if not session_id then
     return notify(("no session to %s: start one with :AgentPrompt {text}"):format(what), levels.ERROR)
@@ -187,16 +183,14 @@ local function with_message(what, from_panel, callback)
       for i = #messages, 1, -1 do
         newest_first[#newest_first + 1] = messages[i]
       end
-      vim.ui.select(newest_first, {
+      util.select(newest_first, {
         prompt = ("agentls: %s to before which message?"):format(what),
         kind = "agentls.user_message",
         format_item = function(message)
           return ("%d. %s  %s"):format(message.ordinal, message.preview, when(message.timestamp))
         end,
       }, function(choice)
-        if choice then
-          callback(session_id, choice)
-        end
+        callback(session_id, choice)
       end)
     end)
   end)
@@ -243,6 +237,18 @@ local function report(verb, result, files)
   notify(table.concat(parts, "; "), level)
 end
 
+--- Ask `question` (vim.ui.select of `items`, `{id, label}` each); `callback(item)` with the
+--- answer, nothing when the user cancels.
+local function choose(question, items, callback)
+  util.select(items, {
+    prompt = "agentls: " .. question,
+    kind = "agentls.confirm",
+    format_item = function(item)
+      return item.label
+    end,
+  }, callback)
+end
+
 --- Send `method` (`agent/rewind` or `agent/switchBranch`) with `params`; a `fileConflict`
 --- lists the files and offers to revert the others (`force`), a failed summary offers to go
 --- without one. `done(result)` after it succeeded.
@@ -262,17 +268,13 @@ local function move(method, params, done)
         levels.WARN)
       local others = { id = "force", label = "Revert the others (leave these as they are)" }
       local cancel = { id = "cancel", label = "Cancel (nothing changes)" }
-      return vim.ui.select({ others, cancel }, {
-        prompt = ("agentls: %d file%s changed since the agent's edit (%s)"):format(#files, #files == 1 and "" or "s",
-          table.concat(vim.tbl_map(function(file)
-            return file.path or "?"
-          end, files), ", ")),
-        kind = "agentls.confirm",
-        format_item = function(item)
-          return item.label
-        end,
-      }, function(choice)
-        if choice and choice.id == "force" then
+      local names = table.concat(vim.tbl_map(function(file)
+        return file.path or "?"
+      end, files), ", ")
+      local question = ("%d file%s changed since the agent's edit (%s)"):format(#files, #files == 1 and "" or "s",
+        names)
+      return choose(question, { others, cancel }, function(choice)
+        if choice.id == "force" then
           move(method, vim.tbl_extend("force", params, { force = true }), done)
         end
       end)
@@ -280,14 +282,8 @@ local function move(method, params, done)
       notify(client.error_text(err), levels.WARN)
       local without = { id = "without", label = "Go on without a summary" }
       local cancel = { id = "cancel", label = "Cancel (nothing changes)" }
-      return vim.ui.select({ without, cancel }, {
-        prompt = "agentls: the summary of the branch left behind failed",
-        kind = "agentls.confirm",
-        format_item = function(item)
-          return item.label
-        end,
-      }, function(choice)
-        if choice and choice.id == "without" then
+      return choose("the summary of the branch left behind failed", { without, cancel }, function(choice)
+        if choice.id == "without" then
           move(method, vim.tbl_extend("force", params, { summarize = false }), done)
         end
       end)
@@ -301,17 +297,8 @@ end
 --- Ask `question` with two answers; `callback(true)` for the first (the default), false for the
 --- second; nothing when the user cancels.
 local function ask(question, first, second, callback)
-  local items = { { id = true, label = first }, { id = false, label = second } }
-  vim.ui.select(items, {
-    prompt = "agentls: " .. question,
-    kind = "agentls.confirm",
-    format_item = function(item)
-      return item.label
-    end,
-  }, function(choice)
-    if choice then
-      callback(choice.id)
-    end
+  choose(question, { { id = true, label = first }, { id = false, label = second } }, function(choice)
+    callback(choice.id)
   end)
 end
 
@@ -341,7 +328,7 @@ end
 ---@param opts {keep_files: boolean?, from_panel: boolean?}?
 function M.rewind(opts)
   opts = opts or {}
-  with_message("rewind", opts.from_panel, function(session_id, message)
+  with_message("rewind", opts, function(session_id, message)
     local function summary(files)
       ask("summarise the branch left behind (for the model)?", "No summary", "Summarise it", function(no)
         M.rewind_to(session_id, message, files, not no)
@@ -382,8 +369,7 @@ end
 --- for the first one); the panel shows it and the message's text is in the prompt input.
 ---@param opts {from_panel: boolean?}?
 function M.fork(opts)
-  opts = opts or {}
-  with_message("fork", opts.from_panel, function(session_id, message)
+  with_message("fork", opts, function(session_id, message)
     local function forked(new_id)
       show_session(new_id, function()
         notify(("forked session %s into %s, before message %d"):format(session_id:sub(1, 8), new_id:sub(1, 8),
@@ -522,57 +508,36 @@ function M.tree_lines(tree, session_id)
 end
 
 local function tree_buf()
-  local buf = M.view.buf
-  if buf and api.nvim_buf_is_valid(buf) then
-    return buf
-  end
-  buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, "agentls://tree")
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "hide"
-  vim.bo[buf].swapfile = false
-  vim.bo[buf].modifiable = false
-  vim.bo[buf].filetype = "agentls-tree"
-  local function map(lhs, fn, desc)
-    vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "agentls: " .. desc })
-  end
-  map("<CR>", function()
-    M.switch_at_cursor(false)
-  end, "go to this entry's branch (files untouched)")
-  map("F", function()
-    M.switch_at_cursor(true)
-  end, "go to this entry's branch, reverting and applying the files")
-  map("L", function()
-    M.label_at_cursor()
-  end, "label (bookmark) this entry")
-  map("r", function()
-    M.refresh()
-  end, "refresh the tree")
-  map("q", function()
-    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-      if #api.nvim_list_wins() > 1 then
-        api.nvim_win_close(win, false)
-      end
-    end
-  end, "close the tree")
-  -- a run of the shown session adds entries: draw them when it ends
-  vim.api.nvim_create_autocmd("User", {
-    group = api.nvim_create_augroup("agentls.tree", { clear = true }),
-    pattern = "AgentlsSettled",
-    callback = function(args)
-      if M.visible() and type(args.data) == "table" and args.data.sessionId == M.view.session_id then
-        M.refresh()
-      end
-    end,
-  })
-  M.view.buf = buf
-  return buf
+  return util.scratch_buffer(M.view, "agentls://tree", "agentls-tree", function(buf)
+    util.map(buf, "<CR>", function()
+      M.switch_at_cursor(false)
+    end, "go to this entry's branch (files untouched)")
+    util.map(buf, "F", function()
+      M.switch_at_cursor(true)
+    end, "go to this entry's branch, reverting and applying the files")
+    util.map(buf, "L", function()
+      M.label_at_cursor()
+    end, "label (bookmark) this entry")
+    util.map(buf, "r", function()
+      M.refresh()
+    end, "refresh the tree")
+    util.map_close(buf, "close the tree")
+    -- a run of the shown session adds entries: draw them when it ends
+    vim.api.nvim_create_autocmd("User", {
+      group = api.nvim_create_augroup("agentls.tree", { clear = true }),
+      pattern = "AgentlsSettled",
+      callback = function(args)
+        if M.visible() and type(args.data) == "table" and args.data.sessionId == M.view.session_id then
+          M.refresh()
+        end
+      end,
+    })
+  end)
 end
 
 --- Whether the tree buffer is shown in a window.
 function M.visible()
-  local buf = M.view.buf
-  return buf ~= nil and api.nvim_buf_is_valid(buf) and #vim.fn.win_findbuf(buf) > 0
+  return util.is_shown(M.view.buf)
 end
 
 --- Draw `tree` (of `session_id`) in the tree buffer.
@@ -595,16 +560,23 @@ local function draw(tree, session_id)
   api.nvim_exec_autocmds("User", { pattern = "AgentlsTree", modeline = false, data = { sessionId = session_id } })
 end
 
+--- `callback(tree)` with `agent/getTree` of `session_id`; an error is notified.
+local function get_tree(session_id, callback)
+  client.request("agent/getTree", { sessionId = session_id }, function(err, tree)
+    if err then
+      return fail(err)
+    end
+    callback(tree)
+  end)
+end
+
 --- Read the tree of the shown session again and redraw it (the cursor stays on its entry).
 function M.refresh(callback)
   local session_id = M.view.session_id
   if not session_id then
     return
   end
-  client.request("agent/getTree", { sessionId = session_id }, function(err, tree)
-    if err then
-      return fail(err)
-    end
+  get_tree(session_id, function(tree)
     local buf = tree_buf()
     local win = vim.fn.win_findbuf(buf)[1]
     local row = win and api.nvim_win_get_cursor(win)[1]
@@ -636,21 +608,10 @@ function M.open()
     if attach_err then
       return fail(attach_err)
     end
-    client.request("agent/getTree", { sessionId = session_id }, function(err, tree)
-      if err then
-        return fail(err)
-      end
+    get_tree(session_id, function(tree)
       local buf = tree_buf()
       draw(tree, session_id)
-      local win = vim.fn.win_findbuf(buf)[1]
-      if win then
-        api.nvim_set_current_win(win)
-      else
-        local height = math.max(8, math.floor(vim.o.lines / 3))
-        win = api.nvim_open_win(buf, true, { split = "below", win = -1, height = height })
-        vim.wo[win].wrap, vim.wo[win].number, vim.wo[win].relativenumber = false, false, false
-        vim.wo[win].cursorline = true
-      end
+      local win = util.show_below(buf)
       local leaf = value(tree.leafId)
       for i, line in ipairs(M.view.lines) do
         if i > 3 and line.entry_id and line.entry_id == leaf then

@@ -1,0 +1,79 @@
+--- What several modules share: notifications, and the scratch buffers of :AgentTree and
+--- :AgentMcp (a hidden `nofile` buffer, its keys, a split below to show it in).
+local api = vim.api
+local levels = vim.log.levels
+local M = {}
+
+function M.notify(message, level)
+  vim.notify("agentls: " .. message, level or levels.INFO)
+end
+
+--- A request's error, as an error notification.
+function M.fail(err)
+  M.notify(require("agentls.client").error_text(err), levels.ERROR)
+end
+
+--- vim.ui.select; `callback(item)` only when the user picked one.
+function M.select(items, opts, callback)
+  vim.ui.select(items, opts, function(choice)
+    if choice then
+      callback(choice)
+    end
+  end)
+end
+
+--- `view.buf` while it is valid, else a new unlisted scratch buffer named `name` (not
+--- modifiable, hidden when left), `setup(buf)` (its keys), then kept in `view.buf`.
+function M.scratch_buffer(view, name, filetype, setup)
+  if view.buf and api.nvim_buf_is_valid(view.buf) then
+    return view.buf
+  end
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_name(buf, name)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = filetype
+  setup(buf)
+  view.buf = buf
+  return buf
+end
+
+--- A normal-mode key of `buf`.
+function M.map(buf, lhs, fn, desc)
+  vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "agentls: " .. desc })
+end
+
+--- `q` in `buf`: close its windows (but never the last window).
+function M.map_close(buf, desc)
+  M.map(buf, "q", function()
+    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+      if #api.nvim_list_wins() > 1 then
+        api.nvim_win_close(win, false)
+      end
+    end
+  end, desc)
+end
+
+--- Whether `buf` is shown in a window.
+function M.is_shown(buf)
+  return buf ~= nil and api.nvim_buf_is_valid(buf) and #vim.fn.win_findbuf(buf) > 0
+end
+
+--- Go to a window of `buf`, else open one: a split below, a third of the screen high (8 lines at
+--- least). Returns the window.
+function M.show_below(buf)
+  local win = vim.fn.win_findbuf(buf)[1]
+  if win then
+    api.nvim_set_current_win(win)
+  else
+    local height = math.max(8, math.floor(vim.o.lines / 3))
+    win = api.nvim_open_win(buf, true, { split = "below", win = -1, height = height })
+    vim.wo[win].wrap, vim.wo[win].number, vim.wo[win].relativenumber = false, false, false
+    vim.wo[win].cursorline = true
+  end
+  return win
+end
+
+return M
