@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from itertools import accumulate
 
 from agentls.ai.types import (
     AssistantMessage,
@@ -67,23 +68,34 @@ def _tools_tokens(tools: list[Tool] | None) -> int:
     return math.ceil(len(dumps_compact([tool.to_wire() for tool in tools])) / _CHARS_PER_TOKEN)
 
 
+def _last_usage(messages: list[Message]) -> tuple[int, int] | None:
+    """``(index, tokens)`` of the last assistant message with a usable usage that is not older than
+    any message before it (pi-ai's forward scan), found from the end.
+
+    The prefix maxima of the timestamps are computed in one C-level pass, so a long
+    transcript costs a list of timestamps rather than a Python loop over every message
+    (this runs for every request).
+    """
+    before = [-math.inf, *accumulate((m.timestamp for m in messages), max)]
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (
+            isinstance(message, AssistantMessage)
+            and message.timestamp >= before[index]
+            and message.stop_reason not in ("aborted", "error")
+            and (tokens := _usage_tokens(message.usage)) > 0
+        ):
+            return index, tokens
+    return None
+
+
 def estimate_context_tokens(context: Context) -> int:
     """The prompt's size: the last usable response's reported usage plus estimates of what came after.
 
     Without such a response, every message, the system prompt and the tools are estimated.
     """
     messages = context.messages
-    latest_prefix = -math.inf
-    last_usage: tuple[int, int] | None = None  # (index, tokens)
-    for index, message in enumerate(messages):
-        if (
-            isinstance(message, AssistantMessage)
-            and message.timestamp >= latest_prefix
-            and message.stop_reason not in ("aborted", "error")
-            and _usage_tokens(message.usage) > 0
-        ):
-            last_usage = (index, _usage_tokens(message.usage))
-        latest_prefix = max(latest_prefix, message.timestamp)
+    last_usage = _last_usage(messages)
     if last_usage is not None:
         index, tokens = last_usage
         later = messages[index + 1 :]
