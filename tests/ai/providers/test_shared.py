@@ -157,6 +157,34 @@ def test_what_messages_became_is_kept_for_the_next_request_and_renamed_ids_still
     assert third[0] is not messages[0] and third[0].content == [TextContent(text="own")]
 
 
+def _underscores(call_id: str) -> str:
+    return call_id.replace("/", "_")
+
+
+def test_a_request_that_extends_the_last_one_converts_only_its_new_messages_with_the_same_result() -> None:
+    messages: list = [
+        user_message("go"),
+        assistant(TextContent(text="theirs"), ToolCall(id="a/1", name="read", arguments={}), model="other"),
+        ToolResultMessage(tool_call_id="a/1", tool_name="read", content=[TextContent(text="r")]),
+        assistant(ToolCall(id="c1", name="read", arguments={}), ToolCall(id="c2", name="read", arguments={})),
+        ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text="ok")]),
+    ]
+    forms = WireForms()
+    first = transform_messages(messages, MODEL, _underscores, forms)
+    assert [getattr(m, "tool_call_id", None) for m in first[-2:]] == ["c1", "c2"]  # c2 answered for now
+    messages += [
+        user_message("next"),
+        ToolResultMessage(tool_call_id="a/1", tool_name="read", content=[TextContent(text="late")]),
+    ]
+    resumed = transform_messages(messages, MODEL, _underscores, forms)
+    fresh = transform_messages(messages, MODEL, _underscores, WireForms())
+    assert resumed == fresh
+    assert resumed[:5] == first[:5] and resumed[1] is first[1], "the converted prefix is reused"
+    assert resumed[-1].tool_call_id == "a_1", "a rename made before still applies"  # type: ignore[union-attr]
+    shorter = transform_messages(messages[:3], MODEL, _underscores, forms)  # not an extension: afresh
+    assert shorter == transform_messages(messages[:3], MODEL, _underscores, WireForms())
+
+
 def test_failed_responses_are_dropped_and_orphaned_calls_get_an_error_result() -> None:
     messages = [
         user_message("go"),

@@ -133,24 +133,31 @@ def _base36(value: int) -> str:
             return out
 
 
+def _normalize_call_id(call_id: str, shorten: bool) -> str:
+    if "|" in call_id:
+        call, _, item = call_id.partition("|")
+        call = re.sub(r"[^a-zA-Z0-9_-]", "_", call)
+        item = re.sub(r"[^a-zA-Z0-9_-]", "_", item)
+        combined = f"{call}_{item}" if item else call
+        if len(combined) <= 40:
+            return combined
+        digest = short_hash(call_id)[:8]
+        return f"{call[: max(1, 40 - len(digest) - 1)]}_{digest}"
+    return call_id[:40] if shorten and len(call_id) > 40 else call_id
+
+
+def _normalize_for_openai(call_id: str) -> str:
+    return _normalize_call_id(call_id, shorten=True)
+
+
+def _normalize_for_others(call_id: str) -> str:
+    return _normalize_call_id(call_id, shorten=False)
+
+
 def tool_call_id_normalizer(model: Model) -> Callable[[str], str]:
-    """Tool call ids for chat completions: OpenAI Responses ids (``call|item``) shortened to 40 characters."""
-
-    def normalize(call_id: str) -> str:
-        if "|" in call_id:
-            call, _, item = call_id.partition("|")
-            call = re.sub(r"[^a-zA-Z0-9_-]", "_", call)
-            item = re.sub(r"[^a-zA-Z0-9_-]", "_", item)
-            combined = f"{call}_{item}" if item else call
-            if len(combined) <= 40:
-                return combined
-            digest = short_hash(call_id)[:8]
-            return f"{call[: max(1, 40 - len(digest) - 1)]}_{digest}"
-        if model.provider == "openai" and len(call_id) > 40:
-            return call_id[:40]
-        return call_id
-
-    return normalize
+    """Tool call ids for chat completions: OpenAI Responses ids (``call|item``) shortened to 40 characters
+    (and any id, for OpenAI itself). One function per kind, so that requests can tell they convert alike."""
+    return _normalize_for_openai if model.provider == "openai" else _normalize_for_others
 
 
 def _image_part(block: ImageContent) -> dict[str, Any]:

@@ -12,7 +12,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
 from agentls.ai.providers.wire_forms import WireForms
 from agentls.ai.types import (
@@ -113,6 +114,21 @@ def _for_target(
     return message.model_copy(update={"content": content}), renamed
 
 
+@dataclass
+class _Resume:
+    """Where the last request's conversion ended, to go on from there when the next one extends it."""
+
+    settings: Hashable
+    messages: list[Message]
+    """Its messages (kept alive, so that their ids stay theirs)."""
+    ids: list[int]
+    renamed: dict[str, str]
+    result: list[Message]
+    """The output before the synthetic results of calls left unanswered at the end."""
+    pending: list[ToolCall]
+    answered: set[str]
+
+
 def transform_messages(
     messages: list[Message],
     model: Model,
@@ -122,11 +138,25 @@ def transform_messages(
     """The conversation as ``model`` should see it (see the module docstring).
 
     ``forms`` keeps what each message became between requests (a provider's
-    :attr:`~agentls.ai.providers.wire_forms.MessageForms.target`).
+    :attr:`~agentls.ai.providers.wire_forms.MessageForms.target`), and where the last
+    request ended: a request whose messages begin with the last one's (the next turn)
+    converts only the messages after them, going on from the state it ended in.
     """
     forms = forms or WireForms()
-    forms.start((model.provider, model.api, model.id))
-    renamed: dict[str, str] = {}
+    settings = (model.provider, model.api, model.id, normalize_tool_call_id)
+    forms.start(settings[:3])
+    ids = list(map(id, messages))
+    last = forms.resume
+    if (
+        isinstance(last, _Resume)
+        and last.settings == settings
+        and len(ids) >= len(last.ids)
+        and ids[: len(last.ids)] == last.ids
+    ):
+        begin, renamed, result = len(last.ids), dict(last.renamed), list(last.result)
+        pending, answered = list(last.pending), set(last.answered)
+    else:
+        begin, renamed, result, pending, answered = 0, {}, [], [], set()
     transformed: list[Message] = []
 
     def for_target(message: Message) -> tuple[AssistantMessage, dict[str, str]]:
@@ -135,7 +165,7 @@ def transform_messages(
     def renamed_result(message: Message) -> Message:
         return message.model_copy(update={"tool_call_id": renamed[message.tool_call_id]})  # type: ignore[union-attr]
 
-    for message in _downgrade_images(messages, model):
+    for message in _downgrade_images(messages[begin:], model):
         if isinstance(message, AssistantMessage):
             message, renames = forms.get(message, for_target)
             if renames:
@@ -145,14 +175,10 @@ def transform_messages(
         transformed.append(message)
     forms.done()
 
-    result: list[Message] = []
-    pending: list[ToolCall] = []
-    answered: set[str] = set()
-
-    def answer_pending() -> None:
+    def answer_pending(into: list[Message]) -> None:
         for call in pending:
             if call.id not in answered:
-                result.append(
+                into.append(
                     ToolResultMessage(
                         tool_call_id=call.id,
                         tool_name=call.name,
@@ -166,7 +192,7 @@ def transform_messages(
     for message in transformed:
         if isinstance(message, AssistantMessage):
             if pending:
-                answer_pending()
+                answer_pending(result)
             if message.stop_reason in ("error", "aborted"):
                 continue
             calls = [b for b in message.content if isinstance(b, ToolCall)]
@@ -178,7 +204,10 @@ def transform_messages(
             result.append(message)
         else:
             if pending:
-                answer_pending()
+                answer_pending(result)
             result.append(message)
-    answer_pending()
+    forms.resume = _Resume(
+        settings, list(messages), ids, dict(renamed), list(result), list(pending), set(answered)
+    )
+    answer_pending(result)
     return result

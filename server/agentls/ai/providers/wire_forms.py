@@ -23,6 +23,8 @@ class WireForms:
         self._settings: Hashable = None
         self._entries: dict[int, tuple[Message, Any]] = {}
         self._next: dict[int, tuple[Message, Any]] = {}
+        self.resume: Any = None
+        """What the conversion left for the next request to go on from (its own business)."""
 
     def start(self, settings: Hashable) -> None:
         """A request begins; its conversion depends on ``settings`` and on nothing else."""
