@@ -258,3 +258,25 @@ def test_thinking_budgets_and_levels() -> None:
     assert clamp_thinking_level(MODEL, {}, "max") == "high"
     assert clamp_thinking_level(MODEL, {"minimal": None}, "minimal") == "low"
     assert clamp_thinking_level(MODEL.model_copy(update={"reasoning": False}), {}, "high") == "off"
+
+
+def test_anthropic_messages_of_a_request_that_extends_the_last_one_reuse_its_wire_forms() -> None:
+    from agentls.ai.providers.anthropic import convert_messages
+
+    messages: list = [
+        user_message("go"),
+        assistant(ToolCall(id="c1", name="read", arguments={}), ToolCall(id="c2", name="read", arguments={})),
+        ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text="one")]),
+    ]
+    forms = WireForms()
+    first = convert_messages(messages, {"type": "ephemeral"}, False, forms)
+    # the next message joins the last wire message (tool results share one user message)
+    messages.append(ToolResultMessage(tool_call_id="c2", tool_name="read", content=[TextContent(text="two")]))
+    second = convert_messages(messages, {"type": "ephemeral"}, False, forms)
+    assert second == convert_messages(messages, {"type": "ephemeral"}, False, WireForms())
+    assert [len(p["content"]) for p in second if p["role"] == "user"][-1] == 2
+    assert second[1] is first[1], "the assistant's wire form is reused"
+    messages.append(user_message("more"))
+    third = convert_messages(messages, None, False, forms)
+    assert third == convert_messages(messages, None, False, WireForms())
+    assert convert_messages(messages[:1], None, False, forms) == convert_messages(messages[:1], None, False)

@@ -50,7 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
-from agentls.ai.providers.wire_forms import MessageForms, WireForms
+from agentls.ai.providers.wire_forms import MessageForms, WireForms, WirePrefix
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -241,17 +241,28 @@ def convert_messages(
     allow_empty_signature: bool,
     forms: WireForms | None = None,
 ) -> list[dict[str, Any]]:
-    """Anthropic's messages: consecutive tool results share a user message; the last is cached."""
+    """Anthropic's messages: consecutive tool results share a user message; the last is cached.
+
+    A request whose messages begin with those the last one converted up to its last
+    wire message (which the next messages may still join) reuses that part.
+    """
     forms = forms or WireForms()
     forms.start(allow_empty_signature)
 
     def convert(message: Message) -> dict[str, Any] | None:
         return _convert(message, allow_empty_signature)
 
-    params: list[dict[str, Any]] = []
-    index = 0
+    ids = list(map(id, messages))
+    last = forms.resume
+    if isinstance(last, WirePrefix) and last.matches(allow_empty_signature, ids):
+        index, params = len(last.ids), list(last.forms)
+    else:
+        index, params = 0, []
+    last_start: int | None = None
+    """Where the last wire message made here began (the next request goes on from there)."""
     while index < len(messages):
         message = messages[index]
+        start = index
         index += 1
         if isinstance(message, ToolResultMessage):
             results = [forms.get(message, convert)]
@@ -259,9 +270,13 @@ def convert_messages(
                 results.append(forms.get(following, convert))
                 index += 1
             params.append({"role": "user", "content": results})
+            last_start = start
         elif (form := forms.get(message, convert)) is not None:
             params.append(form)
+            last_start = start
     forms.done()
+    if last_start is not None:
+        forms.resume = WirePrefix(allow_empty_signature, messages[:last_start], ids[:last_start], params[:-1])
     if cache is not None and params and params[-1]["role"] == "user":
         last = params[-1]
         if isinstance(last["content"], str):

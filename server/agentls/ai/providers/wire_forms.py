@@ -53,3 +53,18 @@ class MessageForms:
     def __init__(self) -> None:
         self.target = WireForms()
         self.wire = WireForms()
+
+
+class WirePrefix:
+    """The wire forms of a request's messages up to its last wire message, for the next request."""
+
+    def __init__(self, settings: Hashable, messages: list[Message], ids: list[int], forms: list[Any]) -> None:
+        self.settings = settings
+        self.messages = messages
+        """Kept alive, so that their ids stay theirs."""
+        self.ids = ids
+        self.forms = forms
+
+    def matches(self, settings: Hashable, ids: list[int]) -> bool:
+        """Whether a request with these settings and message ids begins with these messages."""
+        return settings == self.settings and len(ids) >= len(self.ids) and ids[: len(self.ids)] == self.ids
