@@ -280,3 +280,39 @@ def test_anthropic_messages_of_a_request_that_extends_the_last_one_reuse_its_wir
     third = convert_messages(messages, None, False, forms)
     assert third == convert_messages(messages, None, False, WireForms())
     assert convert_messages(messages[:1], None, False, forms) == convert_messages(messages[:1], None, False)
+
+
+@pytest.mark.parametrize("bridged", [False, True])
+def test_chat_completion_messages_of_a_request_that_extends_the_last_one_are_the_same(bridged: bool) -> None:
+    from agentls.ai import Context
+    from agentls.ai.providers.openai_compat import OpenAICompat, convert_messages
+    from agentls.ai.providers.wire_forms import MessageForms
+
+    compat = OpenAICompat(
+        supports_store=False,
+        supports_developer_role=False,
+        supports_reasoning_effort=False,
+        requires_assistant_after_tool_result=bridged,
+    )
+    image = ImageContent(data="AA==", mime_type="image/png")
+    messages: list = [
+        user_message("go"),
+        assistant(ToolCall(id="c1", name="read", arguments={}), ToolCall(id="c2", name="read", arguments={})),
+        ToolResultMessage(tool_call_id="c1", tool_name="read", content=[TextContent(text="one")]),
+    ]
+    forms = MessageForms()
+
+    def both(prompt: str) -> list:
+        context = Context(system_prompt=prompt, messages=list(messages))
+        resumed = convert_messages(MODEL, context, compat, forms)
+        assert resumed == convert_messages(MODEL, context, compat, MessageForms())
+        return resumed
+
+    both("first")
+    messages.append(
+        ToolResultMessage(tool_call_id="c2", tool_name="read", content=[TextContent(text="2"), image])
+    )
+    both("first")
+    messages.append(user_message("next"))
+    converted = both("a new system prompt")
+    assert converted[0]["content"] == "a new system prompt"

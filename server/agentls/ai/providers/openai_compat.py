@@ -50,7 +50,7 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
-from agentls.ai.providers.wire_forms import MessageForms
+from agentls.ai.providers.wire_forms import MessageForms, WirePrefix
 from agentls.ai.secrets import CredentialError
 from agentls.ai.types import (
     AssistantMessage,
@@ -250,7 +250,8 @@ def convert_messages(
         context.messages, model, tool_call_id_normalizer(model), message_forms.target
     )
     forms = message_forms.wire
-    forms.start((compat, model.reasoning, "image" in model.input))
+    settings = (compat, model.reasoning, "image" in model.input)
+    forms.start(settings)
 
     def convert(message: Message) -> Any:
         if isinstance(message, ToolResultMessage):
@@ -259,15 +260,21 @@ def convert_messages(
             return _user(message)
         return _assistant(message, model, compat)  # type: ignore[arg-type]
 
-    params: list[dict[str, Any]] = []
-    if context.system_prompt:
-        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
-        params.append({"role": role, "content": sanitize_surrogates(context.system_prompt)})
+    ids = list(map(id, messages))
+    last = forms.resume
+    params: list[dict[str, Any]]
+    last_role: str | None
+    if isinstance(last, WirePrefix) and last.matches(settings, ids):
+        # the last request's wire messages before its last one, and what it knew there
+        index, params, last_role = len(last.ids), list(last.forms), last.state
+    else:
+        index, params, last_role = 0, [], None
     bridge = {"role": "assistant", "content": "I have processed the tool results."}
-    last_role: str | None = None
-    index = 0
+    unit: tuple[int, int, str | None] | None = None
+    """Where the last message (or run of tool results) began: its index, the output's length, the role."""
     while index < len(messages):
         message = messages[index]
+        unit = (index, len(params), last_role)
         if (
             compat.requires_assistant_after_tool_result
             and last_role == "toolResult"
@@ -300,6 +307,12 @@ def convert_messages(
         last_role = message.role
         index += 1
     forms.done()
+    if unit is not None:
+        start, length, role = unit
+        forms.resume = WirePrefix(settings, messages[:start], ids[:start], params[:length], role)
+    if context.system_prompt:
+        role = "developer" if model.reasoning and compat.supports_developer_role else "system"
+        params.insert(0, {"role": role, "content": sanitize_surrogates(context.system_prompt)})
     return params
 
 

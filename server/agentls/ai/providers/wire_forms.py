@@ -58,12 +58,16 @@ class MessageForms:
 class WirePrefix:
     """The wire forms of a request's messages up to its last wire message, for the next request."""
 
-    def __init__(self, settings: Hashable, messages: list[Message], ids: list[int], forms: list[Any]) -> None:
+    def __init__(
+        self, settings: Hashable, messages: list[Message], ids: list[int], forms: list[Any], state: Any = None
+    ) -> None:
         self.settings = settings
         self.messages = messages
         """Kept alive, so that their ids stay theirs."""
         self.ids = ids
         self.forms = forms
+        self.state = state
+        """What the conversion knew at that point (the converter's own business)."""
 
     def matches(self, settings: Hashable, ids: list[int]) -> bool:
         """Whether a request with these settings and message ids begins with these messages."""
