@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 from pathlib import Path
@@ -44,6 +45,8 @@ from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor import EditorConnection, EditorWorkspace
 from agentls.tools.review import EditReviews
+
+logger = logging.getLogger(__name__)
 
 
 def _client_path(path: str) -> Path:
@@ -305,6 +308,8 @@ class SessionManager:
         permissions = _modes(loaded.header.permissions)
         session = self._open(loaded.header, models, model, level, writer, mcp, permissions, instructions)
         session.load_warnings = await interrupted_report(loaded.tree, session.workspace)
+        if session.load_warnings:
+            logger.warning("session %s: %s", session_id, " ".join(session.load_warnings))
         await session.refresh_instructions()
         return session
 
