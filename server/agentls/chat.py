@@ -638,12 +638,9 @@ class Chat:
 
 async def chat(args: Any) -> int:
     """``agentls chat``: returns the exit code."""
-    from agentls.cli import _check_allowed, _check_mcp_config, _client_options, _data_dir, _parse_model
+    from agentls.cli import _check_options, _client_options, _data_dir
 
-    model = _parse_model(args.model, "chat")
-    problem = (
-        model if isinstance(model, str) else _check_allowed(args, "chat") or _check_mcp_config(args, "chat")
-    )
+    model, problem = _check_options(args, "chat")
     if problem:
         print(problem, file=sys.stderr)
         return 2

@@ -217,6 +217,15 @@ def _check_mcp_config(args: argparse.Namespace, command: str) -> str | None:
     return None
 
 
+def _check_options(args: argparse.Namespace, command: str) -> tuple[tuple[str, str] | None, str | None]:
+    """``run``'s and ``chat``'s options: the model of ``--model``, and an error message for the first
+    bad one of ``--model``, ``--allow`` and ``--mcp-config`` (which it loads into ``args.mcp_servers``)."""
+    model = _parse_model(args.model, command)
+    if isinstance(model, str):
+        return None, model
+    return model, _check_allowed(args, command) or _check_mcp_config(args, command)
+
+
 def _data_dir(args: argparse.Namespace) -> Path | None:
     """The server's data folder: ``--data-dir``, else its default (``$AGENTLS_DATA_DIR``, ...)."""
     if args.data_dir:
@@ -349,10 +358,7 @@ async def _run(args: argparse.Namespace) -> int:
     from agentls.printer import Transcript, final_text
 
     _show_server_warnings(SERVER_LOG)
-    model = _parse_model(args.model, "run")
-    problem = (
-        model if isinstance(model, str) else _check_allowed(args, "run") or _check_mcp_config(args, "run")
-    )
+    model, problem = _check_options(args, "run")
     if problem:
         print(problem, file=sys.stderr)
         return 2
