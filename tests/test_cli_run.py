@@ -345,15 +345,15 @@ def test_run_allow_lets_a_tool_run_without_a_question(tmp_path: Path) -> None:
     assert (tmp_path / "made.txt").read_text() == "made\n"
 
 
-def test_run_on_a_terminal_asks_before_running_bash(tmp_path: Path) -> None:
+def answer_on_a_terminal(args: list[str], question: bytes, answer: bytes) -> tuple[int, str, bytes]:
+    """``agentls ARGS`` with a terminal on stdin and stderr (stdout piped): once ``question`` shows
+    there, ``answer`` is typed. Its exit code, stdout, and what the terminal showed up to the question."""
     import pty
     import select
 
-    script = bash_script(tmp_path / "faux.json", "echo asked > asked.txt")
-    options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
     controller, terminal = pty.openpty()
     process = subprocess.Popen(
-        [sys.executable, "-m", "agentls", "run", "go", *options],
+        [sys.executable, "-m", "agentls", *args],
         cwd=PROJECT_ROOT,
         env=environment(),
         stdin=terminal,
@@ -364,18 +364,25 @@ def test_run_on_a_terminal_asks_before_running_bash(tmp_path: Path) -> None:
     os.close(terminal)
     seen = b""
     try:
-        while b"[r]eject?" not in seen:  # the question, on the terminal
+        while question not in seen:
             ready, _, _ = select.select([controller], [], [], TIMEOUT)
             assert ready, f"no question within {TIMEOUT} s; terminal showed: {seen!r}"
             seen += os.read(controller, 4096)
-        assert b"Run the command: echo asked > asked.txt" in seen
-        os.write(controller, b"o\n")
+        os.write(controller, answer)
         stdout, _ = process.communicate(timeout=TIMEOUT)
     finally:
         if process.poll() is None:
             process.kill()
         os.close(controller)
-    assert process.returncode == 0
+    return process.returncode, stdout, seen
+
+
+def test_run_on_a_terminal_asks_before_running_bash(tmp_path: Path) -> None:
+    script = bash_script(tmp_path / "faux.json", "echo asked > asked.txt")
+    options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
+    code, stdout, seen = answer_on_a_terminal(["run", "go", *options], b"[r]eject?", b"o\n")
+    assert b"Run the command: echo asked > asked.txt" in seen
+    assert code == 0
     assert "Ran it." in stdout
     assert (tmp_path / "asked.txt").read_text() == "asked\n"
 
@@ -521,37 +528,13 @@ def test_a_project_mcp_json_without_a_terminal_says_it_needs_trust(tmp_path: Pat
 
 
 def test_run_on_a_terminal_asks_to_trust_a_project_mcp_server_and_remembers_it(tmp_path: Path) -> None:
-    import pty
-    import select
-
     mcp_config(tmp_path / ".mcp.json", {"quirky": quirky()})
     script = echo_script(tmp_path / "faux.json")
     options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
-    controller, terminal = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentls", "run", "-p", "go", "--allow", "mcp__quirky__*", *options],
-        cwd=PROJECT_ROOT,
-        env=environment(),
-        stdin=terminal,
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        text=True,
-    )
-    os.close(terminal)
-    seen = b""
-    try:
-        while b"[r]eject? " not in seen:  # the trust question, on the terminal
-            ready, _, _ = select.select([controller], [], [], TIMEOUT)
-            assert ready, f"no question within {TIMEOUT} s; terminal showed: {seen!r}"
-            seen += os.read(controller, 4096)
-        assert b"Start the MCP servers of " in seen and b"[t]rust (in this folder), or [r]eject? " in seen
-        os.write(controller, b"t\n")
-        process.communicate(timeout=TIMEOUT)
-    finally:
-        if process.poll() is None:
-            process.kill()
-        os.close(controller)
-    assert process.returncode == 0
+    args = ["run", "-p", "go", "--allow", "mcp__quirky__*", *options]
+    code, _, seen = answer_on_a_terminal(args, b"[r]eject? ", b"t\n")  # the trust question
+    assert b"Start the MCP servers of " in seen and b"[t]rust (in this folder), or [r]eject? " in seen
+    assert code == 0
     again = agentls("run", "go", "--allow", "mcp__quirky__*", *options)  # trusted: no question, it starts
     assert again.returncode == 0, again.stderr
     assert "│ hi from quirky" in again.stdout and "trust" not in again.stderr, again.stderr
