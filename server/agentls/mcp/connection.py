@@ -51,6 +51,8 @@ class McpConnection:
         self.status: Status = "needsTrust" if config.needs_trust else "starting"
         self.error: str | None = None
         self.tools: list[mcp_types.Tool] = []
+        self.agent_tools: tuple[list[mcp_types.Tool], list[Any]] | None = None
+        """The agent's tools made of ``tools`` (that very list), kept for the next turns."""
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._settled = asyncio.Event()

@@ -104,8 +104,12 @@ def agent_tools(connection: McpConnection) -> list[AgentTool]:
     again); names that collide keep the first."""
     if connection.status not in ("ready", "failed"):
         return []
+    made = connection.agent_tools
+    if made is not None and made[0] is connection.tools:  # made for this listing: every turn asks
+        return made[1]
     tools: dict[str, AgentTool] = {}
     for tool in connection.tools:
         agent_tool = mcp_tool(connection, tool)
         tools.setdefault(agent_tool.name, agent_tool)
-    return list(tools.values())
+    connection.agent_tools = (connection.tools, list(tools.values()))
+    return connection.agent_tools[1]
