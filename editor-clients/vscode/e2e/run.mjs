@@ -515,10 +515,12 @@ async function answerReview(page, { action, title, path: file, reason }) {
 async function clickCopy(page, { what, hasText }) {
   const frame = await panelFrame(page);
   if (!frame) throw new Error('the agent panel webview was not found');
+  // hover() and click() scroll the row into view themselves, and wait again for a row the
+  // panel drew anew meanwhile (scrollIntoViewIfNeeded fails on one that was replaced)
   const row = frame.locator('.row.text', { hasText }).last();
-  await row.scrollIntoViewIfNeeded();
   if (what === 'code') {
     const block = row.locator('.code-block').first();
+    await block.waitFor();
     const tokens = await block.locator('code span[class^="tok-"]').evaluateAll((spans) =>
       spans.map((span) => ({ kind: span.className, text: span.textContent, colour: getComputedStyle(span).color })));
     const plain = await block.locator('code').evaluate((code) => getComputedStyle(code).color);

@@ -121,6 +121,7 @@ export class SessionController {
   private readonly questions = new Map<string, (outcome: PermissionOutcome) => void>();
   /** The changes waiting for review, of every session (`agent/reviewEdit`). */
   reviews: ReviewInfo[] = [];
+  /** The session being created: until its state has come, it is not the current session yet for `ensureSession`. */
   private creating: Promise<string> | undefined;
   /**
    * The branch the transcript was reloaded for: `agent/branch` and the result of the request
@@ -442,15 +443,24 @@ export class SessionController {
 
   /** The current session, created on first use. */
   async ensureSession(): Promise<string> {
+    if (this.creating !== undefined) return this.creating;
     if (this.sessionId !== undefined) return this.sessionId;
-    this.creating ??= this.newSession().finally(() => {
-      this.creating = undefined;
-    });
-    return this.creating;
+    return this.newSession();
   }
 
-  /** `cwd`: the session's folder (default: the first workspace folder). */
-  async newSession(options: { permissions?: Record<string, string>; cwd?: string } = {}): Promise<string> {
+  /**
+   * `cwd`: the session's folder (default: the first workspace folder). Whoever asks for
+   * the session meanwhile (`ensureSession`) waits for its state (project instructions, models).
+   */
+  newSession(options: { permissions?: Record<string, string>; cwd?: string } = {}): Promise<string> {
+    const creating: Promise<string> = this.createSession(options).finally(() => {
+      if (this.creating === creating) this.creating = undefined;
+    });
+    this.creating = creating;
+    return creating;
+  }
+
+  private async createSession(options: { permissions?: Record<string, string>; cwd?: string }): Promise<string> {
     const cwd = options.cwd ?? this.workspaceFolder();
     const defaults = this.sessionDefaults();
     const permissions = { ...defaults.permissions, ...options.permissions };

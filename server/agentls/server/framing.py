@@ -156,9 +156,13 @@ async def read_chunks(fd: int, size: int = 1 << 16) -> AsyncIterator[bytes]:
                 chunk = os.read(fd, size)
             except OSError:
                 chunk = b""
+            put = queue.put(chunk)
             try:
-                asyncio.run_coroutine_threadsafe(queue.put(chunk), loop).result()
-            except (RuntimeError, asyncio.CancelledError, TimeoutError):  # the loop has ended
+                asyncio.run_coroutine_threadsafe(put, loop).result()
+            except RuntimeError:  # the loop has closed: the coroutine never ran
+                put.close()
+                return
+            except (asyncio.CancelledError, TimeoutError):  # the loop ended while it waited
                 return
 
     threading.Thread(target=pump, name="agentls-stdin", daemon=True).start()
