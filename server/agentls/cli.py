@@ -693,10 +693,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --cwd as the server stores folders (absolute, links resolved)
     args.folder = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
     if args.command in (None, "serve"):
+        from agentls.server.boot import boot
+        from agentls.server.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+        limit = (
+            args.max_message_bytes
+            or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
+            or DEFAULT_MAX_MESSAGE_BYTES
+        )
+        started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
         from agentls.server import serve
 
-        limit = args.max_message_bytes or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
-        return serve(limit)
+        return serve(limit, started)
     if args.command == "acp":
         from agentls.acp.main import options_from, serve_acp
 

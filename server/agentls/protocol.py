@@ -75,6 +75,10 @@ class CompactionSettings(ProtocolModel):
     """About how many tokens of the newest messages a compaction keeps as they are."""
 
 
+FAUX_SCRIPT_ENV = "AGENTLS_FAUX_SCRIPT"
+"""The environment variable naming a faux script when ``fauxScript`` does not."""
+
+
 class InitializationOptions(ProtocolModel):
     """``initializationOptions`` of ``initialize``; every field is optional."""
 

@@ -1,5 +1,17 @@
-"""agentls.server: the JSON-RPC stdio server (pygls) that maps ``agent/*`` requests onto sessions."""
+"""agentls.server: the JSON-RPC stdio server (pygls) that maps ``agent/*`` requests onto sessions.
 
-from agentls.server.app import AgentServer, create_server, serve
+Its names are imported when first used, so that :mod:`agentls.server.boot` can answer
+``initialize`` before pygls is imported.
+"""
+
+from typing import Any
 
 __all__ = ["AgentServer", "create_server", "serve"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from agentls.server import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module 'agentls.server' has no attribute {name!r}")

@@ -31,8 +31,6 @@ from agentls.ai.secrets import RedactingFilter
 from agentls.protocol import (
     AGENT_ERROR,
     INVALID_PARAMS,
-    PROTOCOL_VERSION,
-    REQUESTS,
     AbortBashResult,
     BashParams,
     BashResult,
@@ -81,12 +79,14 @@ from agentls.protocol import (
     TreeResult,
     json_converter,
 )
+from agentls.server.boot import Boot, agent_capabilities
 from agentls.server.editor import LspEditor
 from agentls.server.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
     CoalescingWriter,
     Frame,
     FrameParser,
+    FramingError,
     read_frames,
 )
 from agentls.server.logs import ClientLogHandler
@@ -103,18 +103,6 @@ M = TypeVar("M", bound=BaseModel)
 CLOSE_SECONDS = 10
 """How long the runs of a closing server may take to abort and save."""
 
-SERVER_FEATURES = [
-    "sessions",
-    "persistence",
-    "queue",
-    "deltaEvents",
-    "faux",
-    "permissions",
-    "toolProgress",
-    "editorWorkspace",
-    "compaction",
-]
-
 
 class AgentProtocol(StrictProtocol):
     """Adds ``capabilities.experimental.agent`` to the ``initialize`` result."""
@@ -122,9 +110,7 @@ class AgentProtocol(StrictProtocol):
     @lsp_method(lsp.INITIALIZE)
     def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {
-            "agent": {"version": PROTOCOL_VERSION, "features": SERVER_FEATURES, "methods": sorted(REQUESTS)}
-        }
+        result.capabilities.experimental = {"agent": agent_capabilities()}
         return result
 
 
@@ -207,12 +193,16 @@ class AgentServer(LanguageServer):
 
     # --- the connection ------------------------------------------------------------------
 
-    def serve_stdio(self, max_message_bytes: int) -> int:
-        """Serve on stdin and stdout until ``exit`` or the end of input; the exit code."""
+    def serve_stdio(self, started: Boot) -> int:
+        """Serve on stdin and stdout until ``exit`` or the end of input; the exit code.
+
+        ``started``: what :func:`~agentls.server.boot.boot` read (and answered) before.
+        """
         writer = CoalescingWriter(sys.stdout.buffer, lambda error: self.connection_lost())
         self.protocol.set_writer(writer)
+        self.protocol.answered_early = started.answered
         try:
-            asyncio.run(self._serve(sys.stdin.buffer.fileno(), FrameParser(max_message_bytes)))
+            asyncio.run(self._serve(sys.stdin.buffer.fileno(), started))
         except SystemExit as exit_request:  # pygls's ``exit`` handler: 0 after shutdown, else 1
             return exit_request.code if isinstance(exit_request.code, int) else 0
         finally:
@@ -220,8 +210,8 @@ class AgentServer(LanguageServer):
             self.shutdown()
         return 0
 
-    async def _serve(self, fd: int, parser: FrameParser) -> None:
-        self._reading = asyncio.create_task(self._read(fd, parser))
+    async def _serve(self, fd: int, started: Boot) -> None:
+        self._reading = asyncio.create_task(self._read(fd, started))
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
             # An editor closing may terminate the server: end as at the end of input.
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.connection_lost)
@@ -229,18 +219,21 @@ class AgentServer(LanguageServer):
             await self._reading
         await self.close_sessions()
 
-    async def _read(self, fd: int, parser: FrameParser) -> None:
-        async for item in read_frames(fd, parser):
-            if isinstance(item, Frame):
-                try:
-                    self.protocol.handle_body(item.body)
-                except Exception:  # a bug must cost one message, not the connection
-                    logger.exception("a message could not be handled")
-            else:
-                self.protocol.reply_error(
-                    None, INVALID_REQUEST if item.too_large else PARSE_ERROR, item.message
-                )
-            await asyncio.sleep(0)  # let the handlers just started run before the next message
+    async def _read(self, fd: int, started: Boot) -> None:
+        for item in started.read:
+            await self._handle(item)
+        async for item in read_frames(fd, started.parser):
+            await self._handle(item)
+
+    async def _handle(self, item: Frame | FramingError) -> None:
+        if isinstance(item, Frame):
+            try:
+                self.protocol.handle_body(item.body)
+            except Exception:  # a bug must cost one message, not the connection
+                logger.exception("a message could not be handled")
+        else:
+            self.protocol.reply_error(None, INVALID_REQUEST if item.too_large else PARSE_ERROR, item.message)
+        await asyncio.sleep(0)  # let the handlers just started run before the next message
 
     def connection_lost(self) -> None:
         """The client stopped reading (or sent SIGTERM): end as at the end of input."""
@@ -512,8 +505,11 @@ def create_server() -> AgentServer:
     return server
 
 
-def serve(max_message_bytes: int | None = None) -> NoReturn:
-    """Run the server on stdio until ``exit`` or the end of input (running work is aborted then)."""
+def serve(max_message_bytes: int | None = None, started: Boot | None = None) -> NoReturn:
+    """Run the server on stdio until ``exit`` or the end of input (running work is aborted then).
+
+    ``started``: what :func:`~agentls.server.boot.boot` read before (default: nothing yet).
+    """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentls: %(levelname)s %(message)s")
     # On the handler, not a logger: a handler sees the records of every logger.
     logging.getLogger().handlers[0].addFilter(RedactingFilter())
@@ -521,7 +517,9 @@ def serve(max_message_bytes: int | None = None) -> NoReturn:
     logging.getLogger("agentls").addHandler(ClientLogHandler(server))
     code = 0
     with contextlib.suppress(KeyboardInterrupt):
-        code = server.serve_stdio(max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES)
+        code = server.serve_stdio(
+            started or Boot(FrameParser(max_message_bytes or DEFAULT_MAX_MESSAGE_BYTES))
+        )
     end_process(code)
 
 

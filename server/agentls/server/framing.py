@@ -37,6 +37,11 @@ _TAIL = len(b"content-length:") - 1
 """Bytes kept from the end of skipped data, so a header split across two reads is found."""
 
 
+def frame_bytes(body: bytes) -> bytes:
+    """``body`` after its ``Content-Length`` header (the only one: ``Content-Type`` is optional)."""
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
     body: bytes

@@ -27,6 +27,7 @@ internal errors, and never sent.
 from __future__ import annotations
 
 import contextvars
+import json
 import logging
 import uuid
 from concurrent.futures import Future
@@ -43,6 +44,8 @@ from agentls.ai.json_codec import json_bytes
 from agentls.ai.local_files import parse_strict_json
 from agentls.ai.secrets import redact
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
+from agentls.server.boot import KEPT_FIELDS
+from agentls.server.framing import frame_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +94,8 @@ class StrictProtocol(LanguageServerProtocol):
         self._outgoing: dict[MsgId, Future[Any]] = {}
         """The server's own requests waiting for the client's answer (pygls keeps them with the client's)."""
         self._initialize_seen = False
+        self.answered_early: tuple[MsgId, dict[str, Any]] | None = None
+        """The ``initialize`` that :mod:`agentls.server.boot` answered: its id and the result it sent."""
 
     # --- reading -------------------------------------------------------------------------
 
@@ -170,14 +175,39 @@ class StrictProtocol(LanguageServerProtocol):
                 )
             except Exception as error:
                 problem = _structure_problem(error)
-                message = f"Invalid params for {method}: {problem}"
-                self.reply_error(msg_id, INVALID_PARAMS, message, INVALID_PARAMS_DATA)
-                return
+                if self._is_answered_early(msg_id):
+                    structured = self._without_capabilities(message, message_type, problem)
+                else:
+                    message = f"Invalid params for {method}: {problem}"
+                    self.reply_error(msg_id, INVALID_PARAMS, message, INVALID_PARAMS_DATA)
+                    return
         if method == lsp.INITIALIZE:
             self._initialize_seen = True
         elif method == lsp.SHUTDOWN:
             self._shutdown = True  # pygls sets it once shutdown's handler ended: too late for what follows
         contextvars.copy_context().run(self._handle_request, msg_id, method, structured.params)
+
+    def _is_answered_early(self, msg_id: MsgId) -> bool:
+        return self.answered_early is not None and self.answered_early[0] == msg_id
+
+    def _without_capabilities(self, message: dict[str, Any], message_type: type, problem: str) -> Any:
+        """An ``initialize`` already answered cannot be refused: it goes on without the client's capabilities.
+
+        :mod:`agentls.server.boot` checked the other fields the server keeps, so only
+        the LSP capabilities can be what the structuring refused.
+        """
+        logger.warning("initialize: the client's capabilities are left out (%s)", problem)
+        params = message.get("params") or {}
+        kept = {key: params[key] for key in KEPT_FIELDS if key in params}
+        return self._converter.structure(
+            {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "method": lsp.INITIALIZE,
+                "params": {**kept, "capabilities": {}},
+            },
+            message_type,
+        )
 
     def _notification(self, method: str, message: dict[str, Any]) -> None:
         if self._shutdown and method != lsp.EXIT:
@@ -264,6 +294,9 @@ class StrictProtocol(LanguageServerProtocol):
     def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId, method: str = "") -> None:  # type: ignore[override]
         if self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
+        if self._is_answered_early(msg_id):
+            self._check_early_answer(future)
+            return
         if future.cancelled():
             self.reply_error(
                 msg_id, REQUEST_CANCELLED, f"{method}: the request was cancelled", level=logging.DEBUG
@@ -282,6 +315,21 @@ class StrictProtocol(LanguageServerProtocol):
             logger.error("%s failed: %s: %s", method, type(error).__name__, error, exc_info=error)
             message = f"Internal error in {method}: {type(error).__name__}: {error}"
             self.reply_error(msg_id, INTERNAL_ERROR, message, level=logging.DEBUG)
+
+    def _check_early_answer(self, future: Future[Any]) -> None:
+        """The server's own answer to the ``initialize`` the boot answered: not sent, but compared."""
+        assert self.answered_early is not None
+        early = self.answered_early[1]
+        self.answered_early = None
+        if future.cancelled() or future.exception() is not None:
+            logger.error(
+                "initialize, answered early, then failed: %r",
+                None if future.cancelled() else future.exception(),
+            )
+            return
+        result = json.loads(json_bytes(future.result(), self._serialize_message))
+        if result != early:
+            logger.error("initialize was answered early with %s; the server's answer is %s", early, result)
 
     def _send_result(self, msg_id: MsgId, method: str, result: Any) -> None:
         try:
@@ -347,8 +395,7 @@ class StrictProtocol(LanguageServerProtocol):
 
     def encode(self, data: Any) -> bytes:
         """A frame: compact JSON (NaN and the infinities as ``null``) with its ``Content-Length`` header."""
-        body = json_bytes(data, self._serialize_message)
-        return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        return frame_bytes(json_bytes(data, self._serialize_message))
 
     def write(self, frame: bytes) -> None:
         """Hand a frame to the writer (which reports a client that is gone to the server itself)."""

@@ -37,11 +37,10 @@ from agentls.ai.providers.catalog import (
 )
 from agentls.ai.providers.faux import FauxProvider, FauxScript, FauxScriptError
 from agentls.ai.secrets import redact
+from agentls.protocol import FAUX_SCRIPT_ENV
 from agentls.session.errors import SessionError
 
 logger = logging.getLogger(__name__)
-
-FAUX_SCRIPT_ENV = "AGENTLS_FAUX_SCRIPT"
 
 FAUX_MODEL_IDS = ("faux-1",)
 MODELS_FILE = "models.json"
@@ -106,7 +105,7 @@ def warm_up(settings: ProviderSettings) -> None:
             for spec in specs:
                 _provider(spec)
             if specs:
-                from agentls.ai.providers.clients import warm_up_http
+                from agentls.http_warm_up import warm_up_http
 
                 warm_up_http()
         except Exception as error:

@@ -1,0 +1,45 @@
+"""The SSL context of every HTTP client, and what the first request imports, made ahead of it.
+
+Loading the CA bundle takes ~20 ms and httpx imports its connection stack (~25 ms)
+only when a client sends its first request; done then, both delayed the first streamed
+token. :func:`warm_up_http` does them in a thread first. This module imports nothing
+of agentls, only httpx, so that :mod:`agentls.server.boot` can run it while the main
+thread imports the server (two threads importing the same modules can deadlock).
+"""
+
+from __future__ import annotations
+
+import importlib
+import ssl
+import threading
+
+import httpx
+
+_tls_lock = threading.Lock()
+_tls: ssl.SSLContext | None = None
+
+
+def tls_context() -> ssl.SSLContext:
+    """httpx's default SSL context (its CA bundle, ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), made once."""
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            _tls = httpx.create_ssl_context()
+        return _tls
+
+
+_FIRST_REQUEST_MODULES = (
+    "httpcore",
+    "h11",
+    "anyio._backends._asyncio",
+    "anyio.streams.tls",
+    "anyio.to_thread",
+)
+"""What httpx imports only when a client is made and sends its first request (~25 ms)."""
+
+
+def warm_up_http() -> None:
+    """Make the SSL context and import what the first request would, so that it does not wait (a thread)."""
+    tls_context()
+    for name in _FIRST_REQUEST_MODULES:
+        importlib.import_module(name)
