@@ -25,7 +25,11 @@ PermissionOutcome = Literal["allowOnce", "allowAlways", "allowAlwaysServer", "re
 
 
 class ProtocolModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # Each model's validator is built when first used (``defer_build``), not at import: the
+    # server's boot validates only the ``initialize`` options, and a session uses a few dozen.
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True
+    )
 
     def wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
