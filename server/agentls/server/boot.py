@@ -126,8 +126,11 @@ def boot(fd: int, max_message_bytes: int) -> Boot:
         message, options = usable
         result = initialize_result(message["params"]["capabilities"])
         answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-        sys.stdout.buffer.write(frame_bytes(json.dumps(answer, separators=(",", ":")).encode()))
-        sys.stdout.buffer.flush()
+        try:
+            sys.stdout.buffer.write(frame_bytes(json.dumps(answer, separators=(",", ":")).encode()))
+            sys.stdout.buffer.flush()
+        except OSError:  # the client is gone: the server finds out as it answers, and ends
+            return started
         started.answered = (message["id"], result)
         if not (options.faux_script or os.environ.get(FAUX_SCRIPT_ENV)):
             threading.Thread(target=_warm_up_http, name="agentls-boot-warm-up", daemon=True).start()
