@@ -1050,6 +1050,13 @@ async function main() {
     // 4. A palette command in the real UI.
     const listed = await showSessionsFromPalette(page).catch((error) => `${error}`);
     check('"Agent: Show Sessions" from the command palette lists the session', /\d+ messages/.test(listed), listed);
+    // The server answers initialize before it has loaded, then checks its own answer against
+    // the one sent: VS Code's capabilities must give the same, and be usable as they are.
+    const serverLog = agentlsLogs(path.join(WORK, 'user', 'logs')).join('\n');
+    check('the server logged its output (the extension\'s agentls.log)', serverLog.includes('Starting'), serverLog.length);
+    check('the early initialize answer is the one the server gives, for VS Code\'s capabilities',
+      !/answered early|capabilities are left out/.test(serverLog),
+      serverLog.split('\n').filter((line) => /answered early|capabilities are left out/.test(line)));
     log(`screenshots in ${ARTIFACTS}`);
   } catch (error) {
     check('no error', false, error instanceof Error ? error.stack : String(error));
@@ -1060,6 +1067,14 @@ async function main() {
   const failed = results.filter((r) => !r.ok).length;
   console.log(`\ne2e: ${results.length - failed} passed, ${failed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   process.exit(failed === 0 ? 0 : 1);
+}
+
+/** The text of every agentls.log (the extension's output channel) under code-server's logs folder. */
+function agentlsLogs(folder) {
+  if (!fs.existsSync(folder)) return [];
+  return fs.readdirSync(folder, { recursive: true })
+    .filter((name) => path.basename(name) === 'agentls.log')
+    .map((name) => fs.readFileSync(path.join(folder, name), 'utf8'));
 }
 
 await main();
