@@ -7,11 +7,14 @@ early answer is checked against pygls's for each kind of client.
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.editor.headless import NVIM
 from tests.server.conftest import FauxScript, server_options
 from tests.server.raw import RawServer, notification, request
 
@@ -62,6 +65,34 @@ async def test_the_early_answer_is_the_one_the_server_gives(
     usable = [e for e in encodings if e in ("utf-8", "utf-16", "utf-32")]
     assert capabilities["positionEncoding"] == (usable[0] if usable else "utf-16")
     assert capabilities["experimental"]["agent"]["methods"]
+
+
+def neovim_capabilities() -> dict[str, Any]:
+    """What real Neovim sends as its client capabilities (Lua writes its empty tables as ``[]``)."""
+    lua = "io.write(vim.json.encode(vim.lsp.protocol.make_client_capabilities()))"
+    result = subprocess.run(
+        [str(NVIM), "--headless", "--clean", "-c", f"lua {lua}", "-c", "qa!"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return json.loads(result.stdout)
+
+
+async def test_neovims_own_capabilities_get_the_early_answer_the_server_gives(
+    data_dir: Path, faux_script: FauxScript
+) -> None:
+    capabilities = neovim_capabilities()
+    assert capabilities["general"]["positionEncodings"]
+    server = await RawServer.start()
+    answer = await server.initialize(server_options(data_dir, faux_script), capabilities)
+    stderr = await finish(server)
+    assert (
+        answer["result"]["capabilities"]["positionEncoding"]
+        == capabilities["general"]["positionEncodings"][0]
+    )
+    assert not any(error in stderr for error in (*EARLY_ERRORS, b"left out")), stderr.decode()
 
 
 async def test_what_came_with_initialize_is_handled_after_it(

@@ -17,6 +17,7 @@ is skipped whole, and a lying length is skipped up to the next real header.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -167,7 +168,7 @@ async def read_chunks(fd: int, size: int = 1 << 16) -> AsyncIterator[bytes]:
             except RuntimeError:  # the loop has closed: the coroutine never ran
                 put.close()
                 return
-            except (asyncio.CancelledError, TimeoutError):  # the loop ended while it waited
+            except concurrent.futures.CancelledError:  # the loop ended while it waited
                 return
 
     threading.Thread(target=pump, name="agentls-stdin", daemon=True).start()
