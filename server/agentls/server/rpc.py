@@ -321,11 +321,10 @@ class StrictProtocol(LanguageServerProtocol):
         assert self.answered_early is not None
         early = self.answered_early[1]
         self.answered_early = None
-        if future.cancelled() or future.exception() is not None:
-            logger.error(
-                "initialize, answered early, then failed: %r",
-                None if future.cancelled() else future.exception(),
-            )
+        if future.cancelled():  # the client's $/cancelRequest, too late to matter
+            return
+        if future.exception() is not None:
+            logger.error("initialize, answered early, then failed: %r", future.exception())
             return
         result = json.loads(json_bytes(future.result(), self._serialize_message))
         if result != early:
