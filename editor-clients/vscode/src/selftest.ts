@@ -276,6 +276,12 @@ async function settledRun(api: AgentExtension, runId: string | undefined, timeou
   return find() as SettledNotification;
 }
 
+/** The first run to settle after this call (one the driver or a submit starts); the runs settled so far do not count. */
+function nextSettled(api: AgentExtension): () => SettledNotification | undefined {
+  const known = new Set(api.controller.settled.map((s) => s.runId));
+  return () => api.controller.settled.find((s) => !known.has(s.runId));
+}
+
 function rows(api: AgentExtension): readonly Row[] {
   return api.controller.transcript.rows;
 }
@@ -416,6 +422,20 @@ function toolRow(api: AgentExtension, toolCallId: string): Extract<Row, { kind: 
   );
 }
 
+/** Check that the tool row of `toolCallId` ended as `status` with `output` in its result. */
+function checkToolEnded(
+  api: AgentExtension,
+  rec: Recorder,
+  step: string,
+  name: string,
+  toolCallId: string,
+  status: 'done' | 'error',
+  output: string,
+): void {
+  const tool = toolRow(api, toolCallId);
+  rec.check(step, name, tool?.status === status && tool.output.includes(output), tool);
+}
+
 /** Prompt for a `bash` call, wait for its permission question, have the driver answer it; the run's end. */
 async function promptAndAnswer(
   api: AgentExtension,
@@ -451,8 +471,7 @@ async function promptAndAnswer(
 async function permission(api: AgentExtension, rec: Recorder): Promise<void> {
   const step = 'permission';
   await promptAndAnswer(api, rec, step, 'Run the check.', 'call-bash', 'Allow once');
-  const tool = toolRow(api, 'call-bash');
-  rec.check(step, 'bash ran after "Allow once"', tool?.status === 'done' && tool.output.includes(BASH_OUTPUT), tool);
+  checkToolEnded(api, rec, step, 'bash ran after "Allow once"', 'call-bash', 'done', BASH_OUTPUT);
 }
 
 async function reject(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
@@ -466,13 +485,7 @@ async function reject(api: AgentExtension, rec: Recorder, folder: string): Promi
     await config.update('permissionPrompt', undefined, vscode.ConfigurationTarget.Global);
   }
   rec.check(step, 'the setting change did not restart the server', api.connection.running && api.controller.connected);
-  const tool = toolRow(api, 'call-bash-reject');
-  rec.check(
-    step,
-    'bash row ends as an error with the rejection',
-    tool?.status === 'error' && tool.output.includes(REJECTION),
-    tool,
-  );
+  checkToolEnded(api, rec, step, 'bash row ends as an error with the rejection', 'call-bash-reject', 'error', REJECTION);
   rec.check(step, 'the rejected command did not run', !fs.existsSync(path.join(folder, REJECTED_FILE)));
   rec.check(step, 'the model answered the rejection', textRows(api).some((row) => row.text === REJECTED_ANSWER));
   const shown = await api.panel.renderedText();
@@ -491,8 +504,7 @@ async function allowAlways(api: AgentExtension, rec: Recorder, folder: string): 
   const c = api.controller;
   const [first, second] = ALWAYS;
   await promptAndAnswer(api, rec, step, 'Run the first check.', first.toolCallId, 'Allow always');
-  const ran = toolRow(api, first.toolCallId);
-  rec.check(step, 'bash ran after "Allow always"', ran?.status === 'done' && ran.output.includes(first.output), ran);
+  checkToolEnded(api, rec, step, 'bash ran after "Allow always"', first.toolCallId, 'done', first.output);
   rec.check(step, `${first.file} written`, fs.existsSync(path.join(folder, first.file)));
   const rules = await permissionRules(api, folder);
   const rule = rules.find((r) => r.toolName === 'bash');
@@ -514,8 +526,7 @@ async function allowAlways(api: AgentExtension, rec: Recorder, folder: string): 
   if (asked) await c.abort(); // do not leave the run hanging on an unexpected question
   const settled = c.settled.find((s) => s.runId === result.runId);
   rec.check(step, 'second run settled with stop', settled?.stopReason === 'stop', settled);
-  const tool = toolRow(api, second.toolCallId);
-  rec.check(step, 'second bash row done', tool?.status === 'done' && tool.output.includes(second.output), tool);
+  checkToolEnded(api, rec, step, 'second bash row done', second.toolCallId, 'done', second.output);
   const written = path.join(folder, second.file);
   rec.check(
     step,
@@ -638,8 +649,7 @@ async function writeNewFile(api: AgentExtension, rec: Recorder, folder: string):
     for (const watch of watches) watch.dispose();
   }
   rec.check(step, 'run settled with stop', settled.stopReason === 'stop', settled);
-  const tool = toolRow(api, 'call-write');
-  rec.check(step, 'write row done (new file)', tool?.status === 'done' && tool.output.includes('(new file)'), tool);
+  checkToolEnded(api, rec, step, 'write row done (new file)', 'call-write', 'done', '(new file)');
   rec.check(step, 'created through the editor (CreateFile in a workspace edit)', created.includes(target), created);
   rec.check(step, 'the editor document got the content', editorText === CREATED_TEXT, editorText);
   const open = vscode.workspace.textDocuments.find(mine);
@@ -676,9 +686,8 @@ async function continueAfterError(api: AgentExtension, rec: Recorder): Promise<v
   rec.check(step, 'follow-up still queued after the error', queued, c.queue);
   rec.check(step, 'Continue offered', c.header().canContinue);
   // The driver clicks Continue in the panel: a new run delivers the follow-up and completes.
-  const known = new Set(c.settled.map((s) => s.runId));
+  const next = nextSettled(api);
   rec.ask({ waiting: 'continue' });
-  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
   await waitFor(api, () => next() !== undefined, 30_000, 'the run started by Continue to settle');
   const settled = next() as SettledNotification;
   rec.check(step, 'Continue started a run that settled with stop', settled.stopReason === 'stop', settled);
@@ -842,9 +851,8 @@ async function template(api: AgentExtension, rec: Recorder): Promise<void> {
     greet?.kind === 'template' && greet.description === TEMPLATE.description && greet.argumentHint === TEMPLATE.argumentHint,
     commands,
   );
-  const known = new Set(c.settled.map((s) => s.runId));
+  const next = nextSettled(api);
   rec.ask({ waiting: 'complete', ...TEMPLATE });
-  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
   await waitFor(api, () => next() !== undefined, 30_000, `the run of /${TEMPLATE.name} ${TEMPLATE.args}`);
   rec.check(step, 'the /greet run settled with stop', next()?.stopReason === 'stop', next());
   const user = rows(api).findLast((row) => row.kind === 'user');
@@ -893,9 +901,8 @@ async function editorContext(api: AgentExtension, rec: Recorder, folder: string)
   );
   rec.check(step, 'the added selection is no longer offered', c.header().suggestion === undefined, c.header().suggestion);
   // The driver picks files from the `@` list (and removes one), then sends the prompt.
-  const known = new Set(c.settled.map((s) => s.runId));
+  const next = nextSettled(api);
   rec.ask({ waiting: 'attach', label: SELECTED.label, ...ATTACH, text: CONTEXT_PROMPT });
-  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
   await waitFor(api, () => next() !== undefined, 60_000, 'the run of the prompt with attachments');
   rec.check(step, 'the prompt with attachments settled with stop', next()?.stopReason === 'stop', next());
   rec.check(step, 'the chips left the prompt box once sent', c.header().attachments.length === 0, c.header().attachments);
@@ -941,9 +948,8 @@ async function diagnostics(api: AgentExtension, rec: Recorder, folder: string): 
   rec.check(step, `VS Code reports a problem in ${BROKEN}`, first !== undefined, reported);
   // A diagnostics attachment, then the model calls the diagnostics tool: both ask agent/getDiagnostics.
   c.addAttachment(chipFor({ type: 'diagnostics', uri: uri.toString() }, BROKEN));
-  const known = new Set(c.settled.map((s) => s.runId));
+  const next = nextSettled(api);
   await c.submit(DIAGNOSTICS_PROMPT, 'prompt');
-  const next = (): SettledNotification | undefined => c.settled.find((s) => !known.has(s.runId));
   await waitFor(api, () => next() !== undefined, 60_000, 'the run that calls the diagnostics tool');
   rec.check(step, 'the run settled with stop', next()?.stopReason === 'stop', next());
   const infos = attachmentInfos(await contextMessage(api, DIAGNOSTICS_PROMPT));
@@ -1185,13 +1191,7 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   rec.ask({ waiting: 'review', action: 'reject', title: REVIEW_TITLE, path: REVIEWED, reason: REJECT_REASON });
   const second = await settledRun(api, rejectRun, 60_000);
   rec.check(step, 'the rejected run settled with stop', second.stopReason === 'stop', second);
-  const rejectRow = toolRow(api, 'call-review-reject');
-  rec.check(
-    step,
-    'Reject: the tool result has the reason',
-    rejectRow?.status === 'error' && rejectRow.output.includes(REVIEW_REJECTION),
-    rejectRow,
-  );
+  checkToolEnded(api, rec, step, 'Reject: the tool result has the reason', 'call-review-reject', 'error', REVIEW_REJECTION);
   rec.check(
     step,
     'Reject: the file is unchanged',
@@ -1321,9 +1321,9 @@ async function rewindAndFork(api: AgentExtension, rec: Recorder, folder: string)
   rec.check(step, 'Redo puts the reverted text back', document.getText() === REWIND.user.open && disk(REWIND.open) === REWIND.user.open);
 
   // 2. The text is back in the prompt box (the driver checked): Enter sends it again, from there.
-  const known = new Set(c.settled.map((s) => s.runId));
+  const sentAgain = nextSettled(api);
   rec.ask({ waiting: 'key', key: 'Enter' });
-  await waitFor(api, () => c.settled.some((s) => !known.has(s.runId)), 30_000, 'the prompt sent again to settle');
+  await waitFor(api, () => sentAgain() !== undefined, 30_000, 'the prompt sent again to settle');
   const goneOn = await messages(api);
   rec.check(
     step,

@@ -54,12 +54,20 @@ class FakeServer implements AgentRpc {
   }
 }
 
-async function started(): Promise<{ server: FakeServer; c: SessionController }> {
+/** A controller connected to a fake server, its session created; `answering` changes the server's answers first. */
+async function started(answering?: (server: FakeServer) => void): Promise<{ server: FakeServer; c: SessionController }> {
   const server = new FakeServer();
+  answering?.(server);
   const c = new SessionController(server, () => '/w');
   await c.connectionChanged(true);
   await c.ensureSession();
   return { server, c };
+}
+
+/** Prompt `text`; its run (run-1) starts the tool call `toolCallId`. */
+async function runningTool(c: SessionController, text: string, toolCallId: string, toolName: string, args: Record<string, unknown>): Promise<void> {
+  await c.prompt(text);
+  c.handleEvent({ sessionId: 's1', runId: 'run-1', seq: 1, event: { type: 'tool_execution_start', toolCallId, toolName, args } });
 }
 
 function play(c: SessionController): void {
@@ -144,13 +152,7 @@ describe('SessionController', () => {
 
   it('shows waiting for permission while a question is open', async () => {
     const { c } = await started();
-    await c.prompt('hi');
-    c.handleEvent({
-      sessionId: 's1',
-      runId: 'run-1',
-      seq: 1,
-      event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'ls' } },
-    });
+    await runningTool(c, 'hi', 'c1', 'bash', { command: 'ls' });
     c.permissionPending('s1', 'c1', true);
     expect(c.status).toBe('permission');
     expect(c.transcript.rows[0]).toMatchObject({ kind: 'tool', status: 'permission' });
@@ -191,13 +193,7 @@ describe('SessionController', () => {
 
     async function asking(): Promise<SessionController> {
       const { c } = await started();
-      await c.prompt('hi');
-      c.handleEvent({
-        sessionId: 's1',
-        runId: 'run-1',
-        seq: 1,
-        event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'bash', args: { command: 'ls' } },
-      });
+      await runningTool(c, 'hi', 'c1', 'bash', { command: 'ls' });
       c.permissionPending('s1', 'c1', true);
       return c;
     }
@@ -247,13 +243,7 @@ describe('SessionController', () => {
 
   it('shows a change waiting for review on its tool row and in the status, and lists every pending review', async () => {
     const { c } = await started();
-    await c.prompt('edit it');
-    c.handleEvent({
-      sessionId: 's1',
-      runId: 'run-1',
-      seq: 1,
-      event: { type: 'tool_execution_start', toolCallId: 'c1', toolName: 'edit', args: { path: 'm.py', edits: [] } },
-    });
+    await runningTool(c, 'edit it', 'c1', 'edit', { path: 'm.py', edits: [] });
     const review = { id: 1, sessionId: 's1', toolCallId: 'c1', toolName: 'edit', path: 'm.py' };
     const elsewhere = { id: 2, sessionId: 'other', toolCallId: 'c9', toolName: 'write', path: 'n.py' };
     c.setReviews([elsewhere]);
@@ -456,17 +446,19 @@ describe('SessionController sessions', () => {
     { sessionId: 's9', cwd: '/w', title: 'Fix the tests', createdAt: 1, updatedAt: 2, messageCount: 1, loaded: false },
     { sessionId: 's8', cwd: '/w', createdAt: 1, updatedAt: 2, messageCount: 0, loaded: false },
   ];
-  function withStore(server: FakeServer): void {
+  /** A started session whose server then answers from `stored`. */
+  async function withStore(): Promise<{ server: FakeServer; c: SessionController }> {
+    const { server, c } = await started();
     server.answers['agent/listSessions'] = () => ({ sessions: stored });
     server.answers['agent/loadSession'] = (p) => ({ sessionId: p.sessionId, messageCount: 1 });
     server.answers['agent/getMessages'] = () => ({ messages: [{ role: 'user', content: 'hi', timestamp: 1 }], total: 1 });
     server.answers['agent/deleteSession'] = () => ({ deleted: true });
+    return { server, c };
   }
   const notices = (c: SessionController) => c.transcript.rows.filter((row) => row.kind === 'notice').map((row) => row.kind === 'notice' && row.text);
 
   it('names a loaded session by its title, looked up when not given, else by its id', async () => {
-    const { server, c } = await started();
-    withStore(server);
+    const { server, c } = await withStore();
     await c.loadSession('s9');
     expect(notices(c)).toEqual(['Loaded "Fix the tests" (1 message).']);
     expect(server.calls.filter((call) => call.method === 'agent/listSessions')).toEqual([
@@ -480,8 +472,7 @@ describe('SessionController sessions', () => {
   });
 
   it('renames a session with agent/renameSession: the stored name, null when cleared', async () => {
-    const { server, c } = await started();
-    withStore(server);
+    const { server, c } = await withStore();
     server.answers['agent/renameSession'] = (p) => ({ name: p.name === '' ? null : p.name });
     expect(await c.renameSession('s9', 'Tests, fixed')).toBe('Tests, fixed');
     expect(await c.renameSession('s9', '')).toBeNull();
@@ -493,8 +484,7 @@ describe('SessionController sessions', () => {
   });
 
   it('a failed title lookup still loads the session', async () => {
-    const { server, c } = await started();
-    withStore(server);
+    const { server, c } = await withStore();
     delete server.answers['agent/listSessions'];
     await c.loadSession('s9');
     expect(c.sessionId).toBe('s9');
@@ -502,8 +492,7 @@ describe('SessionController sessions', () => {
   });
 
   it('the server restarted: the notice has the title too', async () => {
-    const { server, c } = await started();
-    withStore(server);
+    const { c } = await withStore();
     await c.loadSession('s9');
     await c.connectionChanged(false);
     await c.connectionChanged(true);
@@ -512,8 +501,7 @@ describe('SessionController sessions', () => {
   });
 
   it('deletes a stored session; deleting the current one starts a new session', async () => {
-    const { server, c } = await started();
-    withStore(server);
+    const { server, c } = await withStore();
     expect(await c.deleteSession('s9')).toBe(true);
     expect(c.sessionId).toBe('s1');
     expect(server.calls.filter((call) => call.method === 'agent/newSession')).toHaveLength(1);
@@ -711,15 +699,11 @@ describe('SessionController: MCP servers', () => {
     cwd: '/w',
   };
 
-  async function withMcp(): Promise<{ server: FakeServer; c: SessionController }> {
-    const server = new FakeServer();
-    server.answers['agent/listMcpServers'] = () => ({ servers: [quirky] });
-    server.answers['agent/restartMcpServer'] = (p) => ({ ...quirky, name: p.name, status: 'starting', tools: [] });
-    const c = new SessionController(server, () => '/w');
-    await c.connectionChanged(true);
-    await c.ensureSession();
-    return { server, c };
-  }
+  const withMcp = (): Promise<{ server: FakeServer; c: SessionController }> =>
+    started((server) => {
+      server.answers['agent/listMcpServers'] = () => ({ servers: [quirky] });
+      server.answers['agent/restartMcpServer'] = (p) => ({ ...quirky, name: p.name, status: 'starting', tools: [] });
+    });
 
   it('lists the servers of a new session, for the header', async () => {
     const { server, c } = await withMcp();
@@ -764,11 +748,9 @@ describe('SessionController: MCP servers', () => {
   });
 
   it('shows the mistakes of the MCP configuration (problems), the button in the error colour', async () => {
-    const server = new FakeServer();
-    server.answers['agent/listMcpServers'] = () => ({ servers: [], problems: ['/w/.mcp.json: mcpServers.x.command: not a string'] });
-    const c = new SessionController(server, () => '/w');
-    await c.connectionChanged(true);
-    await c.ensureSession();
+    const { c } = await started((server) => {
+      server.answers['agent/listMcpServers'] = () => ({ servers: [], problems: ['/w/.mcp.json: mcpServers.x.command: not a string'] });
+    });
     expect(c.header().mcpProblems).toEqual(['/w/.mcp.json: mcpServers.x.command: not a string']);
     expect(c.header().mcpButton).toMatchObject({ text: 'MCP', status: 'failed' });
   });
@@ -794,13 +776,7 @@ describe('SessionController: MCP servers', () => {
 
   it('asks an MCP tool\'s question with its fourth answer, allow always for the server', async () => {
     const { c } = await withMcp();
-    await c.prompt('echo');
-    c.handleEvent({
-      sessionId: 's1',
-      runId: 'run-1',
-      seq: 1,
-      event: { type: 'tool_execution_start', toolCallId: 'm1', toolName: 'mcp__quirky__echo', args: { text: 'hi' } },
-    });
+    await runningTool(c, 'echo', 'm1', 'mcp__quirky__echo', { text: 'hi' });
     c.permissionPending('s1', 'm1', true);
     const options = [
       { id: 'allowOnce', label: 'Allow once' },
