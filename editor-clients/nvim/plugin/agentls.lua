@@ -9,9 +9,22 @@ if vim.fn.has("nvim-0.10") ~= 1 then
   return
 end
 
-local function command(name, action, opts)
-  vim.api.nvim_create_user_command(name, function(args)
+--- `fn`, after the plugin's setup (`setup({})` unless the user called it).
+local function setup_and(fn)
+  return function(args)
     require("agentls").ensure_setup()
+    fn(args)
+  end
+end
+
+--- A user command that runs `fn(args)` after the setup.
+local function user_command(name, fn, opts)
+  vim.api.nvim_create_user_command(name, setup_and(fn), opts)
+end
+
+--- `:name [text]`: `commands[action](text)`.
+local function command(name, action, opts)
+  user_command(name, function(args)
     require("agentls.commands")[action](args.args)
   end, opts)
 end
@@ -74,43 +87,36 @@ command("AgentModel", "model", {
 })
 
 -- the session tree: rewind, fork, branches; the queue
-local function setup_and(fn)
-  return function(args)
-    require("agentls").ensure_setup()
-    fn(args)
-  end
-end
-
-vim.api.nvim_create_user_command("AgentRewind", setup_and(function(args)
+user_command("AgentRewind", function(args)
   require("agentls.tree").rewind({ keep_files = args.bang })
-end), {
+end, {
   nargs = 0,
   bang = true,
   desc = "agentls: undo a prompt and what followed (pick it; ! keeps the files as they are)",
 })
-vim.api.nvim_create_user_command("AgentFork", setup_and(function()
+user_command("AgentFork", function()
   require("agentls.tree").fork()
-end), { nargs = 0, desc = "agentls: a new session with the history up to before a message (pick it)" })
-vim.api.nvim_create_user_command("AgentTree", setup_and(function()
+end, { nargs = 0, desc = "agentls: a new session with the history up to before a message (pick it)" })
+user_command("AgentTree", function()
   require("agentls.tree").open()
-end), { nargs = 0, desc = "agentls: the session's tree of branches; <CR> goes to one" })
-vim.api.nvim_create_user_command("AgentMcp", setup_and(function(args)
+end, { nargs = 0, desc = "agentls: the session's tree of branches; <CR> goes to one" })
+user_command("AgentMcp", function(args)
   require("agentls.mcp").command(args.args)
-end), {
+end, {
   nargs = "*",
   desc = "agentls: the session's MCP servers (R restarts, L opens the log); restart NAME, log NAME",
   complete = function(lead, line)
     return require("agentls.mcp").complete(lead, line)
   end,
 })
-vim.api.nvim_create_user_command("AgentQueue", setup_and(function()
+user_command("AgentQueue", function()
   require("agentls.queue").pick()
-end), { nargs = 0, desc = "agentls: edit, move or remove a queued message (pick it)" })
+end, { nargs = 0, desc = "agentls: edit, move or remove a queued message (pick it)" })
 
 -- editor context: attachments of the next message
+--- `:name`: `commands[action](args)` (the range, the bang, the path).
 local function context_command(name, action, opts)
-  vim.api.nvim_create_user_command(name, function(args)
-    require("agentls").ensure_setup()
+  user_command(name, function(args)
     require("agentls.commands")[action](args)
   end, opts)
 end
@@ -150,10 +156,9 @@ local plugs = {
   tree = { "tree", "show the session's tree of branches" },
 }
 for name, spec in pairs(plugs) do
-  vim.keymap.set("n", ("<Plug>(agentls-%s)"):format(name), function()
-    require("agentls").ensure_setup()
+  vim.keymap.set("n", ("<Plug>(agentls-%s)"):format(name), setup_and(function()
     require("agentls.commands")[spec[1]]("")
-  end, { desc = "agentls: " .. spec[2] })
+  end), { desc = "agentls: " .. spec[2] })
 end
 vim.keymap.set("x", "<Plug>(agentls-add-selection)", ":AgentAddSelection<CR>", {
   silent = true,

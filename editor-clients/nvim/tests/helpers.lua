@@ -198,6 +198,16 @@ function M.slow_run(responses, text, shown, what)
   return session
 end
 
+--- A new session on `responses`, prompted with `text`; back once its run settled. Returns the
+--- session's id.
+function M.settled_run(responses, text)
+  M.script(responses)
+  local session = M.new_session()
+  vim.cmd("AgentPrompt " .. text)
+  M.wait_settled(session)
+  return session
+end
+
 local settled = {}
 --- Every agent/settled so far, in order.
 M.settled = settled

@@ -139,13 +139,10 @@ test("an edit over the user's unsaved text lands in the buffer only, unsaved, an
   wait(2000, function()
     return vim.lsp.buf_is_attached(buf, client.id)
   end, "the buffer attached")
-  h.script({
+  h.settled_run({
     h.tool_call("e1", "edit", { path = "a.txt", edits = { { oldText = "beta unsaved", newText = "gamma" } } }),
     { content = "Edited." },
-  })
-  h.new_session()
-  vim.cmd("AgentPrompt edit a.txt")
-  h.wait_settled(state.current)
+  }, "edit a.txt")
   local text = h.panel_text()
   expect(text:find("edit  a.txt  · done", 1, true), "the edit row is done:\n" .. text)
   expect(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "alpha", "gamma" }), "the buffer has the edit")
@@ -273,6 +270,25 @@ test(":AgentModel picks a model through vim.ui.select", function()
   expect(#asked == 1 and asked[1].items[1].provider == "faux", "offered the server's models")
 end)
 
+--- The text of `t`'s entries as the panel renders them, then of `footer_lines`.
+local function rendered_text(t, footer_lines)
+  local render = require("agentls.render")
+  local opts = require("agentls.config").options.panel
+  local lines = {}
+  for _, entry in ipairs(t.entries) do
+    vim.list_extend(lines, (render.entry(entry, t, opts)))
+  end
+  vim.list_extend(lines, footer_lines or {})
+  return table.concat(lines, "\n")
+end
+
+--- Each of `parts` is in `text`.
+local function expect_shown(text, parts)
+  for _, part in ipairs(parts) do
+    expect(text:find(part, 1, true), ("shows %q:\n%s"):format(part, text))
+  end
+end
+
 test("a rebuilt transcript shows the coding agent's roles", function()
   local t = require("agentls.transcript").new("roles")
   t:load({
@@ -284,22 +300,15 @@ test("a rebuilt transcript shows the coding agent's roles", function()
     { role = "branchSummary", summary = "Tried the other parser.", fromId = "e1" },
     { role = "compactionSummary", summary = "## Goal\nShip it.", tokensBefore = 123456 },
   })
-  local lines = {}
-  for _, entry in ipairs(t.entries) do
-    vim.list_extend(lines, (require("agentls.render").entry(entry, t, require("agentls.config").options.panel)))
-  end
-  local text = table.concat(lines, "\n")
-  local expected = {
+  local text = rendered_text(t)
+  expect_shown(text, {
     "▍$ make  · exit 0 · not sent to the model\n  │ built\n",
     "  … the output was cut; all of it is in /tmp/make.log\n",
     "▍$ sleep 9  · cancelled\n",
     "▍note\n  Remember the tests.\n",
     "▍Branch summary\n  ▸ summary, 1 line: Tried the other parser. (<CR> shows it)\n",
     "▍Compaction · 123,456 tokens before\n  ▸ summary, 2 lines: Ship it. (<CR> shows it)\n",
-  }
-  for _, part in ipairs(expected) do
-    expect(text:find(part, 1, true), ("shows %q:\n%s"):format(part, text))
-  end
+  })
   expect(not text:find("Never shown", 1, true), "a custom message with display = false is not shown")
 end)
 
@@ -568,23 +577,14 @@ test("editor context rows: chips on the user's message, a lone context, queued a
       details = { attachments = { attachments[1] } } },
   })
   t:set_queue({ steering = {}, followUp = { { id = "q1", text = "and this", context = { {}, {} } } } })
-  local opts = require("agentls.config").options.panel
   local render = require("agentls.render")
-  local lines = {}
-  for _, entry in ipairs(t.entries) do
-    vim.list_extend(lines, (render.entry(entry, t, opts)))
-  end
-  vim.list_extend(lines, (render.footer(t, { "README.md" })))
-  local text = table.concat(lines, "\n")
-  local expected = {
+  local text = rendered_text(t, (render.footer(t, { "README.md" })))
+  expect_shown(text, {
     "▍You\n  look\n  📎 calc.py:3-4 · big.log (cut) · 1 problem\n",
     "▍Editor context\n  📎 calc.py:3-4\n",
     "▸ follow-up: and this  📎 2\n",
     "📎 next message: README.md  (:AgentClearContext)",
-  }
-  for _, part in ipairs(expected) do
-    expect(text:find(part, 1, true), ("shows %q:\n%s"):format(part, text))
-  end
+  })
   expect(not text:find("The user attached", 1, true), "not the context's text")
   expect(render.winbar(t, { "a", "b" }):find("📎 2$"), "the winbar counts the pending attachments")
 end)
@@ -818,13 +818,10 @@ test("tool rows show the edit's diff, and <CR> unfolds the arguments and the who
     lines[i] = "line " .. i
   end
   vim.fn.writefile(lines, env.ws .. "/long.txt")
-  h.script({
+  h.settled_run({
     h.tool_call("x1", "edit", { path = "long.txt", edits = { { oldText = "line 10\n", newText = "LINE TEN\n" } } }),
     { content = "Changed." },
-  })
-  h.new_session()
-  vim.cmd("AgentPrompt change line 10")
-  h.wait_settled(state.current)
+  }, "change line 10")
   local text = h.panel_text()
   local folded = "edit  long.txt  · done\n    │ Edited long.txt (1 replacement):\n    │ -line 10\n    │ +LINE TEN\n    … "
   expect(text:find(folded, 1, true), "the change itself under the row:\n" .. text)
@@ -839,17 +836,14 @@ test("tool rows show the edit's diff, and <CR> unfolds the arguments and the who
 end)
 
 test("the panel is markdown; thinking has a label and folds", function()
-  h.script({
+  h.settled_run({
     {
       content = {
         { type = "thinking", thinking = "Let me think.\nA second thought." },
         { type = "text", text = "Here:\n\n```lua\nprint(1)\n```" },
       },
     },
-  })
-  h.new_session()
-  vim.cmd("AgentPrompt show code")
-  h.wait_settled(state.current)
+  }, "show code")
   expect(vim.bo[panel.buf].filetype == "markdown", "filetype " .. vim.bo[panel.buf].filetype)
   local text = h.panel_text()
   expect(text:find("  ▸ Thinking · 2 lines (<CR> shows it)\n", 1, true), "thinking folded:\n" .. text)
@@ -879,10 +873,7 @@ test("the panel's width adapts; a reopened panel follows the newest output; ? li
 end)
 
 test("the winbar shows tokens, cost and context; :AgentThinking and :AgentStats", function()
-  h.script({ { content = "Counted." } })
-  h.new_session()
-  vim.cmd("AgentPrompt count")
-  h.wait_settled(state.current)
+  h.settled_run({ { content = "Counted." } }, "count")
   local t = state.current_transcript()
   wait(5000, function()
     return t.stats ~= nil and t.stats.tokens.total > 0
@@ -958,11 +949,7 @@ test("the server's warnings are notified (window/logMessage); :help agentls work
 end)
 
 test(":AgentRename names the session, and the session list shows the name", function()
-  h.script({ { content = "Named." } })
-  h.new_session()
-  local session = state.current
-  vim.cmd("AgentPrompt a prompt to be named")
-  h.wait_settled(session)
+  local session = h.settled_run({ { content = "Named." } }, "a prompt to be named")
   h.notes = {}
   vim.cmd("AgentRename Refactor auth")
   wait(5000, function()
@@ -983,11 +970,7 @@ test(":AgentRename names the session, and the session list shows the name", func
 end)
 
 test(":AgentDeleteSession deletes a stored session", function()
-  h.script({ { content = "To be deleted." } })
-  h.new_session()
-  local session = state.current
-  vim.cmd("AgentPrompt doomed")
-  h.wait_settled(session)
+  local session = h.settled_run({ { content = "To be deleted." } }, "doomed")
   h.stub_select(function(items)
     for _, item in ipairs(items) do
       if item == "Delete" or (type(item) == "table" and item.sessionId == session) then

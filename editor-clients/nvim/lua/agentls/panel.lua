@@ -6,6 +6,7 @@
 --- transcript is. Nothing here blocks: notification handlers only call `M.schedule()`.
 local config = require("agentls.config")
 local render = require("agentls.render")
+local util = require("agentls.util")
 
 local api = vim.api
 local M = {}
@@ -60,7 +61,7 @@ end
 
 --- The panel's windows (in any tab).
 function M.windows()
-  return valid_buf() and vim.fn.win_findbuf(M.buf) or {}
+  return util.windows(M.buf)
 end
 
 function M.is_open()
@@ -187,25 +188,15 @@ function M.help()
 end
 
 local function ensure_buf()
-  if valid_buf() then
-    return M.buf
-  end
-  local buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, "agentls://panel")
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "hide"
-  vim.bo[buf].swapfile = false
-  vim.bo[buf].modifiable = false
   local filetype = config.options.panel.filetype or "markdown"
-  vim.bo[buf].filetype = filetype
-  if filetype == "markdown" and config.options.panel.treesitter ~= false then
-    -- code fences highlighted in their language (when the markdown parser is there)
-    pcall(vim.treesitter.start, buf, "markdown")
-  end
-  set_keymaps(buf)
-  M.buf = buf
-  M.invalidate()
-  return buf
+  return util.scratch_buffer(M, "agentls://panel", filetype, function(buf)
+    if filetype == "markdown" and config.options.panel.treesitter ~= false then
+      -- code fences highlighted in their language (when the markdown parser is there)
+      pcall(vim.treesitter.start, buf, "markdown")
+    end
+    set_keymaps(buf)
+    M.invalidate()
+  end)
 end
 
 local function set_window_options(win)
@@ -310,11 +301,7 @@ function M.focus_or_toggle()
 end
 
 function M.close()
-  for _, win in ipairs(M.windows()) do
-    if #api.nvim_list_wins() > 1 then
-      api.nvim_win_close(win, false)
-    end
-  end
+  util.close_windows(M.windows(), false)
 end
 
 function M.toggle()

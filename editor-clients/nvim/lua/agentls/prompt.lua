@@ -4,6 +4,7 @@
 --- draft, `<C-p>`/`<C-n>` (and `<Up>`/`<Down>` on the first/last line in normal mode) go through
 --- the history of sent messages. `<Tab>` (or `<C-x><C-o>`) completes `/` commands and `@path`.
 local config = require("agentls.config")
+local util = require("agentls.util")
 
 local api = vim.api
 local M = {}
@@ -63,7 +64,7 @@ end
 
 --- The prompt's windows (in any tab).
 function M.windows()
-  return valid_buf() and vim.fn.win_findbuf(M.buf) or {}
+  return util.windows(M.buf)
 end
 
 local function text()
@@ -81,11 +82,7 @@ end
 
 --- Close the prompt window; the draft stays for the next time.
 function M.close()
-  for _, win in ipairs(M.windows()) do
-    if #api.nvim_list_wins() > 1 then
-      api.nvim_win_close(win, true)
-    end
-  end
+  util.close_windows(M.windows(), true)
   vim.cmd.stopinsert()
 end
 
@@ -165,11 +162,7 @@ local function ensure_buf()
   if valid_buf() then
     return M.buf
   end
-  local buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, "agentls://prompt")
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "hide"
-  vim.bo[buf].swapfile = false
+  local buf = util.new_scratch("agentls://prompt")
   vim.bo[buf].filetype = "markdown"
   vim.bo[buf].omnifunc = "v:lua.require'agentls.prompt'.omnifunc"
   local function map(modes, lhs, rhs, desc, opts)

@@ -41,50 +41,49 @@ function M.changed(session_id)
   end
 end
 
---- Re-read a session's transcript (after lost notifications, or to show a loaded session).
-function M.reload(session_id, callback)
-  local client = require("agentls.client")
-  client.request("agent/getMessages", { sessionId = session_id }, function(err, result)
-    if err then
-      vim.notify("agentls: " .. client.error_text(err), vim.log.levels.ERROR)
-    else
-      M.transcript(session_id):load(result.messages)
-      M.changed(session_id)
-    end
+--- Request `method` about `session_id`: the reply goes to `on_reply(err, result)`, then to
+--- `callback(err, result)` if given.
+local function session_request(method, session_id, on_reply, callback)
+  require("agentls.client").request(method, { sessionId = session_id }, function(err, result)
+    on_reply(err, result)
     if callback then
-      callback(err)
+      callback(err, result)
     end
   end)
 end
 
+--- Re-read a session's transcript (after lost notifications, or to show a loaded session).
+function M.reload(session_id, callback)
+  session_request("agent/getMessages", session_id, function(err, result)
+    if err then
+      require("agentls.util").fail(err)
+    else
+      M.transcript(session_id):load(result.messages)
+      M.changed(session_id)
+    end
+  end, callback)
+end
+
 --- Read a session's settings (model, queue, whether it runs), then its token and cost figures.
 function M.refresh_state(session_id, callback)
-  local client = require("agentls.client")
-  client.request("agent/getState", { sessionId = session_id }, function(err, result)
+  session_request("agent/getState", session_id, function(err, result)
     if not err then
       M.transcript(session_id):set_state(result)
       M.changed(session_id)
       M.refresh_stats(session_id)
     end
-    if callback then
-      callback(err, result)
-    end
-  end)
+  end, callback)
 end
 
 --- Read a session's tokens, cost and context size (`agent/getStats`) for the winbar.
 function M.refresh_stats(session_id, callback)
-  local client = require("agentls.client")
-  client.request("agent/getStats", { sessionId = session_id }, function(err, result)
+  session_request("agent/getStats", session_id, function(err, result)
     if not err and type(result) == "table" then
       M.transcript(session_id).stats = result
       M.transcript(session_id):_changed()
       M.changed(session_id)
     end
-    if callback then
-      callback(err, result)
-    end
-  end)
+  end, callback)
 end
 
 --- The sessions of a server that stopped, which the next command loads into the new one.

@@ -1,5 +1,5 @@
---- What several modules share: notifications, and the scratch buffers of :AgentTree and
---- :AgentMcp (a hidden `nofile` buffer, its keys, a split below to show it in).
+--- What several modules share: notifications, and the scratch buffers of the panel, the prompt,
+--- :AgentTree and :AgentMcp (a hidden `nofile` buffer, its keys, a split below to show it in).
 local api = vim.api
 local levels = vim.log.levels
 local M = {}
@@ -22,17 +22,23 @@ function M.select(items, opts, callback)
   end)
 end
 
+--- A new unlisted `nofile` buffer named `name`, hidden when left, without a swap file.
+function M.new_scratch(name)
+  local buf = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_name(buf, name)
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  return buf
+end
+
 --- `view.buf` while it is valid, else a new unlisted scratch buffer named `name` (not
 --- modifiable, hidden when left), `setup(buf)` (its keys), then kept in `view.buf`.
 function M.scratch_buffer(view, name, filetype, setup)
   if view.buf and api.nvim_buf_is_valid(view.buf) then
     return view.buf
   end
-  local buf = api.nvim_create_buf(false, true)
-  api.nvim_buf_set_name(buf, name)
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "hide"
-  vim.bo[buf].swapfile = false
+  local buf = M.new_scratch(name)
   vim.bo[buf].modifiable = false
   vim.bo[buf].filetype = filetype
   setup(buf)
@@ -45,20 +51,30 @@ function M.map(buf, lhs, fn, desc)
   vim.keymap.set("n", lhs, fn, { buffer = buf, nowait = true, desc = "agentls: " .. desc })
 end
 
+--- Close the windows `wins` (`force`: even with changes), but never the last window.
+function M.close_windows(wins, force)
+  for _, win in ipairs(wins) do
+    if #api.nvim_list_wins() > 1 then
+      api.nvim_win_close(win, force)
+    end
+  end
+end
+
 --- `q` in `buf`: close its windows (but never the last window).
 function M.map_close(buf, desc)
   M.map(buf, "q", function()
-    for _, win in ipairs(vim.fn.win_findbuf(buf)) do
-      if #api.nvim_list_wins() > 1 then
-        api.nvim_win_close(win, false)
-      end
-    end
+    M.close_windows(vim.fn.win_findbuf(buf), false)
   end, desc)
+end
+
+--- The windows of `buf` (in any tab); none when it is not a valid buffer.
+function M.windows(buf)
+  return buf and api.nvim_buf_is_valid(buf) and vim.fn.win_findbuf(buf) or {}
 end
 
 --- Whether `buf` is shown in a window.
 function M.is_shown(buf)
-  return buf ~= nil and api.nvim_buf_is_valid(buf) and #vim.fn.win_findbuf(buf) > 0
+  return #M.windows(buf) > 0
 end
 
 --- Go to a window of `buf`, else open one: a split below, a third of the screen high (8 lines at
