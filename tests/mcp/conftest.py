@@ -4,7 +4,7 @@ Servers (see tests/mcp/test_servers_smoke.py for what each one does):
 - quirky (tests/mcp/servers/quirky.py, this repository's): `quirky_command(*args)`;
 - mcp-server-time and mcp-server-git (PyPI, the dev extra): `time_command()`, `git_command(repo)`;
 - @modelcontextprotocol/server-everything (npm, installed by scripts/test-servers.sh outside the
-  repository): `everything_stdio_command()` and `everything_http()`.
+  repository): `everything_stdio_command()` and `everything_http()` (streamable HTTP or SSE).
 
 A missing server-everything install fails the test (never skips) and says to run the script.
 """
@@ -92,14 +92,18 @@ def _accepts(port: int) -> bool:
 
 
 @asynccontextmanager
-async def everything_http(port: int = 0, *, startup_timeout: float = 20.0) -> AsyncIterator[str]:
-    """server-everything over streamable HTTP: yields its MCP URL, `http://127.0.0.1:PORT/mcp`.
+async def everything_http(
+    port: int = 0, *, transport: str = "streamableHttp", startup_timeout: float = 20.0
+) -> AsyncIterator[str]:
+    """server-everything over HTTP: yields its MCP URL, `http://127.0.0.1:PORT/mcp`
+    (streamable HTTP) or `http://127.0.0.1:PORT/sse` (`transport="sse"`, the older transport).
 
-    `node .../dist/index.js streamableHttp` with `PORT` in its environment (it listens on every
+    `node .../dist/index.js TRANSPORT` with `PORT` in its environment (it listens on every
     interface; 0 picks a free port here). Yields once the port accepts connections; the server
     is killed on exit. Its stdout and stderr go to a temporary file, quoted when it fails to start.
     """
-    command = [node(), str(everything_entry()), "streamableHttp"]
+    endpoints = {"streamableHttp": "/mcp", "sse": "/sse"}
+    command = [node(), str(everything_entry()), transport]
     port = port or free_port()
     env = {**os.environ, "PORT": str(port)}
     with tempfile.TemporaryFile(mode="w+", prefix="mcp-everything-http.") as log:
@@ -111,9 +115,9 @@ async def everything_http(port: int = 0, *, startup_timeout: float = 20.0) -> As
                     log.seek(0)
                     state = "timed out" if process.returncode is None else f"exited with {process.returncode}"
                     output = log.read()[-2000:]
-                    pytest.fail(f"server-everything (streamableHttp, port {port}) {state}:\n{output}")
+                    pytest.fail(f"server-everything ({transport}, port {port}) {state}:\n{output}")
                 await anyio.sleep(0.05)
-            yield f"http://127.0.0.1:{port}/mcp"
+            yield f"http://127.0.0.1:{port}{endpoints[transport]}"
         finally:
             if process.returncode is None:
                 process.kill()

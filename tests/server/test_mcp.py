@@ -200,13 +200,15 @@ async def test_mcp_server_git_over_stdio(
     assert not status["isError"] and "tracked.txt" in text(status)
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-async def test_server_everything_over_stdio_and_streamable_http(
+@pytest.mark.parametrize("transport", ["stdio", "http", "sse"])
+async def test_server_everything_over_stdio_streamable_http_and_sse(
     servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path, transport: str
 ) -> None:
     faux_script(calls(tool_call("e1", "mcp__everything__echo", {"message": "hi there"})))
-    async with everything_http() as url:
-        config = stdio(everything_stdio_command()) if transport == "stdio" else {"type": "http", "url": url}
+    async with everything_http(transport="sse" if transport == "sse" else "streamableHttp") as url:
+        config = (
+            stdio(everything_stdio_command()) if transport == "stdio" else {"type": transport, "url": url}
+        )
         client, recorder = await start(
             servers,
             data_dir,
