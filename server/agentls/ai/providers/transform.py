@@ -12,10 +12,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Callable
 
-from agentls.ai.providers.wire_forms import WireForms
+from agentls.ai.providers.wire_forms import WireForms, WirePrefix
 from agentls.ai.types import (
     AssistantMessage,
     ImageContent,
@@ -114,21 +113,6 @@ def _for_target(
     return message.model_copy(update={"content": content}), renamed
 
 
-@dataclass
-class _Resume:
-    """Where the last request's conversion ended, to go on from there when the next one extends it."""
-
-    settings: Hashable
-    messages: list[Message]
-    """Its messages (kept alive, so that their ids stay theirs)."""
-    ids: list[int]
-    renamed: dict[str, str]
-    result: list[Message]
-    """The output before the synthetic results of calls left unanswered at the end."""
-    pending: list[ToolCall]
-    answered: set[str]
-
-
 def transform_messages(
     messages: list[Message],
     model: Model,
@@ -147,14 +131,10 @@ def transform_messages(
     forms.start(settings[:3])
     ids = list(map(id, messages))
     last = forms.resume
-    if (
-        isinstance(last, _Resume)
-        and last.settings == settings
-        and len(ids) >= len(last.ids)
-        and ids[: len(last.ids)] == last.ids
-    ):
-        begin, renamed, result = len(last.ids), dict(last.renamed), list(last.result)
-        pending, answered = list(last.pending), set(last.answered)
+    if isinstance(last, WirePrefix) and last.matches(settings, ids):
+        last_renamed, last_pending, last_answered = last.state
+        begin, renamed, result = len(last.ids), dict(last_renamed), list(last.forms)
+        pending, answered = list(last_pending), set(last_answered)
     else:
         begin, renamed, result, pending, answered = 0, {}, [], [], set()
     transformed: list[Message] = []
@@ -206,8 +186,10 @@ def transform_messages(
             if pending:
                 answer_pending(result)
             result.append(message)
-    forms.resume = _Resume(
-        settings, list(messages), ids, dict(renamed), list(result), list(pending), set(answered)
+    # the output before the synthetic results of calls left unanswered at the end, and what
+    # the loop knew there (renames, calls waiting for their results)
+    forms.resume = WirePrefix(
+        settings, list(messages), ids, list(result), (dict(renamed), list(pending), set(answered))
     )
     answer_pending(result)
     return result

@@ -56,7 +56,8 @@ class MessageForms:
 
 
 class WirePrefix:
-    """The wire forms of a request's messages up to its last wire message, for the next request."""
+    """A request's first messages and what a conversion made of them, for a next request that begins
+    with them (the transform's target forms, a provider's wire messages)."""
 
     def __init__(
         self, settings: Hashable, messages: list[Message], ids: list[int], forms: list[Any], state: Any = None
