@@ -180,7 +180,7 @@ def _usable_initialize(body: bytes) -> tuple[dict[str, Any], InitializationOptio
         return None
     msg_id = message.get("id")
     params = message.get("params")
-    if not (isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool))):
+    if not valid_id(msg_id):
         return None
     if not isinstance(params, dict) or not _plain_fields(params):
         return None
@@ -196,29 +196,35 @@ def _usable_initialize(body: bytes) -> tuple[dict[str, Any], InitializationOptio
 
 def _plain_fields(params: dict[str, Any]) -> bool:
     """The ``InitializeParams`` fields the server keeps have the types LSP gives them."""
+    capabilities = params.get("capabilities")
+    if not isinstance(capabilities, dict):
+        return False
     process_id = params.get("processId")
     folders = params.get("workspaceFolders")
-    general = (
-        params.get("capabilities", {}).get("general")
-        if isinstance(params.get("capabilities"), dict)
-        else None
-    )
+    general = capabilities.get("general")
     encodings = general.get("positionEncodings") if isinstance(general, dict) else None
+    options = params.get("initializationOptions")
     return (
-        isinstance(params.get("capabilities"), dict)
-        and (process_id is None or (isinstance(process_id, int) and not isinstance(process_id, bool)))
-        and all(
-            params.get(key) is None or isinstance(params.get(key), str) for key in ("rootUri", "rootPath")
-        )
+        (process_id is None or is_integer(process_id))
+        and all(isinstance(params.get(key), str | None) for key in ("rootUri", "rootPath"))
         and (folders is None or (isinstance(folders, list) and all(_is_folder(folder) for folder in folders)))
-        and (
-            encodings is None or (isinstance(encodings, list) and all(isinstance(e, str) for e in encodings))
-        )
-        and (
-            params.get("initializationOptions") is None
-            or isinstance(params.get("initializationOptions"), dict)
-        )
+        and (encodings is None or _strings(encodings))
+        and isinstance(options, dict | None)
     )
+
+
+def is_integer(value: Any) -> bool:
+    """A JSON integer (``true`` and ``false`` are ``bool``, which Python counts as ``int``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def valid_id(value: Any) -> bool:
+    """A usable JSON-RPC request id: a string or an integer."""
+    return isinstance(value, str) or is_integer(value)
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
 def _is_folder(value: Any) -> bool:

@@ -44,7 +44,7 @@ from agentls.ai.json_codec import json_bytes
 from agentls.ai.local_files import parse_strict_json
 from agentls.ai.secrets import redact
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
-from agentls.server.boot import KEPT_FIELDS
+from agentls.server.boot import KEPT_FIELDS, valid_id
 from agentls.server.framing import frame_bytes
 
 logger = logging.getLogger(__name__)
@@ -70,10 +70,6 @@ class CancelledByClient(JsonRpcException):
     """The client sent ``$/cancelRequest`` for one of the server's own requests."""
 
     CODE = REQUEST_CANCELLED
-
-
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _is_request_type(message_type: type) -> bool:
@@ -116,7 +112,7 @@ class StrictProtocol(LanguageServerProtocol):
             self.reply_error(None, INVALID_REQUEST, "Invalid request: a message must be a JSON object")
             return
         msg_id = message.get("id")
-        usable_id = msg_id if _valid_id(msg_id) else None
+        usable_id = msg_id if valid_id(msg_id) else None
         if message.get("jsonrpc") != "2.0":
             self.reply_error(usable_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
             return
@@ -139,7 +135,7 @@ class StrictProtocol(LanguageServerProtocol):
 
     def _refuse_batch(self, batch: list[Any]) -> None:
         """LSP has no batches: each request in one gets its own error (one error if none has an id)."""
-        ids = [m["id"] for m in batch if isinstance(m, dict) and "method" in m and _valid_id(m.get("id"))]
+        ids = [m["id"] for m in batch if isinstance(m, dict) and "method" in m and valid_id(m.get("id"))]
         for msg_id in ids or [None]:
             self.reply_error(msg_id, INVALID_REQUEST, "Invalid request: batches are not supported")
 
@@ -216,7 +212,7 @@ class StrictProtocol(LanguageServerProtocol):
         params = message.get("params")
         if method == lsp.CANCEL_REQUEST:
             cancelled = params.get("id") if isinstance(params, dict) else None
-            if _valid_id(cancelled):
+            if valid_id(cancelled):
                 self._cancel(cancelled)
             else:
                 logger.warning("$/cancelRequest without a usable id: ignored")
