@@ -211,9 +211,9 @@ class AgentSession:
     ) -> None:
         self.session_id = session_id
         self.mcp = mcp
+        """The session's MCP servers: their tools join the session's own before each model call."""
         self.permission_modes = permission_modes if permission_modes is not None else {}
         """The policy's modes by tool, as its hook reads them at each call (a front may change them)."""
-        """The session's MCP servers: their tools join the session's own before each model call."""
         self._own_tools = list(tools)
         self.editor_context = editor_context
         """Turns the ``context`` of prompts into their ``editorContext`` message."""
