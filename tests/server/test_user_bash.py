@@ -56,7 +56,7 @@ async def test_a_command_streams_its_output_and_joins_the_idle_transcript_at_onc
     assert message == {
         "role": "bashExecution",
         "command": "pwd; ls; echo oops >&2; exit 3",
-        "output": f"{workspace}\na.txt\noops",
+        "output": f"{workspace}\na.txt\noops\n",  # as Pi: the final newline kept
         "exitCode": 3,
         "cancelled": False,
         "truncated": False,
@@ -108,7 +108,7 @@ async def test_abort_bash_stops_the_command_and_keeps_its_output(shared: Shared,
     end = await bash_end(recorder, started.bash_id)  # sent before the answer
     assert gone(pid)
     message = end["message"]
-    assert (message["output"], message["exitCode"], message["cancelled"]) == (f"started\n{pid}", None, True)
+    assert (message["output"], message["exitCode"], message["cancelled"]) == (f"started\n{pid}\n", None, True)
     assert (await within(client.get_messages(session))).messages == [message]
     assert await within(client.abort_bash(session)) is False
 
@@ -153,7 +153,7 @@ async def test_bad_requests(shared: Shared, workspace: Path) -> None:
     assert caught.value.kind == "busy" and first.bash_id in str(caught.value)
     assert await within(client.abort_bash(session))
     second = await run_bash(client, recorder, session, "echo second")  # free again after the first's end
-    assert second["message"]["output"] == "second"
+    assert second["message"]["output"] == "second\n"
     assert [m["command"] for m in (await within(client.get_messages(session))).messages] == [
         "sleep 1000",
         "echo second",
@@ -182,7 +182,7 @@ async def test_a_command_that_ends_during_a_run_joins_the_transcript_after_the_r
     await within(asked.wait())
 
     end = await run_bash(client, recorder, session, "echo user")
-    assert end["message"]["output"] == "user"
+    assert end["message"]["output"] == "user\n"
     roles = [m["role"] for m in (await within(client.get_messages(session))).messages]
     assert roles == ["user", "assistant"]  # waiting: not between the tool call and its result
     assert not [
@@ -224,12 +224,15 @@ def answer(text: str) -> Any:
 async def test_the_model_gets_a_command_as_pis_text_and_never_a_double_bang_one_also_after_loading(
     servers: Servers, data_dir: Path, workspace: Path
 ) -> None:
+    printf = r"printf '\033[31mred\033[0m\r\nplain\x01\n'"
     async with MockServer([answer("I see."), answer("Still.")]) as mock:
         point_anthropic_at(data_dir, mock.url)
         client = await servers.start({"dataDir": str(data_dir)}, env=NO_KEYS)
         recorder = await Recorder(client).start()
         session = await within(client.new_session(cwd=str(workspace)))
         await run_bash(client, recorder, session, "echo visible")
+        colored = await run_bash(client, recorder, session, printf)
+        assert colored["message"]["output"] == "red\nplain\n"
         hidden = await run_bash(client, recorder, session, "echo secret-output", exclude_from_context=True)
         assert hidden["message"]["excludeFromContext"] is True
         run = await within(client.prompt(session, "What did I run?"))
@@ -241,16 +244,17 @@ async def test_the_model_gets_a_command_as_pis_text_and_never_a_double_bang_one_
 
         again = await servers.start({"dataDir": str(data_dir)}, env=NO_KEYS)
         loaded = await within(again.load_session(session))
-        assert loaded.message_count == 4
+        assert loaded.message_count == 5
         assert (await within(again.get_messages(session))).messages == before
         second = await within(again.prompt(session, "And now?", wait=True))
         assert second.stop_reason == "stop"  # type: ignore[union-attr]
         await within(again.close(), 15)
 
     first, after_load = (request.json() for request in mock.requests)
-    ran = "Ran `echo visible`\n```\nvisible\n```"
-    assert user_texts(first) == [ran, "What did I run?"]
-    assert user_texts(after_load) == [ran, "What did I run?", "And now?"]
+    # Pi's bashExecutionToText of an output that ends with a newline: the newline is kept
+    ran = ["Ran `echo visible`\n```\nvisible\n\n```", f"Ran `{printf}`\n```\nred\nplain\n\n```"]
+    assert user_texts(first) == [*ran, "What did I run?"]
+    assert user_texts(after_load) == [*ran, "What did I run?", "And now?"]
     for body in (first, after_load):
         assert "secret-output" not in json.dumps(body)
 
@@ -259,4 +263,4 @@ async def test_wait_returns_the_end_of_the_command(shared: Shared, workspace: Pa
     session = await within(shared.client.new_session(cwd=str(workspace)))
     end = await within(shared.client.bash(session, "echo done", wait=True))
     assert isinstance(end, BashEndNotification)
-    assert end.message["output"] == "done" and end.session_id == session
+    assert end.message["output"] == "done\n" and end.session_id == session

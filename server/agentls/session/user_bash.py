@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -41,10 +42,35 @@ class _Command:
     """Done once the command's ``agent/bashEnd`` has been sent."""
 
 
+_ANSI = re.compile(
+    r"(?:\x1b\][\s\S]*?(?:\x07|\x1b\\|\x9c))"
+    r"|[\x1b\x9b][\[\]()#;?]*(?:\d{1,4}(?:[;:]\d{0,4})*)?[\dA-PR-TZcf-nq-uy=><~]",
+    re.ASCII,
+)
+"""Pi's ``ansiRegex`` (from chalk's ansi-regex): OSC sequences up to their terminator, and CSI ones."""
+
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\ufff9-\ufffb]")
+"""What Pi's bash executor drops: control characters but tab and newline (``\\r`` too), and the
+interlinear annotation characters."""
+
+
+def _message_output(result: ShellResult) -> str:
+    """The command's output as Pi's bash executor gives it to the ``bashExecution`` message.
+
+    ANSI sequences stripped, control characters dropped (``sanitizeBinaryOutput`` and its
+    removal of ``\\r``), and, as Pi's ``truncateTail``, an output within the bounds kept whole
+    with its final newline (a truncated one is its last lines joined, with no final newline).
+    """
+    output = result.output + ("\n" if result.ends_with_newline and not result.truncated else "")
+    if "\x1b" in output or "\x9b" in output:
+        output = _ANSI.sub("", output)
+    return _CONTROLS.sub("", output)
+
+
 def _message(command: _Command, result: ShellResult) -> AgentMessage:
     return bash_execution_message(
         command.command,
-        output=result.output,
+        output=_message_output(result),
         exit_code=result.exit_code,
         cancelled=result.ended_by is not None,
         truncated=result.truncated,

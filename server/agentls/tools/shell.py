@@ -82,6 +82,8 @@ class ShellResult:
     total_lines: int
     full_output_path: str | None
     """The file holding the whole output, when it was truncated."""
+    ends_with_newline: bool = False
+    """Whether the output ended with a newline (which :attr:`output` leaves out)."""
 
 
 class _Output:
@@ -274,4 +276,5 @@ class ShellCommand:
             shown_lines=count,
             total_lines=self._output.total_lines,
             full_output_path=self._output.path if truncated else None,
+            ends_with_newline=self._output.total_bytes > 0 and self._output.ends_with_newline,
         )
