@@ -1,16 +1,19 @@
 """The permission policy of a session: a ``before_tool_call`` hook that allows, denies or asks.
 
-Each tool has a mode: ``allow``, ``ask`` or ``deny``. By default read-only tools are
-allowed, ``write``/``edit`` are allowed (their paths are kept inside the workspace by
-the tools themselves) and ``bash`` and unknown tools ask. ``ask`` asks the user through
-the client; "allow always" is remembered for the workspace in ``permissions.json`` of the
-data folder. An abort while a question is pending ends the wait as a rejection, so a
-client that never answers cannot hold a run forever.
+Each tool has a mode: ``allow``, ``ask``, ``deny`` or ``review``. By default read-only
+tools are allowed, ``write``/``edit`` are allowed (their paths are kept inside the
+workspace by the tools themselves) and ``bash`` and unknown tools ask. ``ask`` asks the
+user through the client; "allow always" is remembered for the workspace in
+``permissions.json`` of the data folder. A remembered answer only stands in for an
+``ask`` of the defaults: a mode someone set (``deny``, ``review``, ``ask``, a front's
+read-only mode) always wins over it. An abort while a question is pending ends the
+wait as a rejection, so a client that never answers cannot hold a run forever.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -27,6 +30,11 @@ from agentls.mcp.names import server_of, server_wildcard
 from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
 from agentls.tools.review import EditReviews
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; a save still merges with the file as read just before it
+    fcntl = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +57,14 @@ OPTIONS = [
     PermissionOption(id="allowAlways", label="Allow always"),
     PermissionOption(id="reject", label="Reject"),
 ]
+ALLOWING = ("allowOnce", "allowAlways", "allowAlwaysServer")
+"""The answers that let a call run (when they were offered)."""
 
 
-def _options(tool_name: str) -> list[PermissionOption]:
+def _options(tool_name: str, *, remember: bool) -> list[PermissionOption]:
+    """The answers offered; without ``remember`` no "allow always" (a mode that was set asks each time)."""
+    if not remember:
+        return [OPTIONS[0], OPTIONS[2]]
     server = server_of(tool_name)
     if server is None:
         return OPTIONS
@@ -64,28 +77,38 @@ def _options(tool_name: str) -> list[PermissionOption]:
     ]
 
 
+Rule = tuple[str, str]
+"""A remembered "allow always": ``(workspace, toolName)``."""
+
+
 class PermissionRules:
-    """ "Allow always" answers, per workspace, kept in a JSON file."""
+    """ "Allow always" answers, per workspace, kept in a JSON file that several servers may share.
+
+    The file is the truth: before each check the rules are read again when the file
+    changed (another server on the same data folder added or revoked one), and every
+    change is a read-modify-write of the file under an exclusive ``flock`` of
+    ``.permissions.lock`` beside it, so two servers' saves merge and a save never writes
+    back a rule another server revoked.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._rules: set[tuple[str, str]] = set()
-        try:
-            data = read_json_file(path)
-            self._rules = {(r["workspace"], r["toolName"]) for r in data.get("rules", [])}
-        except FileNotFoundError:
-            pass
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-            logger.warning("ignoring unreadable permission rules %s: %s", path, error)
+        self._lock_path = path.with_name(".permissions.lock")
+        self._rules: set[Rule] = set()
+        self._stamp: tuple[int, ...] | None = None
+        """What the file was (device, inode, size, change times) when last read or written."""
+        self._refresh()
 
     def allows(self, workspace: str, tool_name: str) -> bool:
         """Whether an "allow always" covers the tool (an MCP tool's server's ``mcp__SERVER__*`` too)."""
+        self._refresh()
         if (workspace, tool_name) in self._rules:
             return True
         server = server_of(tool_name)
         return server is not None and (workspace, server_wildcard(server)) in self._rules
 
     def list(self, workspace: str | None = None) -> list[PermissionRule]:
+        self._refresh()
         return [
             PermissionRule(workspace=w, tool_name=t)
             for w, t in sorted(self._rules)
@@ -93,24 +116,70 @@ class PermissionRules:
         ]
 
     async def add(self, workspace: str, tool_name: str) -> None:
-        self._rules.add((workspace, tool_name))
-        await asyncio.to_thread(self._save)
+        await asyncio.to_thread(self._update, lambda rules: rules.add((workspace, tool_name)))
 
     async def revoke(self, workspace: str, tool_name: str) -> bool:
-        if (workspace, tool_name) not in self._rules:
-            return False
-        self._rules.discard((workspace, tool_name))
-        await asyncio.to_thread(self._save)
-        return True
+        """Remove a rule; whether the file had it (a rule another server revoked first: ``False``)."""
 
-    def _save(self) -> None:
-        """Write the whole file atomically (temporary file, then rename)."""
+        def discard(rules: set[Rule]) -> bool:
+            had = (workspace, tool_name) in rules
+            rules.discard((workspace, tool_name))
+            return had
+
+        return await asyncio.to_thread(self._update, discard)
+
+    def _refresh(self) -> None:
+        """Read the file again if it is not the one last read or written (else a ``stat`` is all)."""
+        stamp = _stamp(self.path)
+        if stamp != self._stamp:
+            self._rules, self._stamp = self._read(), stamp
+
+    def _read(self) -> set[Rule]:
+        try:
+            data = read_json_file(self.path)
+            return {(r["workspace"], r["toolName"]) for r in data.get("rules", [])}
+        except FileNotFoundError:
+            return set()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            logger.warning("ignoring unreadable permission rules %s: %s", self.path, error)
+            return set()
+
+    def _update(self, change: Callable[[set[Rule]], Any]) -> Any:
+        """Apply ``change`` to the rules as the file has them now, under the lock, and save them."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"rules": [r.model_dump(by_alias=True) for r in self.list()]}
+        lock = os.open(self._lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            rules = self._read()
+            result = change(rules)
+            self._save(rules)
+            self._rules, self._stamp = rules, _stamp(self.path)
+            return result
+        finally:
+            os.close(lock)  # releases the lock
+
+    def _save(self, rules: set[Rule]) -> None:
+        """Write the whole file atomically (temporary file, then rename)."""
+        data = {"rules": [{"workspace": w, "toolName": t} for w, t in sorted(rules)]}
         handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".permissions-")
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(data, file, indent=2)
-        os.replace(temporary, self.path)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as file:
+                json.dump(data, file, indent=2)
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+
+
+def _stamp(path: Path) -> tuple[int, ...] | None:
+    """What tells one version of the file from another (``None``: there is none)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 def outside_workspace(workspace: str) -> Callable[[Any], bool]:
@@ -133,6 +202,13 @@ def outside_workspace(workspace: str) -> Callable[[Any], bool]:
 WRITING_TOOLS = ("write", "edit")
 
 
+def set_mode(modes: dict[str, PermissionMode], name: str) -> PermissionMode | None:
+    """The mode ``modes`` give a tool: its own, its MCP server's, ``*``'s; ``None``: the default's."""
+    server = server_of(name)
+    wildcard = modes.get(server_wildcard(server)) if server is not None else None
+    return modes.get(name) or wildcard or modes.get("*")
+
+
 def permission_hook(
     *,
     session_id: str,
@@ -144,6 +220,13 @@ def permission_hook(
     reviews: EditReviews | None = None,
 ) -> Callable[[BeforeToolCallContext, AbortSignal | None], Awaitable[BeforeToolCallResult | None]]:
     """The session's ``before_tool_call``: the policy for each tool call.
+
+    The order: ``deny`` > ``review`` > an ``ask`` that was set > a remembered "allow
+    always" > the defaults' ``ask`` > ``allow``. A mode set in ``modes`` (the server's
+    options, the session's, a front's) is the user's word for this session, so a rule
+    remembered for the folder never overrides it; the rule only answers the question
+    the defaults would ask. A question for an ``ask`` that was set does not offer
+    "allow always" (it could not skip the next one).
 
     With ``allow_outside`` the tools accept paths outside the workspace; a ``write`` or
     ``edit`` there asks first even when the tool is allowed (its "allow always" is
@@ -158,33 +241,34 @@ def permission_hook(
         ctx: BeforeToolCallContext, signal: AbortSignal | None
     ) -> BeforeToolCallResult | None:
         name = rule = ctx.tool_call.name
-        server = server_of(name)
-        wildcard = modes.get(server_wildcard(server)) if server is not None else None
-        mode = modes.get(name) or wildcard or modes.get("*") or DEFAULT_MODES.get(name, "ask")
-        if outside is not None and name in WRITING_TOOLS and outside(ctx.args):
+        chosen = set_mode(modes, name)
+        mode = chosen or DEFAULT_MODES.get(name, "ask")
+        insist = chosen in ("ask", "review")  # a question of a mode that was set: no rule answers it
+        if outside is not None and name in WRITING_TOOLS and outside(ctx.args) and mode != "deny":
             rule = f"{name}:outside"
-            mode = "deny" if mode == "deny" else "ask"
+            mode = "ask"
+        if mode == "deny":
+            return BeforeToolCallResult(block=True, reason=f"The permission policy denies the {name} tool.")
         if mode == "review":
             if reviews is not None and name in WRITING_TOOLS:
                 reviews.require(ctx.tool_call.id)
                 return None
             mode = "ask"
-        if mode == "allow" or rules.allows(workspace, rule):
+        if mode == "allow" or (not insist and rules.allows(workspace, rule)):
             return None
-        if mode == "deny":
-            return BeforeToolCallResult(block=True, reason=f"The permission policy denies the {name} tool.")
         request = RequestPermissionParams(
             session_id=session_id,
             tool_call_id=ctx.tool_call.id,
             tool_name=name,
             args=to_wire(ctx.args),
             title=_title(name, ctx.args, outside_workspace=rule != name),
-            options=_options(name),
+            options=_options(name, remember=not insist),
         )
         outcome = await _ask_unless_aborted(ask, request, signal)
         if outcome == "allowAlways":
             await rules.add(workspace, rule)
             return None
+        server = server_of(name)
         if outcome == "allowAlwaysServer" and server is not None:
             await rules.add(workspace, server_wildcard(server))
             return None
@@ -206,7 +290,8 @@ async def _ask_unless_aborted(
     except Exception as error:  # the client failed to answer: never run the tool on a failure
         logger.warning("permission request for %s failed: %s", request.tool_name, error)
         return f"The permission request failed ({error}); the call was not run."
-    return answer if answer in ("allowOnce", "allowAlways", "allowAlwaysServer") else None
+    offered = {option.id for option in request.options}
+    return answer if answer in offered and answer in ALLOWING else None
 
 
 def _title(tool_name: str, args: Any, *, outside_workspace: bool = False) -> str:

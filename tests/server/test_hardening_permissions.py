@@ -1,0 +1,169 @@
+"""The permission policy against a hostile folder, data folder and session file (real servers).
+
+A remembered "allow always" answers only the defaults' question: ``deny``, ``*: deny``,
+an ``ask`` that was set and ``review`` win over it. Two servers on one data folder see
+each other's rules and revocations, and a save never writes back a revoked rule. MCP
+server names cannot carry ``__`` (so ``mcp__github__*`` covers ``github`` alone). A
+session file's header may narrow the policy but not widen it without the user's say.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentls.client import AgentClient
+from agentls.protocol import RequestPermissionParams
+
+from tests.server.conftest import FauxScript, Servers, server_options, tool_call, within
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class Questions:
+    """A client's permission answers (one per question, the last one repeated) and what it was asked."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.asked: list[RequestPermissionParams] = []
+
+    def __call__(self, request: RequestPermissionParams) -> str:
+        self.asked.append(request)
+        return self.answers.pop(0) if len(self.answers) > 1 else self.answers[0]
+
+
+def calls(faux_script: FauxScript, *tool_calls: dict[str, Any]) -> None:
+    """The faux model makes each call in its own turn, then answers."""
+    faux_script([*({"content": [c], "stopReason": "toolUse"} for c in tool_calls), {"content": "done"}])
+
+
+def bash(command: str, call_id: str = "b1") -> dict[str, Any]:
+    return tool_call(call_id, "bash", {"command": command})
+
+
+async def results(client: AgentClient, session: str) -> list[dict[str, Any]]:
+    messages = (await within(client.get_messages(session))).messages
+    return [m for m in messages if m["role"] == "toolResult"]
+
+
+async def run(client: AgentClient, session: str) -> list[dict[str, Any]]:
+    settled = await within(client.prompt(session, "go", wait=True))
+    assert settled.stop_reason == "stop"
+    return await results(client, session)
+
+
+def rules_file(data_dir: Path, *rules: tuple[str, str]) -> None:
+    """``permissions.json`` as an earlier server (or version) left it."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    entries = [{"workspace": w, "toolName": t} for w, t in rules]
+    (data_dir / "permissions.json").write_text(json.dumps({"rules": entries}))
+
+
+def stored_rules(data_dir: Path) -> list[dict[str, str]]:
+    return json.loads((data_dir / "permissions.json").read_text())["rules"]
+
+
+DENIED = "The permission policy denies the {} tool."
+
+
+# --- the order: deny > review > a set ask > remembered allow > the defaults' ask ---------------
+
+
+async def test_a_remembered_bash_rule_does_not_beat_a_new_sessions_deny(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    questions = Questions("allowAlways")
+    client = await servers.start(server_options(data_dir, faux_script), on_permission=questions)
+    calls(faux_script, bash("touch first"))
+    session = await within(client.new_session(cwd=str(workspace)))
+    [first] = await run(client, session)
+    assert not first["isError"] and (workspace / "first").exists() and len(questions.asked) == 1
+    assert stored_rules(data_dir) == [{"workspace": str(workspace), "toolName": "bash"}]
+
+    for permissions in ({"bash": "deny"}, {"*": "deny"}):
+        calls(faux_script, bash("touch second"))
+        denied = await within(client.new_session(cwd=str(workspace), permissions=permissions))
+        [result] = await run(client, denied)
+        assert result["isError"] and result["content"][0]["text"] == DENIED.format("bash")
+        assert not (workspace / "second").exists()
+    assert len(questions.asked) == 1  # deny never asks
+
+
+async def test_write_deny_and_star_deny_win_over_stored_write_and_server_rules(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    rules_file(data_dir, (str(workspace), "write"), (str(workspace), "mcp__quirky__*"))
+    questions = Questions("reject")
+    client = await servers.start(server_options(data_dir, faux_script), on_permission=questions)
+    calls(faux_script, tool_call("w1", "write", {"path": "written.txt", "content": "no"}))
+    session = await within(
+        client.new_session(cwd=str(workspace), permissions={"write": "deny", "*": "deny"})
+    )
+    [result] = await run(client, session)
+    assert result["isError"] and result["content"][0]["text"] == DENIED.format("write")
+    assert not (workspace / "written.txt").exists() and questions.asked == []
+
+
+async def test_an_ask_that_was_set_asks_despite_a_rule_and_offers_no_allow_always(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    rules_file(data_dir, (str(workspace), "bash"))
+    questions = Questions("allowAlways", "allowOnce")  # "allowAlways" was not offered: a rejection
+    client = await servers.start(server_options(data_dir, faux_script), on_permission=questions)
+    calls(faux_script, bash("touch one", "b1"), bash("touch two", "b2"))
+    session = await within(client.new_session(cwd=str(workspace), permissions={"bash": "ask"}))
+    first, second = await run(client, session)
+    assert [[o.id for o in q.options] for q in questions.asked] == [["allowOnce", "reject"]] * 2
+    assert first["isError"] and not (workspace / "one").exists()
+    assert not second["isError"] and (workspace / "two").exists()
+    assert stored_rules(data_dir) == [{"workspace": str(workspace), "toolName": "bash"}]
+
+    # the defaults' ask: the remembered rule answers it, no question
+    calls(faux_script, bash("touch three"))
+    default = await within(client.new_session(cwd=str(workspace)))
+    [third] = await run(client, default)
+    assert not third["isError"] and (workspace / "three").exists() and len(questions.asked) == 2
+
+
+# --- two servers on one data folder ---------------------------------------------------------
+
+
+async def test_two_servers_see_each_others_rules_and_a_save_never_restores_a_revoked_one(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, tmp_path: Path
+) -> None:
+    first_folder, second_folder = tmp_path / "one", tmp_path / "two"
+    first_folder.mkdir()
+    second_folder.mkdir()
+    asked_a, asked_b = Questions("allowAlways"), Questions("allowAlways")
+    options = server_options(data_dir, faux_script)
+    a = await servers.start(options, on_permission=asked_a)
+    b = await servers.start(options, on_permission=asked_b)
+
+    # a rule A stores after B read the file is honoured by B
+    calls(faux_script, bash("touch by-b"))
+    later = await within(b.new_session(cwd=str(first_folder)))
+    calls(faux_script, bash("true"))
+    await run(a, await within(a.new_session(cwd=str(first_folder))))
+    [ran] = await run(b, later)
+    assert not ran["isError"] and (first_folder / "by-b").exists() and asked_b.asked == []
+
+    # revoked in A: B asks again
+    revoked = await within(
+        a._call("agent/revokePermissionRule", {"workspace": str(first_folder), "toolName": "bash"})
+    )
+    assert revoked == {"revoked": True}
+    asked_b.answers = ["reject"]
+    calls(faux_script, bash("touch again-by-b"))
+    [rejected] = await run(b, await within(b.new_session(cwd=str(first_folder))))
+    assert rejected["isError"] and len(asked_b.asked) == 1 and not (first_folder / "again-by-b").exists()
+
+    # B's next save (a rule for another folder) merges with the file: the revoked rule stays gone
+    asked_b.answers = ["allowAlways"]
+    calls(faux_script, bash("true"))
+    await run(b, await within(b.new_session(cwd=str(second_folder))))
+    expected = [{"workspace": str(second_folder), "toolName": "bash"}]
+    assert stored_rules(data_dir) == expected
+    listed = await within(a._call("agent/listPermissionRules", {}))
+    assert listed == {"rules": expected}
