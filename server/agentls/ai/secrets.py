@@ -98,6 +98,11 @@ def register(*values: str | None) -> None:
         _pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
 
 
+def is_registered(value: str) -> bool:
+    """Whether ``value`` (its surrounding whitespace aside) is a credential :func:`register` was given."""
+    return bool(value) and (value in _secrets or value.strip() in _secrets)
+
+
 def _generic(match: re.Match[str]) -> str:
     return (match.group(1) or match.group(2) or match.group(3)) + REDACTED
 

@@ -12,20 +12,22 @@ Ending means SIGTERM, then SIGKILL for whatever still runs after :data:`KILL_GRA
 seconds; zombies do not count as running, so an ending is over as soon as the last
 live process has exited.
 
-How the processes are found. Each call's shell gets a unique marker in its
-environment, ``AGENTLS_BASH_CALL=<server>/<tracker>/<call>``, which every process it
-starts inherits, in its process group or not, however deeply forked and even once
-re-parented to init: a scan of ``/proc/*/environ`` finds them. That is more robust
-than following parent pids from the shell, which loses a process as soon as its
-parent exits (a double fork, or ``setsid x &`` once the shell is gone), and than
-process groups and sessions, which ``setsid`` leaves (and whose ids the system reuses
-once they are empty). ``/proc/PID/environ`` is the environment the process was
-started with, so an ``unset`` in a shell does not hide it. What the scan cannot see
-is a process started with a cleared environment (``env -i``) or one that overwrites
-its environment block (setproctitle): if it stays in the call's process group it is
-still ended with the group when the call is aborted or times out, but not at the end
-of the run. Without ``/proc`` (macOS) only the call's process group is ended, on
-abort or timeout.
+How the processes are found: by what the kernel says, nothing a process can change
+about itself. Each call's shell runs under a *keeper* (:mod:`agentls.tools.keeper`):
+a small process that leads the call's own session and process group and is a child
+subreaper, so that every process the command starts stays its descendant even once
+its own parent has exited (a double fork, ``setsid x &``, ``env -i x &``, a daemon
+that closes everything). A call's processes are then, from one scan of
+``/proc/*/stat``: the keeper's descendants (followed by parent pid), and every process
+in the keeper's session or process group (a net for a keeper that was killed, whose
+orphans went to init). The keeper is known by its pid *and* its start time, so a
+reused pid is never taken for it; it exits by itself once it has nothing left to reap.
+
+What this cannot follow: a process that the command hands to another process outside
+its tree to start (``systemd-run --user``, ``at``, a request to a running daemon), and,
+if the keeper itself is killed, the orphans that had left its session. Without
+``/proc`` or ``prctl`` (macOS) only the call's process group is ended: a process that
+called ``setsid`` escapes there.
 """
 
 from __future__ import annotations
@@ -34,71 +36,124 @@ import asyncio
 import atexit
 import contextlib
 import functools
-import itertools
 import os
 import signal
 import time
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from agentls.tools.environment import ToolEnvironment
+from agentls.tools.output_files import OutputFolder
 
 KILL_GRACE = 1.0
 """Seconds between SIGTERM and SIGKILL."""
 POLL = 0.05
 """Seconds between two looks at whether the signalled processes are gone."""
-MARKER = "AGENTLS_BASH_CALL"
-"""The environment variable that marks the processes of one ``bash`` call."""
 
 _PROC = "/proc"
 _HAS_PROC = os.path.isdir(f"{_PROC}/self")
-_SERVER = uuid.uuid4().hex[:12]
-"""This process's part of every marker, so that its exit ends its calls' processes and no one else's."""
-_trackers = itertools.count(1)
 
 
-def _needle(value: str) -> bytes:
-    """What ``b"\\0" + /proc/PID/environ`` contains when the marker's value starts with ``value``."""
-    return f"\0{MARKER}={value}".encode()
+@dataclass(frozen=True)
+class _Stat:
+    """What ``/proc/PID/stat`` says of a process."""
+
+    ppid: int
+    pgrp: int
+    session: int
+    started: int
+    """Its start time (clock ticks after boot): with the pid, it names one process for good."""
+    live: bool
+    """Not a zombie (one that has exited and only waits to be reaped)."""
 
 
-def find_processes(pgid: int | None, needle: bytes) -> set[int]:
-    """The live processes in process group ``pgid`` or whose environment contains ``needle``.
+def _read_stat(pid: int | str) -> _Stat | None:
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as stat:
+            # "pid (comm) state ppid pgrp session ... starttime(22)": comm may hold spaces and parentheses
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        ppid, pgrp, session, started = (int(fields[i]) for i in (1, 2, 3, 19))
+        return _Stat(ppid, pgrp, session, started, live=fields[0] not in (b"Z", b"X"))
+    except (OSError, IndexError, ValueError):  # gone meanwhile
+        return None
 
-    Zombies are left out: they have exited and only wait for their parent (or init,
-    which may be slow to reap) to collect them. So is this process. The result holds
-    ``kill(2)`` targets: without ``/proc`` it is ``{-pgid}`` (the whole group) while
-    the group has a member, zombies included.
-    """
-    if not _HAS_PROC:
-        if pgid is None:
-            return set()
-        try:
-            os.killpg(pgid, 0)
-        except ProcessLookupError:
-            return set()
-        except PermissionError:
-            pass
-        return {-pgid}
-    found: set[int] = set()
+
+def _scan() -> dict[int, _Stat]:
+    """Every process's stat, this one's left out."""
     me = os.getpid()
+    found: dict[int, _Stat] = {}
     for name in os.listdir(_PROC):
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"{_PROC}/{name}/stat", "rb") as stat:
-                # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
-                fields = stat.read().rsplit(b")", 1)[1].split()
-            if fields[0] in (b"Z", b"X"):
-                continue
-            if pgid is not None and int(fields[2]) == pgid:
-                found.add(int(name))
-                continue
-            with open(f"{_PROC}/{name}/environ", "rb") as environ:
-                if needle in b"\0" + environ.read():
-                    found.add(int(name))
-        except (OSError, IndexError, ValueError):  # gone meanwhile, or not ours to read
-            continue
+        if name.isdigit() and int(name) != me and (stat := _read_stat(name)) is not None:
+            found[int(name)] = stat
     return found
+
+
+@dataclass(frozen=True)
+class TrackedCall:
+    """One ``bash`` call, known by its keeper (pid and start time); :meth:`terminate` ends what it started."""
+
+    keeper: int
+    started: int | None
+    """The keeper's start time, ``None`` without ``/proc``."""
+
+    @classmethod
+    def of(cls, keeper: int) -> TrackedCall:
+        stat = _read_stat(keeper) if _HAS_PROC else None
+        return cls(keeper, stat.started if stat is not None else None)
+
+    def keeper_alive(self, processes: dict[int, _Stat]) -> bool:
+        """Whether the keeper (this one, not a later process with its pid) has not exited yet."""
+        stat = processes.get(self.keeper)
+        return stat is not None and stat.live and stat.started == self.started
+
+    def members(self, processes: dict[int, _Stat]) -> set[int]:
+        """The live processes of this call: the keeper's descendants, and its session and group."""
+        found = {
+            pid
+            for pid, stat in processes.items()
+            if stat.live and self.keeper in (stat.session, stat.pgrp) and pid != self.keeper
+        }
+        if self.keeper_alive(processes):
+            children: dict[int, list[int]] = {}
+            for pid, stat in processes.items():
+                children.setdefault(stat.ppid, []).append(pid)
+            todo = list(children.get(self.keeper, ()))
+            while todo:
+                pid = todo.pop()
+                if processes[pid].live:
+                    found.add(pid)
+                todo.extend(children.get(pid, ()))
+        return found
+
+    async def terminate(self) -> None:
+        """End every process this call started (SIGTERM, SIGKILL after the grace)."""
+        await asyncio.to_thread(terminate, lambda: find_processes([self]))
+
+
+def find_processes(calls: Iterable[TrackedCall]) -> set[int]:
+    """The live processes of ``calls``, as ``kill(2)`` targets.
+
+    Without ``/proc`` it is ``{-keeper}`` (the call's process group) for each call whose
+    group still has a member, zombies included. The keepers themselves are left out:
+    they end by themselves once what they reap is gone.
+    """
+    calls = list(calls)
+    if not calls:
+        return set()
+    if not _HAS_PROC:
+        return {-call.keeper for call in calls if _group_exists(call.keeper)}
+    processes = _scan()
+    return set().union(*(call.members(processes) for call in calls))
+
+
+def _group_exists(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def terminate(find: Callable[[], set[int]], grace: float = KILL_GRACE) -> None:
@@ -126,44 +181,59 @@ def terminate(find: Callable[[], set[int]], grace: float = KILL_GRACE) -> None:
         time.sleep(POLL)
 
 
+_live: set[TrackedCall] = set()
+"""Every call of this process that may still have processes: what its exit ends."""
+
+
+def _ended(calls: Iterable[TrackedCall]) -> set[TrackedCall]:
+    """The calls whose keeper has exited: nothing of theirs can be left under it."""
+    calls = list(calls)
+    if not _HAS_PROC or not calls:
+        return set()
+    processes = _scan()
+    return {call for call in calls if not call.keeper_alive(processes)}
+
+
 @functools.cache
 def _end_all_at_exit() -> None:
     """Once per process, at the first call: end every call's processes when this process exits."""
-    needle = _needle(f"{_SERVER}/")
-    atexit.register(terminate, lambda: find_processes(None, needle))
-
-
-@dataclass(frozen=True)
-class TrackedCall:
-    """One ``bash`` call: the environment to start its shell with, and how to end what it started."""
-
-    environment: dict[str, str]
-    needle: bytes
-
-    async def terminate(self, pgid: int) -> None:
-        """End the call's process group (``pgid``) and every process carrying its marker."""
-        await asyncio.to_thread(terminate, lambda: find_processes(pgid, self.needle))
+    atexit.register(terminate, lambda: find_processes(list(_live)))
 
 
 class ProcessTracker:
-    """The processes a session's ``bash`` calls started; :meth:`terminate_all` ends them when its run ends."""
+    """What a session's commands start and leave: :meth:`terminate_all` ends their processes when
+    its run ends, :meth:`close` also deletes their full-output files when the session closes.
 
-    def __init__(self) -> None:
-        self._prefix = f"{_SERVER}/{next(_trackers)}/"
-        self._calls = itertools.count(1)
-        self._started = False
-        """Whether a call started since the last :meth:`terminate_all` (if not, there is nothing to end)."""
+    ``environment`` says what environment the calls' shells start with (by default:
+    this process's, without the providers' API keys; see :mod:`agentls.tools.environment`).
+    """
 
-    def start_call(self) -> TrackedCall:
+    def __init__(self, environment: ToolEnvironment | None = None) -> None:
+        self.environment = environment or ToolEnvironment()
+        self.outputs = OutputFolder()
+        """Where the calls' cut outputs are kept whole."""
+        self._calls: set[TrackedCall] = set()
+        """The calls since the last :meth:`terminate_all` (or still holding processes)."""
+
+    def track(self, keeper: int) -> TrackedCall:
+        """A call whose keeper (just started) is ``keeper``."""
         _end_all_at_exit()
-        self._started = True
-        value = f"{self._prefix}{next(self._calls)}"
-        return TrackedCall(environment={**os.environ, MARKER: value}, needle=_needle(value) + b"\0")
+        call = TrackedCall.of(keeper)
+        self._calls.add(call)
+        _live.add(call)
+        return call
 
     async def terminate_all(self) -> None:
         """End every live process that this tracker's calls started (SIGTERM, SIGKILL after the grace)."""
-        if not self._started:
+        if not self._calls:
             return
-        self._started = False
-        needle = _needle(self._prefix)
-        await asyncio.to_thread(terminate, lambda: find_processes(None, needle))
+        calls = set(self._calls)
+        await asyncio.to_thread(terminate, lambda: find_processes(calls))
+        ended = await asyncio.to_thread(_ended, calls)
+        self._calls -= ended
+        _live.difference_update(ended)
+
+    async def close(self) -> None:
+        """The session is over: end what its calls left running and delete their output files."""
+        await self.terminate_all()
+        await asyncio.to_thread(self.outputs.remove)

@@ -4,16 +4,19 @@ The ``bash`` tool (:mod:`agentls.tools.bash`) and ``agent/bash`` (the user's ``!
 :mod:`agentls.session.user_bash`) both run their commands through :class:`ShellCommand`, so
 the two follow one set of rules:
 
-- The command runs as ``bash -c COMMAND`` in its own process group and session, with
-  stdin from ``/dev/null``, stdout and stderr merged, and the marker of a
-  :class:`~agentls.tools.processes.ProcessTracker` call in its environment.
+- The command runs as ``bash -c COMMAND`` under its keeper (:mod:`agentls.tools.keeper`),
+  in a session and process group of its own, with stdin from ``/dev/null``, stdout and
+  stderr merged, and the environment of its
+  :class:`~agentls.tools.processes.ProcessTracker` (the providers' API keys left out).
 - An abort or a timeout ends everything the command started (SIGTERM, SIGKILL after a
   grace); background processes of a command that finished live on until its tracker's
   owner ends them (see :mod:`agentls.tools.processes`). The command itself ends
   :data:`EOF_GRACE` after bash exits even when such a process still holds the output pipe.
 - Output is read as it arrives and comes back tail-truncated: the END of the output is
   kept, at most :data:`MAX_LINES` lines or :data:`MAX_BYTES` bytes. When output is cut,
-  the full output is written to a temporary file (:attr:`ShellResult.full_output_path`).
+  the full output is written to a file of the tracker's output folder
+  (:attr:`ShellResult.full_output_path`, deleted when the session closes; see
+  :mod:`agentls.tools.output_files`).
 """
 
 from __future__ import annotations
@@ -22,21 +25,26 @@ import asyncio
 import codecs
 import contextlib
 import os
-import tempfile
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any, Literal
 
 from agentls.ai import AbortSignal
+from agentls.tools.output_files import OutputFolder
 from agentls.tools.processes import ProcessTracker, TrackedCall
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
 EOF_GRACE = 1.0
 """Seconds to keep reading after bash exited while a background process still holds the output pipe."""
+KEEPER_EXIT = 0.1
+"""Seconds a call waits, once over, for its keeper to exit (at once, unless background processes run)."""
 READ_CHUNK = 64 * 1024
 _TAIL_KEEP = 2 * MAX_BYTES
 """Bytes of output kept in memory once it has spilled to the full-output file."""
+KEEPER = str(Path(__file__).with_name("keeper.py"))
 
 
 def truncate_tail(text: str) -> tuple[str, bool, int]:
@@ -89,7 +97,8 @@ class ShellResult:
 class _Output:
     """Collects the output: everything in memory up to :data:`MAX_BYTES`, then a file plus a tail."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: OutputFolder) -> None:
+        self.folder = folder
         self.buffer = bytearray()
         self.total_bytes = 0
         self.newlines = 0
@@ -120,7 +129,7 @@ class _Output:
 
     async def _open_file(self, data: bytes) -> None:
         def create() -> tuple[IO[bytes], str]:
-            fd, path = tempfile.mkstemp(prefix="agentls-bash-", suffix=".log")
+            fd, path = self.folder.new_file("agentls-bash-")
             handle = os.fdopen(fd, "wb")
             handle.write(data)
             return handle, path
@@ -143,29 +152,66 @@ class _Output:
 
 
 class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """The stream protocol of ``create_subprocess_exec``, plus :attr:`exited`: set when bash exits.
+    """The stream protocol of ``create_subprocess_exec`` for the keeper, plus what it reports on fd 2:
+    :attr:`spawned` (bash runs, or the ``OSError`` that it cannot) and :attr:`exited` (bash's exit code).
 
-    ``Process.wait()`` returns only once the output pipe is closed too (CPython 3.11),
-    which a background process (``server &``) may hold for as long as it runs.
+    The keeper outlives bash while a background process runs, and ``Process.wait()`` returns
+    only once the output pipe is closed too (CPython 3.11), which such a process may hold.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(limit=READ_CHUNK, loop=loop)
-        self.exited: asyncio.Future[None] = loop.create_future()
+        self.spawned: asyncio.Future[None] = loop.create_future()
+        self.exited: asyncio.Future[int] = loop.create_future()
+        self.keeper_exited: asyncio.Future[None] = loop.create_future()
+        self._status = bytearray()
 
     def process_exited(self) -> None:
         super().process_exited()
-        if not self.exited.done():
-            self.exited.set_result(None)
+        if not self.keeper_exited.done():
+            self.keeper_exited.set_result(None)
+
+    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
+        if fd != 2:
+            super().pipe_data_received(fd, data)
+            return
+        self._status += data.encode() if isinstance(data, str) else data
+        while b"\n" in self._status:
+            line, _, rest = bytes(self._status).partition(b"\n")
+            self._status[:] = rest
+            self._report(line.decode("utf-8", "replace"))
+
+    def _report(self, line: str) -> None:
+        kind, _, value = line.partition(" ")
+        if kind == "spawned" and not self.spawned.done():
+            self.spawned.set_result(None)
+        elif kind == "error" and not self.spawned.done():
+            self.spawned.set_exception(OSError(f"cannot run {value}"))
+        elif kind == "exit" and not self.exited.done():
+            self.exited.set_result(int(value))
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 2:
+            # The keeper died before it could report (killed from outside): bash is out of reach.
+            message = "the command's keeper process ended before the command did"
+            for future in (self.spawned, self.exited):
+                if not future.done():
+                    future.set_exception(OSError(message))
+        super().pipe_connection_lost(fd, exc)
 
 
 async def _start_shell(
     command: str, cwd: str, env: dict[str, str]
 ) -> tuple[asyncio.subprocess.Process, _ShellProtocol]:
-    """``bash -c COMMAND`` in its own session, stdin from ``/dev/null``, stdout and stderr on one pipe."""
+    """``bash -c COMMAND`` under its keeper, in their own session, stdin from ``/dev/null``, stdout
+    and stderr on one pipe; returns once bash runs (``OSError`` if it cannot start)."""
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.subprocess_exec(
         lambda: _ShellProtocol(loop),
+        sys.executable,
+        "-I",
+        "-S",
+        KEEPER,
         "bash",
         "-c",
         command,
@@ -173,7 +219,7 @@ async def _start_shell(
         env=env,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+        stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
     )
     return asyncio.subprocess.Process(transport, protocol, loop), protocol
@@ -192,13 +238,14 @@ class ShellCommand:
         process: asyncio.subprocess.Process,
         shell: _ShellProtocol,
         call: TrackedCall,
+        folder: OutputFolder,
         on_chunk: Callable[[str], None] | None,
     ) -> None:
         self._process = process
         self._shell = shell
         self._call = call
         self._on_chunk = on_chunk
-        self._output = _Output()
+        self._output = _Output(folder)
         self._finished = asyncio.ensure_future(self._run_to_end())
 
     @classmethod
@@ -206,9 +253,14 @@ class ShellCommand:
         cls, command: str, cwd: str, tracker: ProcessTracker, on_chunk: Callable[[str], None] | None = None
     ) -> ShellCommand:
         """Start ``command`` in ``cwd`` as a call of ``tracker``; ``OSError`` if it cannot start."""
-        call = tracker.start_call()
-        process, shell = await _start_shell(command, cwd, call.environment)
-        return cls(process, shell, call, on_chunk)
+        process, shell = await _start_shell(command, cwd, tracker.environment.build())
+        call = tracker.track(process.pid)  # before anything can fail: the keeper is ended with the rest
+        try:
+            await shell.spawned
+        except BaseException:
+            await asyncio.shield(call.terminate())
+            raise
+        return cls(process, shell, call, tracker.outputs, on_chunk)
 
     @property
     def output_version(self) -> int:
@@ -233,12 +285,11 @@ class ShellCommand:
     async def _run_to_end(self) -> int:
         reader = asyncio.ensure_future(self._read_output())
         try:
-            await self._shell.exited
+            exit_code = await self._shell.exited
             # A background process may still hold the pipe: read on for a moment, then give up.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(reader), EOF_GRACE)
-            assert self._process.returncode is not None
-            return self._process.returncode
+            return exit_code
         finally:
             if not reader.done():
                 reader.cancel()
@@ -259,14 +310,16 @@ class ShellCommand:
             await asyncio.wait(waits, timeout=time_limit, return_when=asyncio.FIRST_COMPLETED)
             if not self._finished.done():
                 ended_by = "aborted" if aborted is not None and aborted.done() else "timeout"
-                await self._call.terminate(self._process.pid)  # start_new_session: bash leads its own group
+                await self._call.terminate()
             exit_code = await self._finished
         finally:
             if aborted is not None:
                 aborted.cancel()
             if not self._finished.done():  # the wait itself was cancelled: end what it started, as on abort
                 self._finished.cancel()
-                await asyncio.shield(self._call.terminate(self._process.pid))
+                await asyncio.shield(self._call.terminate())
+        with contextlib.suppress(TimeoutError):  # so that its pipes are closed when nothing else runs
+            await asyncio.wait_for(asyncio.shield(self._shell.keeper_exited), KEEPER_EXIT)
         shown, truncated, count = await self._output.finish()
         return ShellResult(
             output=shown,

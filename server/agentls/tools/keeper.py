@@ -1,0 +1,71 @@
+"""The keeper of one ``bash`` call: ``python -I -S keeper.py bash -c COMMAND``.
+
+Run by :mod:`agentls.tools.shell` as the leader of the call's own session, with the
+output pipe on fd 1 and a status pipe on fd 2. It makes itself a *child subreaper*
+(Linux's ``PR_SET_CHILD_SUBREAPER``), starts ``bash`` with fd 1 as its stdout and
+stderr, and then lives for as long as anything the command started lives: a process
+whose parent exits is re-parented by the kernel to its nearest subreaper ancestor,
+this keeper, rather than to init. So every process the call started, however it
+forked, whatever it did to its environment, process group or session, stays a
+descendant of the keeper, and :mod:`agentls.tools.processes` finds them by walking the
+kernel's parent links down from it. The keeper reaps each one as it ends and exits
+when it has no child left.
+
+What it writes on fd 2, one line each: ``spawned PID`` once bash runs (or
+``error TEXT`` if it cannot start), then ``exit CODE`` when bash exits (a negative
+code: killed by that signal); it then closes fd 2. It ignores SIGTERM, SIGINT and
+SIGHUP (bash gets them back to their defaults): when a call is ended, its processes
+are signalled and the keeper, their reaper, outlives them.
+
+Where ``prctl`` is missing (macOS) orphans go to init as usual; the keeper then exits
+with bash, and the call's processes are found by process group only. This file is run
+by path with ``-I -S``: it imports nothing of agentls and only what starts fast.
+"""
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+
+PR_SET_CHILD_SUBREAPER = 36
+IGNORED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+RESET = (*IGNORED, signal.SIGPIPE, signal.SIGQUIT, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
+"""Signals bash gets at their default action (Python ignores SIGPIPE; the keeper ignores more)."""
+
+
+def become_subreaper() -> None:
+    with contextlib.suppress(OSError, AttributeError):  # no prctl (not Linux): orphans go to init
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def report(line: str) -> None:
+    os.write(2, f"{line}\n".encode("utf-8", "replace"))
+
+
+def main(argv: list[str]) -> int:
+    become_subreaper()
+    for sig in IGNORED:
+        signal.signal(sig, signal.SIG_IGN)
+    try:
+        shell = os.posix_spawnp(
+            argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_DUP2, 1, 2)], setsigdef=RESET
+        )
+    except OSError as error:
+        report(f"error {argv[0]}: {error.strerror or error}")
+        return 127
+    report(f"spawned {shell}")
+    quiet = os.open(os.devnull, os.O_RDWR)
+    os.dup2(quiet, 1)  # the output pipe is bash's now: its reader sees the end when bash's side closes
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:  # nothing the command started runs any more
+            return 0
+        if pid == shell:
+            report(f"exit {os.waitstatus_to_exitcode(status)}")
+            os.dup2(quiet, 2)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
