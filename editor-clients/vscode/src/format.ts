@@ -9,8 +9,34 @@ export const MAX_OUTPUT = 20_000;
 export const MAX_PARTIAL = 4_000;
 const MAX_SUMMARY = 120;
 
+/**
+ * Control and invisible characters that untrusted text (a model's command, a file name, an MCP
+ * server's label) could use to hide or reorder what a question shows: C0 but tab and newline,
+ * DEL, C1, bidi overrides and isolates, zero-width characters, line separators, the BOM.
+ */
+const HIDDEN = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/g;
+const HIDDEN_OR_NEWLINE = new RegExp(`${HIDDEN.source}|[\\n\\t]`, 'g');
+const NAMES: Record<string, string> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/**
+ * `text` with those characters written out (`\r`, `\x1b`, `\u202e`), as agentls's terminal
+ * shows them; `newlines: false` writes out newlines and tabs too, for text that must stay on one line.
+ */
+export function visibleControls(text: string, { newlines = true } = {}): string {
+  return text.replace(newlines ? HIDDEN : HIDDEN_OR_NEWLINE, (char) => {
+    const code = char.charCodeAt(0);
+    return NAMES[char] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+  });
+}
+
+/** The message of a permission question's dialog: its title on one line, nothing in it hidden. */
+export function permissionMessage(title: string): string {
+  return `agentls: ${visibleControls(title, { newlines: false })}`;
+}
+
 function oneLine(text: string, max = MAX_SUMMARY): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // spaces and newlines fold; a \r, an escape, a bidi override is written out
+  const flat = visibleControls(text.replace(/[ \t\n]+/g, ' ').trim());
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
@@ -112,21 +138,25 @@ export function permissionDetail(toolName: string, args: unknown): string {
   if (toolName === MCP_TRUST_TOOL) return MCP_TRUST_DETAIL;
   const a = args !== null && typeof args === 'object' ? (args as Record<string, unknown>) : {};
   const command = str(a.command);
-  if (toolName === 'bash' && command) return `$ ${command.length <= 600 ? command : `${command.slice(0, 600)}…`}`;
+  if (toolName === 'bash' && command) return `$ ${visibleControls(command.length <= 600 ? command : `${command.slice(0, 600)}…`)}`;
   const mcp = splitMcpTool(toolName);
-  const name = mcp ? `${mcp.server} · ${mcp.tool} (MCP server ${mcp.server})` : toolName;
+  const name = visibleControls(mcp ? `${mcp.server} · ${mcp.tool} (MCP server ${mcp.server})` : toolName, { newlines: false });
   const where = str(a.path);
-  if (where && !mcp) return `${toolName} ${summarizeArgs(toolName, args)}`;
-  const json = prettyArgs(args);
+  if (where && !mcp) return `${name} ${summarizeArgs(toolName, args)}`;
+  const json = visibleControls(prettyArgs(args));
   return `${name}${json && json !== '{}' ? `\n\n${json.length <= 600 ? json : `${json.slice(0, 600)}…`}` : ''}`;
 }
 
 /** The `toolName` of the question whether to trust the MCP servers of a project's `.mcp.json`. */
 export const MCP_TRUST_TOOL = 'mcp';
 
-/** The detail of the trust question (its title names the file and the commands). */
+/**
+ * The detail of the trust question (its title names the folder's project files, the .mcp.json and
+ * everything each server runs, secrets masked, and what changed since the last trust).
+ */
 export const MCP_TRUST_DETAIL =
-  "A project's .mcp.json starts these servers whenever a session of this folder starts: their commands run on this " +
+  "Trusting a folder lets its project files (AGENTS.md, skills, prompt templates) reach the agent, and a project's " +
+  '.mcp.json starts these servers whenever a session of this folder starts: their commands run on this ' +
   'machine with your rights (a URL is connected to), and the agent can call their tools. ' +
   'Trust starts them now and is remembered for this folder until the configuration changes. ' +
   'Reject leaves them off; Agent: MCP Servers (or the MCP menu of the panel) asks again.';

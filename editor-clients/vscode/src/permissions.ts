@@ -10,7 +10,7 @@
  */
 
 import * as vscode from 'vscode';
-import { permissionDetail } from './format';
+import { permissionDetail, permissionMessage, visibleControls } from './format';
 import type { PermissionOutcome, RequestPermissionParams } from './protocol';
 import { type CancellationSignal, DEFAULT_CHOICES, PERMISSION_OUTCOMES as OUTCOMES } from './session';
 
@@ -26,13 +26,19 @@ export function permissionPrompt(): PermissionPrompt {
  * The modal question: the command (or the path) as the detail rather than the arguments'
  * JSON, and Reject as the dialog's close button (no Cancel beside it: both would reject).
  * VS Code cannot close a modal from code, so a question the server cancels stays until answered.
+ * The title, detail and labels show their control characters written out (`\r`, `\x1b`): a
+ * command cannot hide what it runs behind them.
  */
 export const askWithModal: AskUser = async (params) => {
   const options = params.options?.length ? params.options.filter((o) => OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
   const detail = permissionDetail(params.toolName, params.args);
-  const items = options.map((option) => ({ title: option.label, isCloseAffordance: option.id === 'reject', id: option.id }));
+  const items = options.map((option) => ({
+    title: visibleControls(option.label, { newlines: false }),
+    isCloseAffordance: option.id === 'reject',
+    id: option.id,
+  }));
   if (!items.some((item) => item.isCloseAffordance)) items.push({ title: 'Reject', isCloseAffordance: true, id: 'reject' });
-  const chosen = await vscode.window.showWarningMessage(`agentls: ${params.title}`, { modal: true, detail }, ...items);
+  const chosen = await vscode.window.showWarningMessage(permissionMessage(params.title), { modal: true, detail }, ...items);
   return chosen?.id ?? 'reject';
 };
 
@@ -46,7 +52,7 @@ export function permissionHandler(
   log: vscode.LogOutputChannel,
 ): (params: RequestPermissionParams, token?: CancellationSignal) => Promise<PermissionOutcome> {
   return async (params, token) => {
-    log.info(`Permission asked: ${params.title}`);
+    log.info(`Permission asked: ${visibleControls(params.title, { newlines: false })}`);
     pending(params.sessionId, params.toolCallId, true);
     try {
       const outcome = await ask(params, token);

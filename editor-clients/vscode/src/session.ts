@@ -8,7 +8,7 @@
  */
 
 import { addChip, type Chip, removeChip, sameAttachment, withoutSent } from './attachments';
-import { formatCost, formatTokens, modelKey, parseModelKey } from './format';
+import { formatCost, formatTokens, modelKey, parseModelKey, visibleControls } from './format';
 import { applyMcpStatus, mcpSummary, type McpServerView, mcpViews } from './mcp';
 import { parsePromptInput } from './promptInput';
 import type {
@@ -364,7 +364,8 @@ export class SessionController {
    */
   askInline(params: RequestPermissionParams, token?: CancellationSignal): Promise<PermissionOutcome> | undefined {
     if (params.sessionId !== this.sessionId) return undefined;
-    const choices = params.options?.length ? params.options.filter((o) => PERMISSION_OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
+    const offered = params.options?.length ? params.options.filter((o) => PERMISSION_OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
+    const choices = offered.map((o) => ({ ...o, label: visibleControls(o.label, { newlines: false }) }));
     if (!this.transcript.askOnRow(params.toolCallId, choices)) return undefined;
     this.changed();
     return new Promise<PermissionOutcome>((resolve) => {

@@ -6,6 +6,7 @@ import {
   toolTarget,
   modelLabels,
   permissionDetail,
+  permissionMessage,
   statsParts,
   appendTail,
   bashLabel,
@@ -20,6 +21,7 @@ import {
   tailText,
   truncateHead,
   truncateTail,
+  visibleControls,
 } from '../src/format';
 
 describe('tool call summaries', () => {
@@ -195,5 +197,32 @@ describe('session history entries', () => {
     ]);
     expect(entries[0]?.updated).toBe(new Date(now - 120_000).toLocaleString());
     expect(sessionTitle({ title: ' Hi ' })).toBe('Hi');
+  });
+});
+
+describe('control characters in what a question shows', () => {
+  const SPOOF = 'touch PWNED #\r\x1b[2K\x1b[1A\u202eRun the command: ls -la';
+  const SHOWN = 'touch PWNED #\\r\\x1b[2K\\x1b[1A\\u202eRun the command: ls -la';
+
+  it.each([
+    ['\x00\x07\x08\x0b\x0c\x7f', '\\x00\\x07\\x08\\x0b\\x0c\\x7f'],
+    ['\x85\x9b', '\\x85\\x9b'],
+    ['\u202a\u202e\u2066\u2069\u061c', '\\u202a\\u202e\\u2066\\u2069\\u061c'],
+    ['\u200b\u200f\u2060\ufeff\u2028', '\\u200b\\u200f\\u2060\\ufeff\\u2028'],
+    ['tab\tand\nnewline, é ✓ 日本', 'tab\tand\nnewline, é ✓ 日本'],
+  ])('%j is shown as %j', (raw, shown) => {
+    expect(visibleControls(raw)).toBe(shown);
+  });
+
+  it('writes out newlines and tabs for one-line text', () => {
+    expect(visibleControls('ls\nrm -rf ~\t#', { newlines: false })).toBe('ls\\nrm -rf ~\\t#');
+  });
+
+  it("the modal's message and detail show the whole spoofing command", () => {
+    expect(permissionMessage(`Run the command: ${SPOOF}\nrm -rf ~`)).toBe(`agentls: Run the command: ${SHOWN}\\nrm -rf ~`);
+    expect(permissionDetail('bash', { command: SPOOF })).toBe(`$ ${SHOWN}`);
+    expect(permissionDetail('mcp__srv__t\u202e', { x: '\u202e' })).toContain('\\u202e');
+    expect(permissionDetail('mcp__srv__t\u202e', { x: '\u202e' })).not.toContain('\u202e');
+    expect(summarizeArgs('bash', { command: SPOOF })).toBe(SHOWN);
   });
 });

@@ -216,6 +216,18 @@ describe('SessionController', () => {
       expect(c.transcript.rows[0]).not.toHaveProperty('question');
     });
 
+    it("the row's summary and answers show control characters written out", async () => {
+      const { c } = await started();
+      await runningTool(c, 'hi', 'c1', 'bash', { command: 'touch PWNED #\r\x1b[2KRun: ls' });
+      c.permissionPending('s1', 'c1', true);
+      const options = [{ id: 'allowAlwaysServer' as const, label: 'Allow always: every tool of \u202eevil' }, PARAMS.options[2]];
+      c.askInline({ ...PARAMS, options });
+      expect(c.transcript.rows[0]).toMatchObject({
+        summary: 'touch PWNED #\\r\\x1b[2KRun: ls',
+        question: [{ label: 'Allow always: every tool of \\u202eevil' }, { label: 'Reject' }],
+      });
+    });
+
     it('a question the server cancels (an abort) is a rejection and leaves the row', async () => {
       const c = await asking();
       const cancel = token();
