@@ -17,6 +17,8 @@ import pytest
 from agentls.client import AgentClient
 from agentls.protocol import RequestPermissionParams
 
+from tests.mcp.conftest import quirky_command
+from tests.server import test_mcp
 from tests.server.conftest import FauxScript, Servers, server_options, tool_call, within
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -167,3 +169,34 @@ async def test_two_servers_see_each_others_rules_and_a_save_never_restores_a_rev
     assert stored_rules(data_dir) == expected
     listed = await within(a._call("agent/listPermissionRules", {}))
     assert listed == {"rules": expected}
+
+
+# --- MCP server names ------------------------------------------------------------------------
+
+
+async def test_a_server_name_with_a_double_underscore_is_refused_so_a_wildcard_covers_one_server(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    quirky = test_mcp.stdio(quirky_command())
+    option = {"github": quirky, "github__evil": quirky, "github_": quirky, "a..b": quirky}
+    questions = test_mcp.Questions(lambda _: "reject")
+    client, recorder = await test_mcp.start(
+        servers, data_dir, faux_script, questions, mcpServers=option, permissions={"mcp__github__*": "allow"}
+    )
+    calls(
+        faux_script,
+        tool_call("e1", "mcp__github__evil__echo", {"text": "evil"}),
+        tool_call("e2", "mcp__github__echo", {"text": "good"}),
+    )
+    session = await within(client.new_session(cwd=str(workspace)))
+    await test_mcp.ready(recorder, "github")
+    listing = await within(client.list_mcp_servers(session))
+    assert [s.name for s in listing.servers] == ["github"]
+    problems = "\n".join(listing.problems)
+    for name, shown in (("github__evil", "github__evil"), ("github_", "github_"), ("a..b", "a__b")):
+        refused = f"initializationOptions: mcpServers.{name}: the name {shown!r} must not contain '__'"
+        assert refused in problems
+    evil, good = await run(client, session)
+    assert evil["isError"] and test_mcp.text(evil) == "Tool mcp__github__evil__echo not found"
+    assert not good["isError"] and "good" in test_mcp.text(good)
+    assert questions.asked == []

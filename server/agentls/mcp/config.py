@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentls.ai.local_files import read_json_file
+from agentls.mcp.names import name_problem
 
 Transport = Literal["stdio", "http", "sse"]
 
@@ -204,6 +205,10 @@ def parse_servers(
         )
         return result
     for name, entry in named:
+        problem = name_problem(server_name(str(name)))
+        if problem is not None:
+            result.problems.append(f"{source}: mcpServers.{name}: {problem}")
+            continue
         try:
             config = _server(str(name), entry, source, base, environment, needs_trust)
         except _Invalid as error:

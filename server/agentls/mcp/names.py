@@ -2,6 +2,10 @@
 
 Apart from the rest of the package so that the permission policy can use them without
 importing the MCP SDK (half a second), which only sessions with MCP servers need.
+
+A server's name never holds ``__`` nor ends in ``_`` (:func:`name_problem`), so the
+server part of a tool's name is everything before its first ``__``: ``mcp__github__*``
+covers the server ``github`` and no other (not ``github__evil``, not ``github_``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,16 @@ def server_of(name: str) -> str | None:
         return None
     server, separator, _ = name[len(PREFIX) :].partition("__")
     return server if separator else None
+
+
+def name_problem(server: str) -> str | None:
+    """Why a server's name (as tool names carry it) cannot be used, or ``None``."""
+    if "__" in server or server.endswith("_"):
+        return (
+            f"the name {server!r} must not contain '__' or end with '_' (tool names are "
+            f"{PREFIX}SERVER__TOOL, so it would read as another server's); rename the server"
+        )
+    return None
 
 
 def server_wildcard(server: str) -> str:
