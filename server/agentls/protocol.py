@@ -103,6 +103,9 @@ class InitializationOptions(ProtocolModel):
     """Permission mode per tool name, over the defaults (read-only tools allow, ``bash`` ask)."""
     allow_outside_workspace: bool | None = None
     """Let the tools use paths outside a session's folder (default: refused)."""
+    pass_keys: list[str] | None = None
+    """Environment variables holding API keys that ``bash`` and ``agent/bash`` commands still get
+    (by default every provider's key variable is left out of their environment)."""
     apply_edit_timeout_ms: int = Field(60_000, gt=0)
     """How long a tool waits for the answer to ``workspace/applyEdit`` or ``agent/saveDocuments``."""
     compaction: CompactionSettings | None = None

@@ -13,16 +13,24 @@ Two duties:
   passes through it: failed assistant messages, log records (:class:`RedactingFilter`)
   and the server's JSON-RPC error responses.
 
+A registered value is also found encoded, as a server may echo it: URL-encoded (``quote``,
+``quote_plus``, every byte as ``%XX``), hexadecimal (either case), JSON-escaped, a Python
+``repr``, and base64 (standard and URL-safe, also inside a longer base64 string, whatever
+its alignment: see :func:`_encoded`). :func:`is_registered` says whether a value is one of
+them (the tools' environment leaves such variables out).
+
 :func:`redact` is cheap: one precompiled pattern for the registered values (rebuilt only
 when a new one is registered) and one for the generic forms.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import re
 import threading
+import urllib.parse
 
 REDACTED = "[redacted]"
 
@@ -82,7 +90,35 @@ def _forms(value: str) -> set[str]:
         forms.add(repr(form)[1:-1])  # an exception's repr of a str: "...\\n..."
         forms.add(repr(form.encode("utf-8", "backslashreplace"))[2:-1])  # of bytes: b'...'
         forms.add(json.dumps(form)[1:-1])
+        forms.update(_encoded(form))
     return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
+
+
+def _encoded(text: str) -> set[str]:
+    """``text`` as a server may echo it encoded: URL-encoded (as a query value, a path or every byte),
+    hexadecimal, and base64 (standard and URL-safe) wherever it starts in a longer encoded string.
+
+    A base64 string encodes 3 bytes in 4 characters, so the characters of a value embedded in
+    longer data (``Basic base64(user:key)``, a JSON body) depend on where it starts modulo 3.
+    For each of the three starts, the run of characters that only the value's bytes determine
+    is a form: the groups of 3 bytes it fills whole (up to 2 bytes at each end are not hidden).
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    forms = {
+        urllib.parse.quote(text, safe=""),
+        urllib.parse.quote(text),
+        urllib.parse.quote_plus(text),
+        "".join(f"%{byte:02X}" for byte in data),
+        "".join(f"%{byte:02x}" for byte in data),
+        data.hex(),
+        data.hex().upper(),
+    }
+    for skip in range(3):
+        whole = data[skip:][: (len(data) - skip) // 3 * 3]
+        if len(whole) >= 6:  # two groups at least: shorter runs occur by chance
+            forms.add(base64.b64encode(whole).decode("ascii"))
+            forms.add(base64.urlsafe_b64encode(whole).decode("ascii"))
+    return forms
 
 
 def register(*values: str | None) -> None:

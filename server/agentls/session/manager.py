@@ -44,6 +44,7 @@ from agentls.session.store import (
 from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor import EditorConnection, EditorWorkspace
+from agentls.tools.environment import ToolEnvironment
 from agentls.tools.review import EditReviews
 
 logger = logging.getLogger(__name__)
@@ -146,7 +147,7 @@ class SessionManager:
     ) -> AgentSession:
         """A session with its tools, workspace and policy, registered, its MCP servers started."""
         session_id, cwd, allow_outside = header.id, header.cwd, header.allow_outside_workspace
-        processes = ProcessTracker()
+        processes = ProcessTracker(ToolEnvironment.of(self.providers.models_file, self.options.pass_keys))
         workspace = self._workspace(session_id, cwd, allow_outside)
         reviews = self._reviews(session_id)
         changes = ChangeLog()

@@ -243,7 +243,13 @@ class AgentSession:
         between runs is sent whole before the next run's first event."""
         self._waiting_bash: list[AgentMessage] = []
         """Bash messages that ended during a run: they join the transcript when it ends, as in Pi."""
-        self.user_bash = UserBash(session_id=session_id, cwd=cwd, notify=notify, record=self._record_bash)
+        self.user_bash = UserBash(
+            session_id=session_id,
+            cwd=cwd,
+            notify=notify,
+            record=self._record_bash,
+            environment=processes.environment if processes is not None else None,
+        )
         """``agent/bash`` and ``agent/abortBash``: the user's own commands."""
         self.agent = Agent(
             initial_state=AgentState(
@@ -872,7 +878,10 @@ class AgentSession:
         )
 
     async def close(self) -> None:
-        """Abort any run and any command of the user's, end the processes they left, close the file."""
+        """Abort any run and any command of the user's, end the processes they left and delete their
+        output files, close the file."""
         await self.abort()
         await self.user_bash.close()
+        if self.processes is not None:
+            await self.processes.close()
         self.writer.close()

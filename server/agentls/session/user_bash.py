@@ -10,7 +10,9 @@ run ends, and then ``agent/bashEnd`` carries the message.
 
 Processes a command leaves in the background are the user's, not a run's: they live
 until the session is closed (or the server exits), whereas those of the ``bash`` tool end
-with their run. One command runs at a time per session.
+with their run. The command's environment is the tool's (the providers' API keys left out,
+see :mod:`agentls.tools.environment`), and its full-output file, when its output is cut,
+is deleted when the session closes. One command runs at a time per session.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any
 from agentls.ai import AbortController, AgentMessage, to_wire
 from agentls.session.errors import SessionError
 from agentls.session.messages import bash_execution_message
+from agentls.tools.environment import ToolEnvironment
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.shell import ShellCommand, ShellResult
 
@@ -89,12 +92,13 @@ class UserBash:
         cwd: str,
         notify: Callable[[str, dict[str, Any]], None],
         record: Callable[[AgentMessage], Awaitable[None]],
+        environment: ToolEnvironment | None = None,
     ) -> None:
         self._session_id = session_id
         self._cwd = cwd
         self._notify = notify
         self._record = record
-        self._tracker = ProcessTracker()
+        self._tracker = ProcessTracker(environment)
         self._running: _Command | None = None
         self._task: asyncio.Task[None] | None = None
         """The running command's task (asyncio keeps only weak references to tasks)."""
@@ -171,6 +175,7 @@ class UserBash:
         return True
 
     async def close(self) -> None:
-        """Stop the running command and end every process the session's commands left behind."""
+        """Stop the running command, end every process the session's commands left behind and
+        delete their output files."""
         await self.abort()
-        await self._tracker.terminate_all()
+        await self._tracker.close()

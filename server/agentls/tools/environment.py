@@ -12,12 +12,20 @@ or in the user's ``models.json``), and any variable whose value is a credential 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from agentls.ai.providers.catalog import ModelsFile, builtin_catalog, merge_catalogs
+from agentls.ai.providers.catalog import (
+    CatalogError,
+    ModelsFile,
+    builtin_catalog,
+    load_models_file,
+    merge_catalogs,
+)
 from agentls.ai.secrets import is_registered
 
 
@@ -42,7 +50,16 @@ class ToolEnvironment:
     keep: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, user: ModelsFile | None, keep: Iterable[str] | None) -> ToolEnvironment:
+    def of(cls, models_file: Path | None, keep: Iterable[str] | None) -> ToolEnvironment:
+        """The variables of the built-in providers and of ``models_file``'s hidden, ``keep`` kept.
+
+        A models file that cannot be read hides the built-in ones only: the session that uses
+        it reports what is wrong with it.
+        """
+        user = None
+        if models_file is not None:
+            with contextlib.suppress(CatalogError):
+                user = load_models_file(models_file)
         return cls(key_variables(user), frozenset(keep or ()))
 
     def build(self) -> dict[str, str]:

@@ -1,12 +1,12 @@
 """Where the full output of a cut command goes (``fullOutputPath``), and when it is deleted.
 
 Each server process has one folder in the system's temporary folder,
-``agentls-<pid>-<random>`` (made by :func:`tempfile.mkdtemp`: private to the user), and
+``agentls-server-<pid>-<random>`` (made by :func:`tempfile.mkdtemp`: private to the user), and
 each :class:`OutputFolder` (one per session's ``bash`` tool, one per its ``agent/bash``)
 a ``session-<random>`` folder in it, made when its first output is cut. A session's
 folder is deleted when the session closes; the server's when the server exits. A server
 that could not clean up (killed) leaves its folder behind: the next server to cut an
-output deletes every ``agentls-<pid>-*`` folder of the same user whose pid no longer
+output deletes every ``agentls-server-<pid>-*`` folder of the same user whose pid no longer
 runs. Every function here blocks: call them from a worker thread.
 """
 
@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import threading
 
-_SERVER_FOLDER = re.compile(r"agentls-(\d+)-[A-Za-z0-9_]+")
+_SERVER_FOLDER = re.compile(r"agentls-server-(\d+)-[A-Za-z0-9_]+")
 _lock = threading.Lock()
 _root: str | None = None
 
@@ -38,7 +38,7 @@ def _alive(pid: int) -> bool:
 def remove_stale_folders(parent: str | None = None) -> list[str]:
     """Delete the folders that servers no longer running left in ``parent`` (the temporary folder).
 
-    Only the user's own folders named ``agentls-<pid>-…`` are deleted, and only when no
+    Only the user's own folders named ``agentls-server-<pid>-…`` are deleted, and only when no
     process has that pid. Returns the paths deleted.
     """
     parent = parent or tempfile.gettempdir()
@@ -60,13 +60,17 @@ def remove_stale_folders(parent: str | None = None) -> list[str]:
     return removed
 
 
-def _server_folder() -> str:
-    """This server's folder, made (and the stale ones of dead servers removed) on first use."""
+def server_folder() -> str:
+    """This server's folder, made (and the stale ones of dead servers removed) on first use.
+
+    Whatever this process keeps in it is deleted when it exits, or by the next server if
+    it is killed.
+    """
     global _root
     with _lock:
         if _root is None or not os.path.isdir(_root):
             remove_stale_folders()
-            _root = tempfile.mkdtemp(prefix=f"agentls-{os.getpid()}-")
+            _root = tempfile.mkdtemp(prefix=f"agentls-server-{os.getpid()}-")
             atexit.register(shutil.rmtree, _root, True)
         return _root
 
@@ -82,7 +86,7 @@ class OutputFolder:
         """A new file (``PREFIX….log``) for one command's output: its open descriptor and its path."""
         with self._lock:
             if self._path is None or not os.path.isdir(self._path):
-                self._path = tempfile.mkdtemp(prefix="session-", dir=_server_folder())
+                self._path = tempfile.mkdtemp(prefix="session-", dir=server_folder())
             return tempfile.mkstemp(prefix=prefix, suffix=".log", dir=self._path)
 
     def remove(self) -> None:
