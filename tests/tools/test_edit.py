@@ -14,7 +14,8 @@ from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError, Workspace
-from agentls.tools.edit import edit_tool, unified_diff, write_tool
+from agentls.tools.edit import edit_tool, write_tool
+from agentls.tools.text_diff import unified_diff
 from agentls.tools.files import write_text_atomic
 from agentls.tools.workspace import Document
 

@@ -6,7 +6,7 @@ import base64
 import struct
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pytest
 from agentls.agent import Agent, AgentState, AgentToolResult
@@ -138,19 +138,37 @@ async def test_truncation_by_bytes(ws: DiskWorkspace, tmp_path: Path) -> None:
     assert body(nxt).startswith(f"{len(shown) + 1:>6}\tline {len(shown) + 1}x")
 
 
-async def test_a_single_line_longer_than_the_limit_shows_its_beginning(
+async def test_a_single_line_longer_than_the_limit_gets_pis_pointer_to_bash(
     ws: DiskWorkspace, tmp_path: Path
 ) -> None:
     (tmp_path / "min.js").write_text("é" * 100_000 + "\nnext\n", encoding="utf-8")
     result = await run(ws, path="min.js")
-    shown, note = body(result).split("\n\n")
-    assert shown.startswith("     1\téé") and len(shown.encode()) <= MAX_BYTES
-    assert note == (
-        "[Line 1 is 195.3KB, longer than the 50.0KB limit; only its beginning is shown. "
-        "Use offset=2 to continue.]"
+    assert body(result) == (
+        "[Line 1 is 195.3KB, exceeds 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]"
     )
     assert result.details["truncatedBy"] == "bytes" and result.details["nextOffset"] == 2
+    assert result.details["totalLines"] == 2
     assert body(await run(ws, path="min.js", offset=2)) == "     2\tnext"
+
+
+async def test_a_long_line_after_others_ends_the_page_before_it(ws: DiskWorkspace, tmp_path: Path) -> None:
+    (tmp_path / "mixed.txt").write_text("short\n" + "x" * 60_000 + "\nend", encoding="utf-8")
+    result = await run(ws, path="mixed.txt")
+    assert body(result) == "     1\tshort\n\n[Showing lines 1-1 of 3 (50.0KB limit). Use offset=2 to continue.]"
+    assert "exceeds 50.0KB limit" in body(await run(ws, path="mixed.txt", offset=2))
+    assert body(await run(ws, path="mixed.txt", offset=3)) == "     3\tend"
+
+
+async def test_windows_across_chunks_count_every_line(ws: DiskWorkspace, tmp_path: Path) -> None:
+    """Lines that straddle the reading's 1 MB chunks come back whole, and the count is the whole file's."""
+    lines = [f"{i}:" + "y" * (i % 700) for i in range(20_000)]
+    (tmp_path / "many.txt").write_text("\n".join(lines), encoding="utf-8")  # no final newline
+    result = await run(ws, path="many.txt", offset=15_001, limit=40)
+    shown = body(result).split("\n\n")[0].split("\n")
+    assert shown == [f"{i + 1:>6}\t{lines[i]}" for i in range(15_000, 15_040)]
+    assert result.details["totalLines"] == 20_000 and result.details["nextOffset"] == 15_041
+    last = await run(ws, path="many.txt", offset=20_000)
+    assert body(last) == f" 20000\t{lines[-1]}"
 
 
 async def test_empty_file(ws: DiskWorkspace, tmp_path: Path) -> None:
@@ -331,10 +349,10 @@ async def test_abort_during_the_read(ws: DiskWorkspace, tmp_path: Path) -> None:
     controller = AbortController()
 
     class AbortingWorkspace(DiskWorkspace):
-        async def read_bytes(self, path: str | Path) -> bytes:
-            data = await super().read_bytes(path)
+        async def open_content(self, path: str | Path) -> BinaryIO:
+            stream = await super().open_content(path)
             controller.abort()
-            return data
+            return stream
 
     with pytest.raises(AbortError, match="Operation aborted"):
         await run(AbortingWorkspace(tmp_path), signal=controller.signal, path="a.txt")

@@ -8,8 +8,9 @@ uses the disk.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentls.ai import AbortSignal
 from agentls.tools.workspace import DiskWorkspace, Document
@@ -46,6 +47,11 @@ class AcpWorkspace(DiskWorkspace):
         except Exception as error:  # the client's error answer: the tool reports it
             raise OSError(f"the editor could not read it ({error})") from error
         return Document(answer.content.encode("utf-8", errors="surrogatepass"))
+
+    async def open_content(self, path: str | Path) -> BinaryIO:
+        if not self.files.read or (await super().stat(path)).kind != "file":
+            return await super().open_content(path)  # the disk's error: a folder, a FIFO, a device
+        return io.BytesIO((await self.read_document(path)).data)  # the client sends it whole anyway
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None

@@ -11,6 +11,7 @@ which show the attachments as chips on the user's message.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from agentls.session.errors import SessionError
 from agentls.session.messages import custom_message
 from agentls.tools.diagnostics import DiagnosticsSource, diagnostic_lines, display_path, uri_path
 from agentls.tools.editor import PositionEncoding, line_starts, offset_at
+from agentls.tools.files import NotRegularFile
+from agentls.tools.line_window import CHUNK_BYTES, read_window
 from agentls.tools.workspace import ToolInputError, Workspace
 
 EDITOR_CONTEXT = "editorContext"
@@ -73,8 +76,6 @@ class EditorContext:
         if isinstance(attachment, DiagnosticsContext):
             return await self._diagnostics(attachment)
         path = self._path(attachment.uri)
-        given = attachment.text if isinstance(attachment, FileContext) else None
-        text = given if given is not None else await self._text(path)
         name = display_path(self.workspace, path)
         language = LANGUAGES.get(path.suffix.lower())
         details: dict[str, Any] = {"type": attachment.type, "uri": attachment.uri, "path": name}
@@ -82,10 +83,13 @@ class EditorContext:
             details["language"] = language
         attributes = f'path="{name}"' + (f' language="{language}"' if language else "")
         if isinstance(attachment, FileContext):
-            body, shown, total = _numbered(text, 1)
+            if attachment.text is not None:
+                body, shown, total = _numbered(attachment.text, 1)
+            else:
+                body, shown, total = await self._file_head(path)
             details.update(lines=total, truncated=shown < total)
             return _Rendered(f"<file {attributes}>\n{_cut(body, shown, total, 1, name)}</file>", details)
-        return self._selection(attachment, text, name, attributes, details)
+        return self._selection(attachment, await self._text(path), name, attributes, details)
 
     def _selection(
         self, attachment: SelectionContext, text: str, name: str, attributes: str, details: dict[str, Any]
@@ -140,27 +144,52 @@ class EditorContext:
     async def _text(self, path: Path) -> str:
         try:
             document = await self.workspace.read_document(path)
-        except FileNotFoundError:
-            raise ToolInputError(f"{display_path(self.workspace, path)} does not exist") from None
-        except IsADirectoryError:
-            raise ToolInputError(f"{display_path(self.workspace, path)} is a folder") from None
         except OSError as error:
-            raise ToolInputError(f"cannot read {display_path(self.workspace, path)}: {error}") from None
+            raise self._read_error(path, error) from None
         return document.data.decode("utf-8", errors="replace")
+
+    async def _file_head(self, path: Path) -> tuple[str, int, int]:
+        """The file's numbered head within the limits, reading a large file in chunks, never all at once."""
+        try:
+            stream = await self.workspace.open_content(path)
+            with stream:
+                chunks = iter(lambda: stream.read(CHUNK_BYTES), b"")
+                window = await asyncio.to_thread(read_window, chunks, 0, None, MAX_LINES, MAX_BYTES)
+        except OSError as error:
+            raise self._read_error(path, error) from None
+        if window.long_line is not None:
+            return "", 0, window.total
+        body, shown = _number(window.lines or [""], 1)
+        return body, shown, max(window.total, 1)
+
+    def _read_error(self, path: Path, error: OSError) -> ToolInputError:
+        name = display_path(self.workspace, path)
+        if isinstance(error, FileNotFoundError):
+            return ToolInputError(f"{name} does not exist")
+        if isinstance(error, IsADirectoryError):
+            return ToolInputError(f"{name} is a folder")
+        if isinstance(error, NotRegularFile):
+            return ToolInputError(f"{name} is a {error.kind}, not a regular file; only files can be attached")
+        return ToolInputError(f"cannot read {name}: {error}")
 
 
 def _numbered(text: str, first: int | None) -> tuple[str, int, int]:
     """``text`` numbered from line ``first`` (``None``: no numbers), cut at the limits; lines shown, lines."""
     lines = text.splitlines() or [""]
+    return (*_number(lines, first), len(lines))
+
+
+def _number(lines: list[str], first: int | None) -> tuple[str, int]:
+    """``lines`` numbered from ``first`` (``None``: no numbers), cut at the limits; the lines shown."""
     out: list[str] = []
     size = 0
     for index, line in enumerate(lines):
         numbered = f"{first + index}: {line}\n" if first is not None else f"{line}\n"
         size += len(numbered.encode("utf-8", errors="replace"))
         if index >= MAX_LINES or size > MAX_BYTES:
-            return "".join(out), index, len(lines)
+            return "".join(out), index
         out.append(numbered)
-    return "".join(out), len(lines), len(lines)
+    return "".join(out), len(lines)
 
 
 def _cut(body: str, shown: int, total: int, first: int | None, name: str) -> str:
@@ -168,6 +197,8 @@ def _cut(body: str, shown: int, total: int, first: int | None, name: str) -> str
         return body
     if first is None:
         return body + f"[cut: {shown} of {total} lines shown]\n"
+    if shown == 0:
+        return f"[cut: line {first} alone is over {MAX_BYTES // 1024}KB; read {name} with the read tool]\n"
     return body + (
         f"[cut: lines {first}-{first + shown - 1} of {first}-{first + total - 1} shown; "
         f"read {name} with the read tool for the rest]\n"

@@ -195,15 +195,22 @@ class SessionManager:
         return EditReviews(session_id, self.editor.review_edit)
 
     def _workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace:
-        """A session's files: through the front or the editor when there is one, else on disk."""
+        """A session's files: through the front or the editor when there is one, else on disk.
+
+        The data folder is off limits to the tools in every one (see :meth:`Workspace.protect`).
+        """
+        workspace: Workspace
         if (
             self.front is not None
             and (own := self.front.workspace(session_id, cwd, allow_outside)) is not None
         ):
-            return own
-        if self.editor is not None:
-            return EditorWorkspace(cwd, self.editor, allow_outside)
-        return DiskWorkspace(cwd, allow_outside)
+            workspace = own
+        elif self.editor is not None:
+            workspace = EditorWorkspace(cwd, self.editor, allow_outside)
+        else:
+            workspace = DiskWorkspace(cwd, allow_outside)
+        workspace.protect(self.store.root)
+        return workspace
 
     def _tools(
         self, workspace: Workspace, processes: ProcessTracker, reviews: EditReviews | None, changes: ChangeLog

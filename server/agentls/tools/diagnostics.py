@@ -63,13 +63,19 @@ def diagnostic_line(name: str, item: dict[str, Any]) -> str:
 
 
 def diagnostic_lines(workspace: Workspace, files: list[dict[str, Any]]) -> list[str]:
-    """Every problem of ``files`` (the editor's answer), most severe first within each file."""
+    """Every problem of ``files`` (the editor's answer), most severe first within each file.
+
+    Only files a tool may read: the editor reports on every document it has open, also
+    those outside the workspace (or through a symlink pointing out) and buffers that are
+    no file at all; their problems quote their text, so they are left out, as ``grep``
+    and ``find`` leave such files out.
+    """
     lines = []
     for entry in files:
         try:
-            name = display_path(workspace, uri_path(str(entry.get("uri", ""))))
+            name = display_path(workspace, workspace.resolve(uri_path(str(entry.get("uri", "")))))
         except ToolInputError:
-            name = str(entry.get("uri", ""))
+            continue
         items = sorted(entry.get("items") or [], key=lambda item: item.get("severity") or 1)
         lines.extend(diagnostic_line(name, item) for item in items if isinstance(item, dict))
     return lines

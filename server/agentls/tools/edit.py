@@ -13,7 +13,6 @@ the editor's buffer and can be undone there.
 from __future__ import annotations
 
 import asyncio
-import difflib
 import os
 import weakref
 from collections.abc import Callable
@@ -22,15 +21,19 @@ from typing import Any
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
-from agentls.tools.read import looks_binary
+from agentls.tools.files import NotRegularFile
+from agentls.tools.read import format_size, looks_binary, not_regular_error
 from agentls.tools.review import EditReviews
-from agentls.tools.workspace import Document, ToolInputError, Workspace
+from agentls.tools.text_diff import unified_diff
+from agentls.tools.workspace import Document, FileStat, ToolInputError, Workspace
 
 ChangeRecorder = Callable[[str, Path, bytes | None, str], None]
 """``record(tool_call_id, path, before, after)``: a write landed; ``before`` ``None``: the file was new."""
 
 BOM = "\ufeff"
-DIFF_CONTEXT = 3
+MAX_EDIT_BYTES = 10 * 1024 * 1024
+"""The largest file ``edit`` changes: it holds the file several times over (bytes, text, the edited
+text) and diffs it; larger files are refused before anything is read or written."""
 
 WRITE_DESCRIPTION = (
     "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does. "
@@ -98,6 +101,8 @@ def _write_error(error: OSError, path: str) -> ToolInputError:
         return ToolInputError(f"Cannot write {path}: a parent of it is a file, not a folder")
     if isinstance(error, PermissionError):
         return ToolInputError(f"Permission denied: {path}")
+    if isinstance(error, NotRegularFile):
+        return not_regular_error(error.kind, path, "write")
     return ToolInputError(f"Cannot write {path}: {error.strerror or error}")
 
 
@@ -223,6 +228,8 @@ def write_tool(
                 created = False
                 if info.kind == "directory":
                     raise ToolInputError(f"{path} is a directory, not a file")
+                if info.kind == "other":
+                    raise not_regular_error(info.special or "special file", path, "write")
             except FileNotFoundError:
                 created = True
             except NotADirectoryError as error:
@@ -308,28 +315,6 @@ def apply_edits(content: str, edits: list[tuple[str, str]], path: str) -> str:
     return content
 
 
-def _diff_lines(text: str) -> list[str]:
-    """Lines split on ``\\n`` keeping their ends (not ``splitlines``, which splits on more)."""
-    lines = text.split("\n")
-    result = [line + "\n" for line in lines[:-1]]
-    if lines[-1]:
-        result.append(lines[-1])
-    return result
-
-
-def unified_diff(old: str, new: str, name: str) -> str:
-    """A ``git diff``-style unified diff of two texts, ``a/NAME`` and ``b/NAME``, 3 lines of context."""
-    out: list[str] = []
-    for line in difflib.unified_diff(
-        _diff_lines(old), _diff_lines(new), f"a/{name}", f"b/{name}", n=DIFF_CONTEXT
-    ):
-        if line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
-
-
 def _display_name(workspace: Workspace, resolved: Path) -> str:
     try:
         return resolved.relative_to(workspace.root).as_posix()
@@ -344,7 +329,46 @@ def _read_error(error: OSError, path: str) -> ToolInputError:
         return ToolInputError(f"{path} is a directory, not a file")
     if isinstance(error, PermissionError):
         return ToolInputError(f"Permission denied: {path}")
+    if isinstance(error, NotRegularFile):
+        return not_regular_error(error.kind, path, "edit")
     return ToolInputError(f"Cannot read {path}: {error.strerror or error}")
+
+
+def _check_kind(info: FileStat, path: str) -> None:
+    """Refuse up front a folder, a FIFO or device (never opened), or a file over :data:`MAX_EDIT_BYTES`."""
+    if info.kind == "directory":
+        raise ToolInputError(f"{path} is a directory, not a file")
+    if info.kind == "other":
+        raise not_regular_error(info.special or "special file", path, "edit")
+    _check_size(info.size, path)
+
+
+def _check_size(size: int, path: str) -> None:
+    if size > MAX_EDIT_BYTES:
+        raise ToolInputError(
+            f"{path} is {format_size(size)}, larger than the {format_size(MAX_EDIT_BYTES)} that edit "
+            "works on; nothing was changed. Change it with bash instead (sed, or a short script)."
+        )
+
+
+def _edited(data: bytes, edits: list[tuple[str, str]], path: str, name: str) -> tuple[str, str]:
+    """The file's new text and the diff shown for it. Blocking (a large file's
+    matching and diff take a while): run it in a worker thread."""
+    if looks_binary(data):
+        raise ToolInputError(f"{path} is a binary file; edit works on text files only")
+    try:
+        original = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ToolInputError(f"{path} is not UTF-8 text; edit works on UTF-8 files only") from error
+    bom = BOM if original.startswith(BOM) else ""
+    text = original.removeprefix(BOM)
+    crlf = _uses_crlf(text)
+    if crlf:
+        text = text.replace("\r\n", "\n")
+        edits = [(old.replace("\r\n", "\n"), new.replace("\r\n", "\n")) for old, new in edits]
+    updated = apply_edits(text, edits, path)
+    diff = unified_diff(text, updated, name)
+    return bom + (updated.replace("\n", "\r\n") if crlf else updated), diff
 
 
 def _uses_crlf(text: str) -> bool:
@@ -377,26 +401,14 @@ def edit_tool(
         resolved = workspace.resolve(path)
         async with _path_lock(resolved):
             try:
+                _check_kind(await workspace.stat(resolved), path)
                 document = await workspace.read_document(resolved)
             except OSError as error:
                 raise _read_error(error, path) from error
             data = document.data
-            if looks_binary(data):
-                raise ToolInputError(f"{path} is a binary file; edit works on text files only")
-            try:
-                original = data.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ToolInputError(f"{path} is not UTF-8 text; edit works on UTF-8 files only") from error
-
-            bom = BOM if original.startswith(BOM) else ""
-            text = original.removeprefix(BOM)
-            crlf = _uses_crlf(text)
-            if crlf:
-                text = text.replace("\r\n", "\n")
-                edits = [(old.replace("\r\n", "\n"), new.replace("\r\n", "\n")) for old, new in edits]
-            updated = apply_edits(text, edits, path)
-            diff = unified_diff(text, updated, _display_name(workspace, resolved))
-            output = bom + (updated.replace("\n", "\r\n") if crlf else updated)
+            _check_size(len(data), path)  # it may have grown since the stat
+            name = _display_name(workspace, resolved)
+            output, diff = await asyncio.to_thread(_edited, data, edits, path, name)
 
             review = _Review.of(reviews, tool_call_id, "edit")
             recorded = _recorder(record, tool_call_id, resolved, data, output)

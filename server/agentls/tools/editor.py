@@ -21,12 +21,13 @@ server implements over LSP; this module only decides what to send.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 from lsprotocol import types as lsp
 
@@ -238,6 +239,13 @@ class EditorWorkspace(DiskWorkspace):
         if document is None:
             return await super().read_document(resolved)
         return Document(document.text.encode("utf-8", errors="surrogatepass"), document.version)
+
+    async def open_content(self, path: str | Path) -> BinaryIO:
+        resolved = self.resolve(path)
+        document = self._open(resolved)
+        if document is None:
+            return await super().open_content(resolved)
+        return io.BytesIO(document.text.encode("utf-8", errors="surrogatepass"))
 
     async def stat(self, path: str | Path) -> FileStat:
         resolved = self.resolve(path)

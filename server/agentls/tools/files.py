@@ -19,16 +19,18 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat as stat_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NoReturn, TypeVar
 
+from agentls.tools import atomic_temp
+
 T = TypeVar("T")
 
 _NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
 _DIRECTORY: int = getattr(os, "O_DIRECTORY", 0)
 _WALK_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | _DIRECTORY
 """How the folders on the way are opened: ``O_PATH`` (Linux) needs no read permission, as a lookup by name."""
@@ -59,6 +61,42 @@ class SymlinkEscape(PermissionError):
     def __init__(self, target: str) -> None:
         super().__init__(errno.EACCES, f"a symlink leads out of the workspace to {target}")
         self.target = target
+
+
+_SPECIAL_KINDS = (
+    (stat_module.S_ISFIFO, "FIFO (named pipe)"),
+    (stat_module.S_ISCHR, "character device"),
+    (stat_module.S_ISBLK, "block device"),
+    (stat_module.S_ISSOCK, "socket"),
+)
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, a device or a socket, which the tools do not open.
+
+    Opening a FIFO waits for a writer, forever if none comes, in a worker thread no abort
+    can free; reading a device may never end or have effects. ``kind`` says which it is.
+    """
+
+    def __init__(self, path: str, kind: str) -> None:
+        super().__init__(errno.EINVAL, f"{kind}, not a regular file", path)
+        self.kind = kind
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is neither a regular file nor a folder ("FIFO (named pipe)"...)."""
+    if stat_module.S_ISREG(mode) or stat_module.S_ISDIR(mode):
+        return None
+    return next((name for test, name in _SPECIAL_KINDS if test(mode)), "special file")
+
+
+def require_regular(result: os.stat_result, path: str) -> None:
+    """Raise :class:`IsADirectoryError` or :class:`NotRegularFile` unless ``result`` is a regular file's."""
+    if stat_module.S_ISDIR(result.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    kind = special_kind(result.st_mode)
+    if kind is not None:
+        raise NotRegularFile(path, kind)
 
 
 class _IsLink(Exception):
@@ -159,12 +197,35 @@ def _lstat_last(folder: int | None, name: str) -> os.stat_result | None:
     return result
 
 
-def open_file(path: str | Path, *, root: str | None = None) -> BinaryIO:
-    """The file ``path`` opened for reading in binary mode, not reached through a symlink out of ``root``.
+def _open_regular(folder: int | None, name: str, path: str) -> int:
+    """Open ``name`` for reading if it is a regular file, without ever waiting (for a FIFO's writer).
 
-    Raises :class:`SymlinkEscape` for such a link, :class:`IsADirectoryError` for a folder.
+    The type is checked before the open, so no device is opened at all, and again on the
+    descriptor, in case a FIFO was swapped in between: ``O_NONBLOCK`` lets that open return.
     """
-    folder, _, fd = _walk(root, os.fspath(path), lambda folder, name: _open_last(folder, name, os.O_RDONLY))
+    found = _lstat_last(folder, name)
+    if found is None:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+    require_regular(found, path)
+    fd = _open_last(folder, name, os.O_RDONLY | _NONBLOCK)
+    try:
+        require_regular(os.fstat(fd), path)
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_file(path: str | Path, *, root: str | None = None) -> BinaryIO:
+    """The regular file ``path`` opened for reading (binary), not reached through a symlink out of ``root``.
+
+    Raises :class:`SymlinkEscape` for such a link, :class:`IsADirectoryError` for a folder,
+    :class:`NotRegularFile` for a FIFO, device or socket (never opened, so never waited on).
+    """
+    text = os.fspath(path)
+    folder, _, fd = _walk(root, text, lambda folder, name: _open_regular(folder, name, text))
     _close(folder)
     try:
         return os.fdopen(fd, "rb")
@@ -254,16 +315,18 @@ def write_text_atomic(path: str | Path, text: str, *, root: str | None = None) -
     descriptor, so no symlink swapped in meanwhile can move the write out of ``root``
     (a link swapped in at the file's own name is replaced, not followed). An existing
     file keeps its permission bits; a symlink that stays under ``root`` is followed, so
-    its target is replaced and the link stays. The text is written as is (no newline
+    its target is replaced and the link stays. A FIFO, device or socket at ``path`` is
+    left alone (:class:`NotRegularFile`). The text is written as is (no newline
     translation).
     """
     data = text.encode("utf-8")
     folder, name, existing = _walk(root, os.fspath(path), _lstat_last, make_parents=True)
     try:
         mode = _NEW_FILE_MODE
-        if existing is not None and stat_module.S_ISREG(existing.st_mode):
+        if existing is not None:
+            require_regular(existing, os.fspath(path))
             mode = stat_module.S_IMODE(existing.st_mode)
-        temp_name = f".{os.path.basename(name)}.{secrets.token_hex(8)}.tmp"
+        temp_name = atomic_temp.temp_name(os.path.basename(name))
         if folder is None:
             temp_name = os.path.join(os.path.dirname(name), temp_name)
         fd = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=folder)

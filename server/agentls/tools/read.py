@@ -9,12 +9,16 @@ says which lines were shown and the ``offset`` to continue from.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import itertools
 from pathlib import PurePath
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, ImageContent, TextContent
+from agentls.tools.files import NotRegularFile
+from agentls.tools.line_window import CHUNK_BYTES, LineWindow, read_window
 from agentls.tools.workspace import ToolInputError, Workspace
 
 MAX_LINES = 2000
@@ -131,13 +135,29 @@ def _read_error(error: OSError, path: str) -> ToolInputError:
         return ToolInputError(f"{path} is a directory, not a file")
     if isinstance(error, PermissionError):
         return ToolInputError(f"Permission denied: {path}")
+    if isinstance(error, NotRegularFile):
+        return not_regular_error(error.kind, path, "read")
     return ToolInputError(f"Cannot read {path}: {error.strerror or error}")
 
 
-def _image_result(data: bytes, mime_type: str, path: str, resolved: str) -> AgentToolResult:
+def not_regular_error(kind: str, path: str, tool: str) -> ToolInputError:
+    """The message of every tool that meets a FIFO, device or socket (``kind``) where it needs a file."""
+    return ToolInputError(
+        f"{path} is a {kind}, not a regular file; {tool} works on regular files only "
+        "(opening a FIFO or a device can wait forever). Use bash, with a timeout, if you must use it."
+    )
+
+
+def _rest_size(stream: BinaryIO, seen: int) -> int:
+    """The size of a stream of which ``seen`` bytes were read: the rest is counted, not kept."""
+    return seen + sum(len(chunk) for chunk in iter(lambda: stream.read(CHUNK_BYTES), b""))
+
+
+def _image_result(stream: BinaryIO, head: bytes, mime_type: str, path: str, resolved: str) -> AgentToolResult:
+    data = head + stream.read(MAX_IMAGE_BYTES + 1 - len(head))
     if len(data) > MAX_IMAGE_BYTES:
         raise ToolInputError(
-            f"{path} is a {format_size(len(data))} image, larger than the "
+            f"{path} is a {format_size(_rest_size(stream, len(data)))} image, larger than the "
             f"{format_size(MAX_IMAGE_BYTES)} that can be sent to the model"
         )
     return AgentToolResult(
@@ -149,13 +169,23 @@ def _image_result(data: bytes, mime_type: str, path: str, resolved: str) -> Agen
     )
 
 
+def _fit(window: LineWindow) -> list[str]:
+    """The window's lines numbered like ``cat -n``, as many as fit in :data:`MAX_BYTES` of numbered text."""
+    shown: list[str] = []
+    used = 0
+    for index, line in enumerate(window.lines, start=window.start + 1):
+        numbered = f"{index:>6}\t{line}"
+        used += len(numbered.encode("utf-8")) + (1 if shown else 0)
+        if used > MAX_BYTES:
+            break
+        shown.append(numbered)
+    return shown
+
+
 def _text_result(
-    data: bytes, path: str, resolved: str, offset: int | None, limit: int | None
+    window: LineWindow, path: str, resolved: str, offset: int | None, limit: int | None
 ) -> AgentToolResult:
-    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
-    lines = split_lines(text)
-    total = len(lines)
-    start = (offset or 1) - 1
+    total = window.total
     details: dict[str, Any] = {
         "path": resolved,
         "totalLines": total,
@@ -166,43 +196,29 @@ def _text_result(
         "nextOffset": None,
     }
     if total == 0:
-        if start > 0:
+        if window.start > 0:
             raise ToolInputError(f"Offset {offset} is beyond end of file {path} (the file is empty)")
         return AgentToolResult(content=[TextContent(text="[The file is empty.]")], details=details)
-    if start >= total:
+    if window.start >= total:
         raise ToolInputError(f"Offset {offset} is beyond end of file {path} ({_lines(total)} total)")
 
-    stop = total if limit is None else min(total, start + limit)
-    shown: list[str] = []
-    used = 0
-    truncated_by: str | None = None
-    long_line_size: int | None = None
-    for index in range(start, stop):
-        if len(shown) == MAX_LINES:
-            truncated_by = "lines"
-            break
-        numbered = f"{index + 1:>6}\t{lines[index]}"
-        cost = len(numbered.encode("utf-8")) + (1 if shown else 0)
-        if used + cost > MAX_BYTES:
-            truncated_by = "bytes"
-            if not shown:
-                # A single line longer than the whole budget: show its head rather than nothing.
-                long_line_size = len(lines[index].encode("utf-8"))
-                shown.append(numbered.encode("utf-8")[:MAX_BYTES].decode("utf-8", errors="ignore"))
-            break
-        shown.append(numbered)
-        used += cost
+    first = window.start + 1
+    shown = _fit(window)
+    if not shown:  # the first line alone is over the limit: Pi's pointer to bash instead of a cut line
+        size = window.long_line if window.long_line is not None else len(window.lines[0].encode("utf-8"))
+        output = (
+            f"[Line {first} is {format_size(size)}, exceeds {format_size(MAX_BYTES)} limit. "
+            f"Use bash: sed -n '{first}p' {path} | head -c {MAX_BYTES}]"
+        )
+        details.update(truncated=True, truncatedBy="bytes", nextOffset=first + 1 if first < total else None)
+        return AgentToolResult(content=[TextContent(text=output)], details=details)
 
-    first, last = start + 1, start + len(shown)
+    wanted = total if limit is None else min(total, window.start + limit)
+    last = window.start + len(shown)
+    truncated_by = None if last >= wanted else "lines" if len(shown) == MAX_LINES else "bytes"
     next_offset = last + 1 if last < total else None
     output = "\n".join(shown)
-    if long_line_size is not None:
-        note = (
-            f"[Line {first} is {format_size(long_line_size)}, longer than the "
-            f"{format_size(MAX_BYTES)} limit; only its beginning is shown."
-        )
-        output += f"\n\n{note} Use offset={next_offset} to continue.]" if next_offset else f"\n\n{note}]"
-    elif truncated_by == "lines":
+    if truncated_by == "lines":
         output += f"\n\n[Showing lines {first}-{last} of {total}. Use offset={next_offset} to continue.]"
     elif truncated_by == "bytes":
         output += (
@@ -221,6 +237,38 @@ def _text_result(
         nextOffset=next_offset,
     )
     return AgentToolResult(content=[TextContent(text=output)], details=details)
+
+
+def _read_stream(
+    stream: BinaryIO,
+    path: str,
+    resolved: str,
+    offset: int | None,
+    limit: int | None,
+    signal: AbortSignal | None,
+) -> AgentToolResult:
+    """The result for the content in ``stream``: an image, a window of its text, or an error. Blocking."""
+    head = stream.read(BINARY_SNIFF_BYTES)
+    extension = PurePath(resolved).suffix.lower()
+    magic_mime = detect_image_mime(head)
+    if extension in IMAGE_EXTENSIONS and magic_mime is not None:
+        return _image_result(stream, head, magic_mime, path, resolved)
+    if looks_binary(head):
+        hint = ""
+        if extension in IMAGE_EXTENSIONS:
+            hint = f"; its content is not a {extension[1:]} image despite its extension"
+        elif magic_mime is not None:
+            hint = f"; it looks like a {magic_mime} image but lacks an image file extension"
+        raise ToolInputError(
+            f"{path} is a binary file ({format_size(_rest_size(stream, len(head)))}), not text or a "
+            f"supported image (png, jpeg, gif, webp){hint}"
+        )
+    start = (offset or 1) - 1
+    stop = None if limit is None else start + limit
+    chunks = itertools.chain([head], iter(lambda: stream.read(CHUNK_BYTES), b""))
+    # MAX_BYTES of raw text holds at least as many lines as MAX_BYTES of numbered text: _fit cuts the rest.
+    window = read_window(chunks, start, stop, MAX_LINES, MAX_BYTES, signal)
+    return _text_result(window, path, resolved, offset, limit)
 
 
 def read_tool(workspace: Workspace) -> AgentTool:
@@ -242,27 +290,16 @@ def read_tool(workspace: Workspace) -> AgentTool:
         offset, limit = _int_arg(args, "offset"), _int_arg(args, "limit")
         resolved = workspace.resolve(path)
         try:
-            data = await workspace.read_bytes(resolved)
+            stream = await workspace.open_content(resolved)
+            with stream:
+                result = await asyncio.to_thread(
+                    _read_stream, stream, path, str(resolved), offset, limit, signal
+                )
         except OSError as error:
             raise _read_error(error, path) from error
         if signal is not None:
             signal.throw_if_aborted()
-
-        extension = PurePath(resolved).suffix.lower()
-        magic_mime = detect_image_mime(data)
-        if extension in IMAGE_EXTENSIONS and magic_mime is not None:
-            return _image_result(data, magic_mime, path, str(resolved))
-        if looks_binary(data):
-            hint = ""
-            if extension in IMAGE_EXTENSIONS:
-                hint = f"; its content is not a {extension[1:]} image despite its extension"
-            elif magic_mime is not None:
-                hint = f"; it looks like a {magic_mime} image but lacks an image file extension"
-            raise ToolInputError(
-                f"{path} is a binary file ({format_size(len(data))}), not text or a supported image "
-                f"(png, jpeg, gif, webp){hint}"
-            )
-        return _text_result(data, path, str(resolved), offset, limit)
+        return result
 
     return AgentTool(
         name="read",

@@ -47,6 +47,8 @@ class FileStat:
     """Size in bytes (of the buffer's content for an editor-backed file)."""
     mtime: float
     """Modification time in seconds since the epoch."""
+    special: str | None = None
+    """What an ``"other"`` is, for messages: ``"FIFO (named pipe)"``, ``"character device"``..."""
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,15 @@ class Workspace(Protocol):
         """The content of ``path`` with the editor's version when it is an open document."""
         ...
 
+    async def open_content(self, path: str | Path) -> BinaryIO:
+        """The content of ``path`` as a binary stream, for a tool that needs only part of a large file.
+
+        An open document's buffer where there is one, else the file, which must be a
+        regular file (:class:`~agentls.tools.files.NotRegularFile` for a FIFO, device or
+        socket). Reading it blocks: do it in a worker thread; the caller closes it.
+        """
+        ...
+
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
     ) -> str | None:
@@ -108,6 +119,15 @@ class Workspace(Protocol):
 
     async def delete_file(self, path: str | Path) -> None:
         """Remove the file ``path`` (through the editor when it has it open and can)."""
+        ...
+
+    def protect(self, folder: str | Path) -> None:
+        """Refuse every path in ``folder`` from now on, whether or not paths may leave the root."""
+        ...
+
+    @property
+    def protected(self) -> tuple[Path, ...]:
+        """The folders :meth:`resolve` refuses (agentls's data folder), for searches that walk the disk."""
         ...
 
     def buffers(self) -> dict[str, str]:
@@ -129,7 +149,8 @@ def _file_stat(result: os.stat_result) -> FileStat:
         kind = "directory"
     else:
         kind = "other"
-    return FileStat(kind=kind, size=result.st_size, mtime=result.st_mtime)
+    special = files.special_kind(result.st_mode)
+    return FileStat(kind=kind, size=result.st_size, mtime=result.st_mtime, special=special)
 
 
 def _through_symlink(path: str, real: str, root: Path) -> ToolInputError:
@@ -139,11 +160,21 @@ def _through_symlink(path: str, real: str, root: Path) -> ToolInputError:
     )
 
 
+def _in_protected(path: str, protected: list[tuple[Path, str]]) -> Path | None:
+    """The protected folder (as given) that ``path`` or its resolved form is in, if any."""
+    real = os.path.realpath(path)
+    for given, resolved in protected:
+        if is_within(path, str(given)) or is_within(path, resolved) or is_within(real, resolved):
+            return given
+    return None
+
+
 class DiskWorkspace:
     """A :class:`Workspace` on the local disk; the blocking I/O runs in worker threads.
 
     ``allow_outside`` lets paths leave the root (absolute paths elsewhere, ``..``,
     ``~``, symlinks pointing out); relative paths are still resolved against the root.
+    The folders given to :meth:`protect` are refused either way.
     """
 
     def __init__(self, root: str | Path, allow_outside: bool = False) -> None:
@@ -152,6 +183,7 @@ class DiskWorkspace:
         self._root = Path(os.path.abspath(os.path.expanduser(root)))
         self._real_root = os.path.realpath(self._root)
         self.allow_outside = allow_outside
+        self._protected: list[tuple[Path, str]] = []
 
     @property
     def root(self) -> Path:
@@ -159,6 +191,21 @@ class DiskWorkspace:
 
     def __repr__(self) -> str:
         return f"DiskWorkspace({str(self._root)!r}, allow_outside={self.allow_outside})"
+
+    def protect(self, folder: str | Path) -> None:
+        """Refuse ``folder`` and everything in it, whatever ``allow_outside`` and the permission mode say.
+
+        For agentls's data folder: it holds ``mcp.json`` (whose commands start in every
+        later session, unasked), the global ``AGENTS.md``, ``permissions.json`` and the
+        session files, so a tool that could write there could run code or widen its own
+        permissions, and one that could read there could see other sessions.
+        """
+        given = Path(os.path.abspath(os.path.expanduser(folder)))
+        self._protected.append((given, os.path.realpath(given)))
+
+    @property
+    def protected(self) -> tuple[Path, ...]:
+        return tuple(given for given, _ in self._protected)
 
     def resolve(self, path: str | Path) -> Path:
         """Resolve ``path`` against the root, expanding ``~``.
@@ -175,6 +222,13 @@ class DiskWorkspace:
             raise ToolInputError(f"path {text!r} contains a NUL character")
         expanded = os.path.expanduser(text)
         resolved = Path(os.path.normpath(os.path.join(self._root, expanded)))
+        folder = _in_protected(str(resolved), self._protected)
+        if folder is not None:
+            raise ToolInputError(
+                f"path {text} is in agentls's data folder {folder} (its settings, permissions and "
+                "sessions), which the tools may not read or change; use a path elsewhere, or ask the "
+                "user to make the change"
+            )
         if self.allow_outside:
             return resolved
         if not is_within(str(resolved), str(self._root)) and not is_within(str(resolved), self._real_root):
@@ -238,6 +292,9 @@ class DiskWorkspace:
 
     async def read_document(self, path: str | Path) -> Document:
         return Document(await asyncio.to_thread(self._read, path))
+
+    async def open_content(self, path: str | Path) -> BinaryIO:
+        return await asyncio.to_thread(self.open_file, path)
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
