@@ -780,8 +780,8 @@ async def test_concurrent_loads_make_one_session(
     results = await within(asyncio.gather(*(other.load_session(session) for _ in range(6))))
     assert {(r.session_id, r.message_count) for r in results} == {(session, 2)}
     files = open_files(other._rpc._server.pid)
-    if files is not None:  # one session, so one writer, so the session file is open once
-        assert sum(1 for f in files if f.endswith(f"{session}.jsonl")) == 1
+    if files is not None:  # one session, so one writer (which holds its file open only while writing)
+        assert sum(1 for f in files if f.endswith(f"{session}.jsonl")) <= 1
     assert (await within(other.prompt(session, "Again", wait=True))).stop_reason == "stop"
     assert (await within(other.get_messages(session))).total == 4
 

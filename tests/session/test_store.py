@@ -129,7 +129,8 @@ async def test_round_trip_of_every_entry_kind(store: SessionStore, tmp_path: Pat
     assert [to_wire(m) for m in loaded.messages] == [to_wire(m) for m in messages]
     assert [type(m) for m in loaded.messages] == [type(m) for m in messages]
     assert loaded.messages[1].error_message is None and loaded.messages[1].defined("error_message")
-    assert loaded.model == ("anthropic", "claude-x")
+    # as Pi's getSessionContextSettings: the model that answered after the model_change counts
+    assert loaded.model == ("faux", "faux-1")
     assert loaded.thinking_level == "high"
     assert loaded.system_prompt == "Be brief."
     assert loaded.updated_at >= 1_000

@@ -36,6 +36,7 @@ from agentls.agent import (
     TurnUpdate,
 )
 from agentls.ai import (
+    THINKING_LEVELS,
     AbortSignal,
     AgentMessage,
     AssistantMessage,
@@ -84,7 +85,7 @@ from agentls.session.messages import branch_summary_message, convert_to_llm
 from agentls.session.rewind import apply_plans, display, find_conflicts, plan_files
 from agentls.session.store import SessionWriter
 from agentls.session.transcript import BranchSummary, TranscriptEntry
-from agentls.session.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree
+from agentls.session.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree, settings_on
 from agentls.session.tree_view import shown_leaf, tree_view
 from agentls.session.user_bash import UserBash
 from agentls.tools.processes import ProcessTracker
@@ -743,6 +744,7 @@ class AgentSession:
         self.load_warnings = []
         self.transcript.reset(self.tree.transcript(self.tree.leaf_id).entries)
         self.agent.state.messages = self.transcript.context()
+        self._take_branch_settings()
         if self._can_continue_queued():  # what was queued meanwhile runs, as after agent/compact
             await self.continue_()
         result = RewindResult(
@@ -760,6 +762,28 @@ class AgentSession:
 
     def _shown(self, path: str) -> str:
         return display(self.workspace.root, path)
+
+    def _take_branch_settings(self) -> None:
+        """The model and thinking level of the branch the leaf is now on, as loading the session gives.
+
+        A model no longer available leaves the current one in place (with a warning in the log).
+        """
+        settings = settings_on(self.tree.branch(), self.writer.start)
+        state = self.agent.state
+        if settings.model is not None and settings.model != (state.model.provider, state.model.id):
+            model = self.models.get_model(*settings.model)
+            if model is not None:
+                state.model = model
+            else:
+                logger.warning(
+                    "session %s: the branch's model %s/%s is not available; keeping %s/%s",
+                    self.session_id,
+                    *settings.model,
+                    state.model.provider,
+                    state.model.id,
+                )
+        if settings.thinking_level in THINKING_LEVELS:
+            state.thinking_level = settings.thinking_level  # type: ignore[assignment]
 
     def _check_target(self, entry_id: str | None, off_branch: bool) -> None:
         if entry_id is None:

@@ -41,9 +41,11 @@ import logging
 import math
 import os
 import re
+import threading
 import uuid
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -56,7 +58,7 @@ from agentls.ai.wire import to_wire
 from agentls.session.file_changes import parse_file_changes
 from agentls.session.messages import branch_summary_message, compaction_summary_message
 from agentls.session.transcript import BranchSummary, Compaction, Transcript
-from agentls.session.tree import FILE_CHANGES, Node, SessionTree
+from agentls.session.tree import FILE_CHANGES, BranchSettings, Node, SessionTree, settings_on
 
 __all__ = [
     "FORMAT_VERSION",
@@ -172,7 +174,7 @@ class LoadedSession:
     """A session read back from its file.
 
     ``model``, ``thinking_level`` and ``system_prompt`` are the header's values with the
-    change entries applied in order: the state the session was in when last written.
+    entries on the leaf's branch applied (:func:`~agentls.session.tree.settings_on`), as Pi's.
     """
 
     header: SessionHeader
@@ -283,6 +285,11 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def header_settings(header: SessionHeader) -> BranchSettings:
+    """What the session started with, before any entry."""
+    return BranchSettings(header.model, header.thinking_level, header.system_prompt)
+
+
 def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
     return {
         "type": "session",
@@ -310,44 +317,64 @@ def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
 # --- writer ----------------------------------------------------------------------------
 
 
-_writing: set[ThreadPoolExecutor] = set()
-"""The writers' threads that may still have lines to write (a closed writer's until its file is closed)."""
+_pool: ThreadPoolExecutor | None = None
+"""The threads that write every session's lines (made on first use, shared by all writers)."""
+_pool_lock = threading.Lock()
+
+WRITE_THREADS = 4
+"""Threads writing session files at once, however many sessions are open."""
+
+
+def _write_pool() -> ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(max_workers=WRITE_THREADS, thread_name_prefix="agentls-session-writes")
+        return _pool
 
 
 def finish_writing() -> None:
-    """Wait until every line handed to any writer is written and closed files are closed.
+    """Wait until every line handed to any writer is written and its file closed.
 
     Normal interpreter exit joins these threads itself; a process that ends with
     ``os._exit`` (the server, to skip the teardown of its modules) calls this first.
     """
-    for executor in list(_writing):
-        executor.shutdown(wait=True)
+    global _pool
+    with _pool_lock:
+        pool, _pool = _pool, None
+    if pool is not None:
+        pool.shutdown(wait=True)
 
 
 class SessionWriter:
     """Appends entries to one session file (from :meth:`SessionStore.create` or ``open_writer``).
 
     Each append builds its line and assigns the entry id and ``parentId`` at once, when it
-    is called, then hands the write to the writer's single worker thread and waits for it.
-    The worker runs writes one at a time in the order they were handed over, so the lines
-    land in call order even when several appends run concurrently, and the event loop
-    never waits on the disk. An append whose caller is cancelled is still written: its id
-    is already in the chain.
+    is called, then queues the line and waits for it to be written. The writer's lines are
+    written in queue order by one job of a small pool shared by all writers, which opens
+    the file, writes what is queued and closes it again: an idle session holds neither a
+    file descriptor nor a thread, so a server can keep any number of sessions open. The
+    lines land in call order even when several appends run concurrently, and the event
+    loop never waits on the disk. An append whose caller is cancelled is still written:
+    its id is already in the chain.
 
     If a write fails the writer stops writing (a later line would otherwise follow a
     partial one); every later append raises :class:`SessionStoreError`.
     """
 
-    def __init__(self, path: Path, session_id: str, fd: int, tree: SessionTree) -> None:
+    def __init__(self, path: Path, session_id: str, tree: SessionTree, start: BranchSettings) -> None:
         self.path = path
         self.session_id = session_id
-        self._fd = fd
         self.tree = tree
         """The session's entries: every append adds its entry below the leaf, at once."""
+        self.start = start
+        """The settings the session's header starts with (before the entries of a branch apply)."""
         self._closed = False
         self._failure: BaseException | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"agentls-session-{session_id}")
-        _writing.add(self._executor)
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[bytes, Future[None]]] = deque()
+        self._draining = False
+        """Whether a job of the pool is writing this queue (one at a time: the lines keep their order)."""
 
     @property
     def last_entry_id(self) -> str | None:
@@ -372,15 +399,17 @@ class SessionWriter:
     async def append_model_change(self, provider: str, model_id: str) -> str:
         _require_str("provider", provider)
         _require_str("model_id", model_id)
-        return await self._append("model_change", {"provider": provider, "modelId": model_id})
+        return await self._append(
+            "model_change", {"provider": provider, "modelId": model_id}, data=(provider, model_id)
+        )
 
     async def append_thinking_level_change(self, level: str) -> str:
         _require_str("level", level)
-        return await self._append("thinking_level_change", {"thinkingLevel": level})
+        return await self._append("thinking_level_change", {"thinkingLevel": level}, data=level)
 
     async def append_system_prompt_change(self, text: str) -> str:
         _require_str("text", text)
-        return await self._append("system_prompt_change", {"systemPrompt": text})
+        return await self._append("system_prompt_change", {"systemPrompt": text}, data=text)
 
     async def append_session_info(self, name: str) -> str:
         """Pi's ``session_info``: the session's display name (on one line; empty clears it)."""
@@ -425,21 +454,16 @@ class SessionWriter:
         return await self._append("label", data, data=data)
 
     def close(self) -> None:
-        """Stop accepting appends; those already issued are still written, then the file is closed.
+        """Stop accepting appends; those already issued are still written (the file is then closed).
 
         Does not wait for them (it is safe to call from the event loop); idempotent.
         """
-        if self._closed:
-            return
         self._closed = True
-        executor = self._executor
-        executor.submit(os.close, self._fd).add_done_callback(lambda _: _writing.discard(executor))
-        executor.shutdown(wait=False)
 
     async def _append(
         self, entry_type: str, payload: dict[str, Any], timestamp: int | None = None, **node: Any
     ) -> str:
-        # Everything up to run_in_executor runs synchronously at call time: that fixes the
+        # Everything up to the queueing runs synchronously at call time: that fixes the
         # order of the entries and their parentId chain before any other append can run.
         if self._closed:
             raise SessionStoreError(
@@ -452,7 +476,13 @@ class SessionWriter:
         entry = {"type": entry_type, "id": entry_id, "parentId": parent_id, "timestamp": timestamp, **payload}
         line = _encode_line(entry, f"a {entry_type} entry of session {self.session_id}")
         self.tree.add(Node(entry_id, parent_id, entry_type, timestamp, **node))
-        future = asyncio.get_running_loop().run_in_executor(self._executor, self._write, line)
+        written: Future[None] = Future()
+        with self._lock:
+            self._queue.append((line, written))
+            start, self._draining = not self._draining, True
+        if start:
+            _write_pool().submit(self._drain)
+        future = asyncio.wrap_future(written)
         # If the caller is cancelled the failure (if any) is still retrieved, and reported by
         # the next append, instead of asyncio logging "exception was never retrieved".
         future.add_done_callback(lambda done: done.cancelled() or done.exception())
@@ -460,14 +490,31 @@ class SessionWriter:
         await asyncio.shield(future)
         return entry_id
 
-    def _write(self, line: bytes) -> None:
-        """Runs in the worker thread, one call at a time."""
-        self._raise_if_failed()
+    def _drain(self) -> None:
+        """Runs in the pool: write the queued lines in order, then close the file until the next append."""
+        fd: int | None = None
         try:
-            _write_all(self._fd, line)
-        except OSError as error:
-            self._failure = error
-            raise self._failure_error(error) from error
+            while True:
+                with self._lock:
+                    if not self._queue:
+                        self._draining = False
+                        return
+                    line, written = self._queue.popleft()
+                try:
+                    self._raise_if_failed()
+                    if fd is None:
+                        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | _BINARY)
+                    _write_all(fd, line)
+                except SessionStoreError as error:
+                    written.set_exception(error)
+                except OSError as error:
+                    self._failure = error
+                    written.set_exception(self._failure_error(error))
+                else:
+                    written.set_result(None)
+        finally:
+            if fd is not None:
+                os.close(fd)
 
     def _raise_if_failed(self) -> None:
         if self._failure is not None:
@@ -720,7 +767,6 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
         warn(f"{path}: the header names session {_brief(header.id)}; using the file name's id")
 
     tree = SessionTree()
-    model, thinking_level, system_prompt = header.model, header.thinking_level, header.system_prompt
     name: str | None = None
     updated_at = header.created_at
     for line in lines:
@@ -758,24 +804,19 @@ def _replay(path: Path, session_id: str, lines: Iterator[_Line]) -> _ReadResult:
         except ValueError as error:
             skip(number, str(error))
             continue
-        if entry_type == "model_change":
-            model = (entry["provider"], entry["modelId"])
-        elif entry_type == "thinking_level_change":
-            thinking_level = entry["thinkingLevel"]
-        elif entry_type == "system_prompt_change":
-            system_prompt = entry["systemPrompt"]
-        elif entry_type == "session_info":
+        if entry_type == "session_info":
             name = (entry.get("name") or "").strip() or None
         tree.add(Node(entry_id, _parent(entry.get("parentId"), tree), entry_type, int(timestamp), **fields))
         updated_at = max(updated_at, int(timestamp))
 
+    settings = settings_on(tree.branch(), header_settings(header))
     loaded = LoadedSession(
         header=header,
         tree=tree,
         transcript=tree.transcript(tree.leaf_id),
-        model=model,
-        thinking_level=thinking_level,
-        system_prompt=system_prompt,
+        model=settings.model,
+        thinking_level=settings.thinking_level,
+        system_prompt=settings.system_prompt,
         updated_at=updated_at,
         name=name,
         warnings=warnings,
@@ -826,15 +867,18 @@ def _node_fields(entry: dict[str, Any], tree: SessionTree) -> dict[str, Any]:
     if entry_type == "model_change":
         if not isinstance(entry.get("provider"), str) or not isinstance(entry.get("modelId"), str):
             raise ValueError("model_change without string provider and modelId")
-    elif entry_type == "thinking_level_change":
+        return {"data": (entry["provider"], entry["modelId"])}
+    if entry_type == "thinking_level_change":
         if not isinstance(entry.get("thinkingLevel"), str):
             raise ValueError("thinking_level_change without a string thinkingLevel")
-    elif entry_type == "session_info":
+        return {"data": entry["thinkingLevel"]}
+    if entry_type == "session_info":
         if entry.get("name") is not None and not isinstance(entry.get("name"), str):
             raise ValueError("session_info whose name is not a string")
-    elif not isinstance(entry.get("systemPrompt"), str):
+        return {}
+    if not isinstance(entry.get("systemPrompt"), str):
         raise ValueError("system_prompt_change without a string systemPrompt")
-    return {}
+    return {"data": entry["systemPrompt"]}
 
 
 def _compaction_fields(entry: dict[str, Any], tree: SessionTree) -> dict[str, Any]:
@@ -961,12 +1005,13 @@ class SessionStore:
         try:
             _write_all(fd, header_line + entries)
         except OSError as error:
-            os.close(fd)
             path.unlink(missing_ok=True)
             raise SessionStoreError(
                 f"Cannot write session file {path} ({error}); free disk space or check permissions"
             ) from error
-        return SessionWriter(path, header.id, fd, SessionTree())
+        finally:
+            os.close(fd)
+        return SessionWriter(path, header.id, SessionTree(), header_settings(header))
 
     def _cannot_create(self, path: Path, error: OSError) -> SessionStoreError:
         return SessionStoreError(
@@ -1033,15 +1078,16 @@ class SessionStore:
             raise SessionStoreError(
                 f"Cannot open session file {path} for appending ({error}); check the file's permissions"
             ) from error
-        if not result.ends_with_newline:
-            try:
+        try:
+            if not result.ends_with_newline:
                 _write_all(fd, b"\n")
-            except OSError as error:
-                os.close(fd)
-                raise SessionStoreError(
-                    f"Cannot write session file {path} ({error}); free disk space or check permissions"
-                ) from error
-        return SessionWriter(path, session_id, fd, result.loaded.tree)
+        except OSError as error:
+            raise SessionStoreError(
+                f"Cannot write session file {path} ({error}); free disk space or check permissions"
+            ) from error
+        finally:
+            os.close(fd)
+        return SessionWriter(path, session_id, result.loaded.tree, header_settings(result.loaded.header))
 
     def load(self, session_id: str) -> LoadedSession:
         """Read a session back; damaged lines are skipped and reported in ``warnings``.

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from agentls.ai.types import AgentMessage
+from agentls.ai.types import AgentMessage, AssistantMessage
 from agentls.session.transcript import Compaction, Transcript, TranscriptEntry
 
 FILE_CHANGES = "agentls/fileChanges"
@@ -40,7 +40,8 @@ class Node:
     compaction: Compaction | None = None
     custom_type: str | None = None
     data: Any = None
-    """A ``custom`` entry's ``data``; a ``label`` entry's ``{"targetId", "label"}``."""
+    """A ``custom`` entry's ``data``; a ``label`` entry's ``{"targetId", "label"}``; a ``model_change``'s
+    ``(provider, model id)``, a ``thinking_level_change``'s level, a ``system_prompt_change``'s text."""
 
 
 class SessionTree:
@@ -124,6 +125,40 @@ class SessionTree:
                 else:
                     labels.pop(target, None)
         return labels
+
+
+@dataclass(frozen=True)
+class BranchSettings:
+    """The model, thinking level and system prompt in force at the end of a path."""
+
+    model: tuple[str, str] | None
+    """``(provider, model id)``."""
+    thinking_level: str
+    system_prompt: str
+
+
+def settings_on(path: Iterable[Node], start: BranchSettings) -> BranchSettings:
+    """Pi's ``getSessionContextSettings``: ``start`` (the header's) with the entries of ``path`` applied.
+
+    A ``model_change`` sets the model, and so does each assistant message (the model that
+    answered); ``thinking_level_change`` and ``system_prompt_change`` set theirs. Entries of
+    other branches do not count, so a rewind or a branch switch brings back the settings of
+    the branch it goes to.
+    """
+    model, level, prompt = start.model, start.thinking_level, start.system_prompt
+    for node in path:
+        if node.type == "model_change":
+            model = node.data
+        elif node.type == "thinking_level_change":
+            level = node.data
+        elif node.type == "system_prompt_change":
+            prompt = node.data
+        elif isinstance(node.message, AssistantMessage) and "unknown" not in (
+            node.message.provider,
+            node.message.model,
+        ):
+            model = (node.message.provider, node.message.model)
+    return BranchSettings(model, level, prompt)
 
 
 def transcript_of(nodes: Iterable[Node]) -> Transcript:
