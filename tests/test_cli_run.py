@@ -538,3 +538,27 @@ def test_run_on_a_terminal_asks_to_trust_a_project_mcp_server_and_remembers_it(t
     again = agentls("run", "go", "--allow", "mcp__quirky__*", *options)  # trusted: no question, it starts
     assert again.returncode == 0, again.stderr
     assert "│ hi from quirky" in again.stdout and "trust" not in again.stderr, again.stderr
+
+
+def test_untrusted_text_shows_its_control_characters_off_a_terminal_too(tmp_path: Path) -> None:
+    """A command, the model's text and a session's title, with escapes, as ``agentls run`` and
+    ``agentls sessions`` print them into a pipe: written out, never raw."""
+    command = "touch PWNED #\r\x1b[2K"
+    call = {"type": "toolCall", "id": "b1", "name": "bash", "arguments": {"command": command}}
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [
+            {"content": [{"type": "text", "text": "Red \x1b[31mtext\u202e"}, call], "stopReason": "toolUse"},
+            {"content": "Done.\x1b]0;title\x07"},
+        ],
+    )
+    options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
+    run = agentls("run", "go \x1b[2J\x9b1m", *options)
+    assert run.returncode == 0, run.stderr
+    assert "✗ bash touch PWNED #\\r\\x1b[2K · The user rejected the bash call." in run.stdout
+    assert "Red \\x1b[31mtext\\u202e" in run.stdout and "Done.\\x1b]0;title\\x07" in run.stdout
+    sessions = agentls("sessions", *options[2:4])
+    assert "go \\x1b[2J\\x9b1m" in sessions.stdout
+    for output in (run.stdout, run.stderr, sessions.stdout):
+        assert not any(char in output for char in "\r\x1b\x07\x9b\u202e")
+    assert not (tmp_path / "PWNED").exists()

@@ -47,6 +47,7 @@ from rich.text import Text
 
 from agentls.client import AgentClient, AgentClientError, Notification
 from agentls.printer import Choice, Transcript, human_seconds, permission_choices
+from agentls.terminal_text import visible, visible_text
 
 BUILTINS = {
     "compact": "summarise the conversation so far (optional: what to focus on)",
@@ -175,13 +176,15 @@ class Chat:
         return self.run_id is not None or self.compacting
 
     def note(self, text: str, style: str = "dim") -> None:
-        self.transcript.line(Text(text, style))
+        """A line of the chat's own; what it quotes (paths, titles, errors) shows its controls written out."""
+        self.transcript.line(visible_text(text, style))
 
     def notes(self, lines: list[tuple[str, str]]) -> None:
         """Several lines as one section: ``(text, style)`` each."""
         text = Text()
         for index, (line, style) in enumerate(lines):
-            text.append(("\n" if index else "") + line, style)
+            text.append("\n" if index else "")
+            text.append_text(visible_text(line, style))
         self.transcript.line(text)
 
     def invalidate(self) -> None:
@@ -267,7 +270,9 @@ class Chat:
     async def _ask(self, request: Any) -> str:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.question = (request, future)
-        self.transcript.line(Text(f"? {request.title}", "bold yellow"), kind="question")
+        # the whole title, newlines written out: no first line can stand for the command
+        question = visible_text(f"? {request.title}", "bold yellow", newlines=False)
+        self.transcript.line(question, kind="question")
         self.invalidate()
         try:
             answer = await future
@@ -560,12 +565,12 @@ class Chat:
             request = self.question[0]
             words = " ".join(choice.words for choice in self.choices(request))
             verb = "trust?" if request.tool_name == "mcp" else "allow?"
-            return FormattedText([("bold ansiyellow", f"{verb} {words} › ")])
+            return FormattedText([("bold ansiyellow", visible(f"{verb} {words} › ", newlines=False))])
         return FormattedText([("bold ansicyan", "› ")])
 
     def toolbar(self) -> FormattedText:
         if self.question is not None:
-            return FormattedText([("", f" {self.question[0].title}")])
+            return FormattedText([("", visible(f" {self.question[0].title}", newlines=False))])
         if self.busy or self.bash_running:
             spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[int(time.monotonic() * 10) % 10]
             if self.compacting:
@@ -573,7 +578,7 @@ class Chat:
             elif self.transcript.calls:
                 call = next(iter(self.transcript.calls.values()))
                 last = call.output.strip().splitlines()[-1:] if call.output.strip() else []
-                what = f"{call.name}" + (f": {last[0][:60]}" if last else "")
+                what = visible(f"{call.name}" + (f": {last[0][:60]}" if last else ""), newlines=False)
             elif self.bash_running:
                 what = "running your command"
             else:
@@ -673,7 +678,7 @@ async def chat(args: Any) -> int:
                 console.print(
                     Text.assemble(
                         ("agentls chat", "bold"),
-                        (f" · {session.transcript.usage.model} · {session.folder}", "dim"),
+                        (visible(f" · {session.transcript.usage.model} · {session.folder}"), "dim"),
                         ("\n/help for the keys and commands", "dim"),
                     )
                 )
@@ -689,7 +694,7 @@ async def chat(args: Any) -> int:
                             await client.abort(session.session_id)
             print(f"session {session.session_id}", file=sys.stderr)
     except AgentClientError as error:
-        print(f"agentls chat: {error}", file=sys.stderr)
+        print(visible(f"agentls chat: {error}"), file=sys.stderr)
         return 2
     except EOFError:
         return 0

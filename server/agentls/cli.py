@@ -23,7 +23,9 @@ if TYPE_CHECKING:  # the renderer (rich, markdown) is imported by the commands t
 
 
 def _write_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+    from agentls.terminal_text import json_line
+
+    sys.stdout.write(json_line(json.dumps(data, ensure_ascii=False)) + "\n")
     sys.stdout.flush()
 
 
@@ -124,9 +126,14 @@ def _chosen(request: Any, typed: str) -> str:
 def _asker(transcript: Transcript | None) -> Any:
     """A permission question on the terminal, one at a time: ``o``nce, ``a``lways, ``s`` every
     tool of an MCP server, ``t``rust (MCP servers); anything else rejects."""
+    from rich.console import Console
+    from rich.text import Text
+
     from agentls.printer import permission_choices
+    from agentls.terminal_text import visible, visible_text
 
     turn = asyncio.Lock()
+    console = Console(stderr=True, highlight=False)
 
     async def ask(request: Any) -> str:
         async with turn:
@@ -142,8 +149,9 @@ def _asker(transcript: Transcript | None) -> Any:
             question = (
                 f"{verb}{', '.join(words[:-1])}, or {words[-1]}? " if len(words) > 1 else f"{words[0]}? "
             )
-            print(f"\nagentls: {request.title}", file=sys.stderr)
-            print(question, end="", file=sys.stderr, flush=True)
+            # the whole title, newlines written out: no first line can stand for the command
+            console.print(Text("\nagentls: ") + visible_text(request.title, newlines=False), soft_wrap=True)
+            print(visible(question), end="", file=sys.stderr, flush=True)
             line = await asyncio.to_thread(sys.stdin.readline)
             return _chosen(request, line)
 
@@ -152,12 +160,14 @@ def _asker(transcript: Transcript | None) -> Any:
 
 def _refuser() -> Any:
     """Without a terminal nobody can answer: each tool that asks is rejected, and the user told how."""
+    from agentls.terminal_text import visible
+
     told: set[str] = set()
 
     async def refuse(request: Any) -> str:
         if request.tool_name not in told:
             told.add(request.tool_name)
-            print(_refusal(request), file=sys.stderr)
+            print(visible(_refusal(request)), file=sys.stderr)
         return "reject"
 
     return refuse
@@ -329,10 +339,19 @@ MCP_WARNING = re.compile(r"(agentls: )?(MCP server \S+ failed: |MCP configuratio
 """The server's warnings that :class:`McpReport`'s lines say already."""
 
 
+class _VisibleFormatter(logging.Formatter):
+    """A log line with its control characters written out: the server's warnings quote untrusted text."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from agentls.terminal_text import visible
+
+        return visible(super().format(record))
+
+
 def _show_server_warnings(log: logging.Logger) -> None:
     """The server's warnings (a provider retrying, a damaged session file) go to stderr as they come."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(_VisibleFormatter("%(message)s"))
     handler.addFilter(lambda record: not MCP_WARNING.match(record.getMessage()))
     log.addHandler(handler)
     log.setLevel(logging.WARNING)
@@ -351,11 +370,10 @@ def _parse_model(text: str | None, command: str) -> tuple[str, str] | str | None
 
 async def _run(args: argparse.Namespace) -> int:
     from rich.console import Console
-    from rich.markup import escape
-    from rich.text import Text
 
     from agentls.client import SERVER_LOG, AgentClient, AgentClientError
     from agentls.printer import Transcript, final_text
+    from agentls.terminal_text import visible, visible_text
 
     _show_server_warnings(SERVER_LOG)
     model, problem = _check_options(args, "run")
@@ -376,9 +394,9 @@ async def _run(args: argparse.Namespace) -> int:
 
     def show(line: str) -> None:  # an MCP server's trouble: in the transcript on a terminal, else on stderr
         if transcript is not None and transcript.rich:
-            transcript.line(Text(line, "yellow"), kind="mcp")
+            transcript.line(visible_text(line, "yellow"), kind="mcp")
         else:
-            print(line, file=sys.stderr, flush=True)
+            print(visible(line), file=sys.stderr, flush=True)
 
     mcp = McpReport(show, _data_dir(args))
     try:
@@ -417,7 +435,7 @@ async def _run(args: argparse.Namespace) -> int:
                         break
             settled = await client.wait_settled(run_id) if run_id else None
     except AgentClientError as error:
-        print(f"agentls run: {error}{_cli_hint(error)}", file=sys.stderr)
+        print(visible(f"agentls run: {error}{_cli_hint(error)}"), file=sys.stderr)
         return 2
     finally:
         if transcript is not None:
@@ -427,6 +445,8 @@ async def _run(args: argparse.Namespace) -> int:
     failed = settled.stop_reason in ("error", "aborted")
     if args.print and not failed:
         answer = final_text(messages)
+        if sys.stdout.isatty():  # written out for the eyes; a pipe gets the answer as it is
+            answer = visible(answer)
         sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
     elif transcript is not None:
         footer = transcript.usage.line(time.monotonic() - started)
@@ -435,7 +455,7 @@ async def _run(args: argparse.Namespace) -> int:
         errors.print(f'[dim]go on with: agentls run --continue "..."  (or --session {session_id[:8]})[/dim]')
     if failed:
         if settled.error_message:
-            errors.print(f"[red]agentls run: {escape(settled.error_message)}[/red]")
+            errors.print(visible_text(f"agentls run: {settled.error_message}", "red"))
         return 1
     return 0
 
@@ -499,12 +519,13 @@ async def _models(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentls.client import AgentClient, AgentClientError
+    from agentls.terminal_text import visible, visible_text
 
     try:
         async with AgentClient(initialization_options=_client_options(args)) as client:
             models = await client.list_models()
     except AgentClientError as error:
-        print(f"agentls models: {error}{_cli_hint(error)}", file=sys.stderr)
+        print(visible(f"agentls models: {error}{_cli_hint(error)}"), file=sys.stderr)
         return 2
     if args.json:
         for model in models:
@@ -518,8 +539,8 @@ async def _models(args: argparse.Namespace) -> int:
     table = Table("model", "name", "context", "max output", "input", box=None, pad_edge=False)
     for model in models:
         table.add_row(
-            f"{model['provider']}/{model['id']}",
-            str(model.get("name") or ""),
+            visible_text(f"{model['provider']}/{model['id']}", newlines=False),
+            visible_text(str(model.get("name") or ""), newlines=False),
             f"{model.get('contextWindow', 0):,}",
             f"{model.get('maxTokens', 0):,}",
             ", ".join(model.get("input") or []),
@@ -533,12 +554,13 @@ async def _sessions(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from agentls.client import AgentClient, AgentClientError
+    from agentls.terminal_text import visible, visible_text
 
     try:
         async with AgentClient(initialization_options=_client_options(args)) as client:
             sessions = await client.list_sessions(args.cwd)
     except AgentClientError as error:
-        print(f"agentls sessions: {error}", file=sys.stderr)
+        print(visible(f"agentls sessions: {error}"), file=sys.stderr)
         return 2
     if args.json:
         for info in sessions:
@@ -554,7 +576,8 @@ async def _sessions(args: argparse.Namespace) -> int:
     for info in sessions:
         model = f"{info.model.provider}/{info.model.id}" if info.model else ""
         updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated_at / 1000))
-        table.add_row(info.session_id, updated, str(info.message_count), model, info.cwd, info.title or "")
+        shown = [visible_text(text, newlines=False) for text in (model, info.cwd, info.title or "")]
+        table.add_row(info.session_id, updated, str(info.message_count), *shown)
     Console().print(table)
     return 0
 

@@ -19,6 +19,8 @@ from rich.markup import escape
 from rich.spinner import Spinner
 from rich.text import Text
 
+from agentls.terminal_text import visible, visible_text
+
 
 def _texts(content: Any, image: str = "[image]") -> str:
     if isinstance(content, str):
@@ -26,9 +28,15 @@ def _texts(content: Any, image: str = "[image]") -> str:
     return " ".join(b.get("text", "") if b.get("type") == "text" else image for b in content or [])
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of a tool's output to show: only ``\\n`` (or ``\\r\\n``) ends one, so a lone
+    ``\\r`` stays in its line, to be written out, instead of hiding the text before it."""
+    return text.replace("\r\n", "\n").removesuffix("\n").split("\n") if text else []
+
+
 def _preview(text: str, max_lines: int = 6) -> str:
     """The start of a long tool result: a few lines, each shortened."""
-    lines = text.splitlines() or [""]
+    lines = _lines(text) or [""]
     shown = [line if len(line) <= 160 else line[:159] + "…" for line in lines[:max_lines]]
     if len(lines) > max_lines:
         shown.append(f"… ({len(lines) - max_lines} more lines)")
@@ -39,15 +47,15 @@ def _bash_line(message: dict[str, Any]) -> str:
     """A command the user ran (``agent/bash``), as one line."""
     status = "cancelled" if message.get("cancelled") else f"exit {message.get('exitCode')}"
     excluded = ", not sent to the model" if message.get("excludeFromContext") else ""
-    command = escape(str(message.get("command")))
+    command = escape(visible(str(message.get("command")), newlines=False))
     return f"[magenta]bashExecution[/magenta] $ {command} [dim]({status}{excluded})[/dim]"
 
 
 def compaction_line(note: dict[str, Any]) -> str:
     """The end of a compaction (an ``agent/compaction`` notification's params), as one line."""
-    reason = escape(str(note.get("reason")))
+    reason = escape(visible(str(note.get("reason"))))
     if note.get("errorMessage"):
-        outcome = f"[red]{escape(str(note['errorMessage']))}[/red]"
+        outcome = f"[red]{escape(visible(str(note['errorMessage'])))}[/red]"
     elif note.get("aborted"):
         outcome = "[yellow]aborted[/yellow]"
     else:
@@ -79,14 +87,14 @@ class EventPrinter:
                 c.print("  [dim]│[/dim] ", end="")
                 self.streaming = True
             style = "italic dim" if kind == "thinking_delta" else None
-            c.print(update.get("delta", ""), end="", style=style, markup=False)
+            c.print(visible(str(update.get("delta", ""))), end="", style=style, markup=False)
         elif kind in ("text_end", "thinking_end", "toolcall_end"):
             self._end_stream()
             if kind == "toolcall_end":
                 call = update.get("toolCall", {})
                 arguments = json.dumps(call.get("arguments"), ensure_ascii=False, separators=(",", ":"))
-                name = escape(str(call.get("name")))
-                c.print(f"  [dim]│[/dim] [cyan]tool call[/cyan] {name} {escape(arguments)}")
+                name = escape(visible(str(call.get("name"))))
+                c.print(f"  [dim]│[/dim] [cyan]tool call[/cyan] {name} {escape(visible(arguments))}")
 
     def compaction(self, note: dict[str, Any]) -> None:
         """An ``agent/compaction`` notification: one line when it ends."""
@@ -106,7 +114,8 @@ class EventPrinter:
             )
         elif kind == "message_end" and message.get("role") == "assistant":
             self._end_stream()
-            suffix = f" [red]{escape(message['errorMessage'])}[/red]" if message.get("errorMessage") else ""
+            error = message.get("errorMessage")
+            suffix = f" [red]{escape(visible(str(error)))}[/red]" if error else ""
             stop = f"[dim]stopReason={message.get('stopReason')}[/dim]"
             c.print(f"[bold]{kind}[/bold] [magenta]assistant[/magenta] {stop}{suffix}")
         elif kind == "message_end" and message.get("role") == "bashExecution":
@@ -114,16 +123,18 @@ class EventPrinter:
         elif kind == "tool_execution_start":
             arguments = json.dumps(event.get("args"), ensure_ascii=False, separators=(",", ":"))
             c.print(
-                f"[bold]{kind}[/bold] [cyan]{escape(str(event.get('toolName')))}[/cyan] {escape(arguments)}"
+                f"[bold]{kind}[/bold] [cyan]{escape(visible(str(event.get('toolName'))))}[/cyan] "
+                f"{escape(visible(arguments))}"
             )
         elif kind == "tool_execution_update":
             progress = _texts((event.get("partialResult") or {}).get("content"))
-            c.print(f"  [dim]… {escape(str(event.get('toolName')))}: {escape(progress)}[/dim]")
+            name = escape(visible(str(event.get("toolName"))))
+            c.print(f"  [dim]… {name}: {escape(visible(progress))}[/dim]")
         elif kind == "tool_execution_end":
             status = "[red]error[/red]" if event.get("isError") else "[green]done[/green]"
             result = _preview(_texts((event.get("result") or {}).get("content")))
-            name = escape(str(event.get("toolName")))
-            c.print(f"[bold]{kind}[/bold] [cyan]{name}[/cyan] {status} {escape(result)}")
+            name = escape(visible(str(event.get("toolName"))))
+            c.print(f"[bold]{kind}[/bold] [cyan]{name}[/cyan] {status} {escape(visible(result))}")
         elif kind == "agent_end":
             c.print(f"[bold]{kind}[/bold] [dim]{len(event.get('messages') or [])} new messages[/dim]")
         elif self.verbose:
@@ -181,7 +192,8 @@ def _plural(n: int, noun: str) -> str:
 
 
 def _short(text: str, width: int = 60) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+    """The first line of ``text``, cut at ``width``; only ``\\n`` ends a line (a ``\\r`` is shown)."""
+    line = text.strip().split("\n")[0]
     more = "…" if len(line) > width or "\n" in text.strip() else ""
     return line[:width] + more
 
@@ -244,7 +256,7 @@ def result_summary(name: str, args: Any, result: dict[str, Any]) -> str:
 
 def _error_reason(text: str) -> str:
     """The line of a failed tool call's text that says why."""
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    lines = [line.strip() for line in _lines(text.strip()) if line.strip()]
     if lines and lines[-1].startswith(("Exit code", "Command")):
         return lines[-1]
     return lines[0] if lines else ""
@@ -284,6 +296,16 @@ class Usage:
         if seconds is not None:
             parts.append(human_seconds(seconds))
         return " · ".join(parts)
+
+
+def _tool_title(name: str, args: Any) -> Text:
+    """``read README.md``: a tool call's name (bold) and what it is about."""
+    return Text.assemble(visible_text(name, "bold"), " ", visible_text(call_summary(name, args)))
+
+
+def _output_rows(lines: list[str]) -> list[Text]:
+    """Lines of a command's output (or an MCP server's answer), indented under its tool line."""
+    return [visible_text("  │ " + line, "dim") for line in lines]
 
 
 @dataclass
@@ -340,14 +362,15 @@ class Transcript:
         parts: list[RenderableType] = []
         if self._block and self._pending.strip():
             if self._block == "text":
-                parts.append(Markdown(self._pending))
+                parts.append(Markdown(visible(self._pending)))
             else:
-                parts.append(Text(self._pending, style="dim italic"))
+                parts.append(visible_text(self._pending, "dim italic"))
         for call in list(self.calls.values()):
-            title = Text.assemble((call.name, "bold"), " ", call_summary(call.name, call.args))
+            title = _tool_title(call.name, call.args)
             parts.append(Spinner("dots", title, style="cyan"))
-            for line in call.output.splitlines()[-TOOL_PREVIEW_LINES:]:
-                parts.append(Text("  │ " + line, style="dim", no_wrap=True, overflow="ellipsis"))
+            for row in _output_rows(_lines(call.output)[-TOOL_PREVIEW_LINES:]):
+                row.no_wrap, row.overflow = True, "ellipsis"
+                parts.append(row)
         if not parts and (self.running or self.compacting):
             parts.append(Spinner("dots", Text("compacting…" if self.compacting else "working…", "dim")))
         return Group(*parts)
@@ -394,9 +417,9 @@ class Transcript:
         """A finished paragraph (or code block, list...) of the streaming block, printed for good."""
         self._gap(self._block or "text")
         if self._block == "thinking":
-            self.console.print(Text(("✻ " if self._first_chunk else "  ") + chunk, style="dim italic"))
+            self.console.print(visible_text(("✻ " if self._first_chunk else "  ") + chunk, "dim italic"))
         else:
-            self.console.print(Markdown(chunk))
+            self.console.print(Markdown(visible(chunk)))
         self._first_chunk = False
 
     def _delta(self, delta: str) -> None:
@@ -404,7 +427,7 @@ class Transcript:
             self._start_block("text")
         if not self.rich:
             if delta:
-                self.console.print(delta, end="", markup=False, highlight=False, soft_wrap=True)
+                self.console.print(visible(delta), end="", markup=False, highlight=False, soft_wrap=True)
                 self._ends_with_newline = delta.endswith("\n")
             return
         blocks, self._pending = split_blocks(self._pending + delta)
@@ -433,10 +456,13 @@ class Transcript:
     # --- lines -------------------------------------------------------------------------------
 
     def line(self, text: str | Text, kind: str = "note", style: str | None = None) -> None:
-        """One line of the application's own (a note, a question, an error)."""
+        """One line of the application's own (a note, a question, an error). A ``str`` is shown
+        with its control characters written out; a :class:`Text` is shown as it is (build it with
+        :func:`~agentls.terminal_text.visible_text` from untrusted text)."""
         self._end_block()
         self._gap(kind)
-        self.console.print(text, style=style, markup=False, highlight=False)
+        shown = visible_text(text) if isinstance(text, str) else text
+        self.console.print(shown, style=style, markup=False, highlight=False)
 
     def _tool_end(self, event: dict[str, Any]) -> None:
         call = self.calls.pop(str(event.get("toolCallId")), None)
@@ -445,32 +471,28 @@ class Transcript:
         result = event.get("result") if isinstance(event.get("result"), dict) else {}
         text = _texts(result.get("content"))
         failed = bool(event.get("isError"))
-        line = Text.assemble(("✗ ", "red") if failed else ("✓ ", "green"))
-        line.append(name, "bold")
-        line.append(" " + call_summary(name, args))
+        line = Text.assemble(("✗ ", "red") if failed else ("✓ ", "green"), _tool_title(name, args))
         preview: list[Text] = []
         if failed:
-            line.append(" · " + _short(_error_reason(text), 100), "red")
+            line.append_text(visible_text(" · " + _short(_error_reason(text), 100), "red"))
             if name == "bash":
                 output = text.rsplit("\n\n", 1)[0] if "\n\n" in text else ""
-                preview = [Text("  │ " + s, "dim") for s in output.splitlines()[-TOOL_PREVIEW_LINES:]]
+                preview = _output_rows(_lines(output)[-TOOL_PREVIEW_LINES:])
         else:
             line.append(" · " + result_summary(name, args, result), "dim")
             if name == "bash" and text != "(no output)":
-                preview = [Text("  │ " + s, "dim") for s in text.splitlines()[-TOOL_PREVIEW_LINES:]]
+                preview = _output_rows(_lines(text)[-TOOL_PREVIEW_LINES:])
             elif name.startswith("mcp__"):  # an MCP server's answer: its first lines
-                lines = text.splitlines()
-                preview = [Text("  │ " + s, "dim") for s in lines[:TOOL_PREVIEW_LINES]]
+                lines = _lines(text)
+                preview = _output_rows(lines[:TOOL_PREVIEW_LINES])
                 if len(lines) > TOOL_PREVIEW_LINES:
                     preview.append(Text(f"  … {len(lines) - TOOL_PREVIEW_LINES} more lines", "dim"))
             details = result.get("details") if isinstance(result.get("details"), dict) else {}
             if name == "edit" and isinstance(details.get("diff"), str):
                 changed = [
-                    s
-                    for s in details["diff"].splitlines()
-                    if s[:1] in "+-" and not s.startswith(("+++", "---"))
+                    s for s in _lines(details["diff"]) if s[:1] in "+-" and not s.startswith(("+++", "---"))
                 ]
-                preview = [Text("  " + s, "green" if s.startswith("+") else "red") for s in changed]
+                preview = [visible_text("  " + s, "green" if s.startswith("+") else "red") for s in changed]
                 if len(preview) > 2 * TOOL_PREVIEW_LINES:
                     more = len(preview) - 2 * TOOL_PREVIEW_LINES
                     preview = [*preview[: 2 * TOOL_PREVIEW_LINES], Text(f"  … {more} more", "dim")]
@@ -494,8 +516,8 @@ class Transcript:
         """A piece of a user's command's output (``agent/bashOutput``): its whole lines, as they come."""
         lines = (self._bash_line + chunk).split("\n")
         self._bash_line = lines.pop()
-        for line in lines:
-            self.console.print(Text("  │ " + line, "dim"), highlight=False)
+        for row in _output_rows([line.removesuffix("\r") for line in lines]):
+            self.console.print(row, highlight=False)
 
     def bash_end(self, message: dict[str, Any]) -> None:
         """The end of a user's command (``agent/bashEnd``'s ``bashExecution`` message)."""
@@ -525,9 +547,9 @@ class Transcript:
             self.running = True
             self._refresh()
         elif kind == "message_start" and message.get("role") == "user" and self.show_user:
-            self.line(Text("› " + _texts(message.get("content")), "bold"), kind="user")
+            self.line(visible_text("› " + _texts(message.get("content")), "bold"), kind="user")
         elif kind == "message_start" and message.get("role") == "custom" and message.get("display"):
-            self.line(Text(_texts(message.get("content")), "magenta"))
+            self.line(visible_text(_texts(message.get("content")), "magenta"))
         elif kind == "message_end" and message.get("role") == "assistant":
             self._end_block()
             self.usage.add(message)
@@ -536,7 +558,8 @@ class Transcript:
                 self.line(Text("the answer was cut at the model's output limit", "yellow"), kind="error")
             if self.show_errors and stop in ("error", "aborted"):
                 text = message.get("errorMessage") or stop
-                self.line(Text(f"✗ {text}", "yellow" if stop == "aborted" else "bold red"), kind="error")
+                style = "yellow" if stop == "aborted" else "bold red"
+                self.line(visible_text(f"✗ {text}", style), kind="error")
         elif kind == "tool_execution_start":
             self._end_block()
             self.calls[str(event.get("toolCallId"))] = _Call(str(event.get("toolName")), event.get("args"))
