@@ -130,6 +130,36 @@ test("a permission refused through vim.ui.select (or cancelled) fails the tool",
   expect(vim.fn.filereadable(env.ws .. "/out.txt") == 0, "nothing ran")
 end)
 
+test("a question shows a spoofing command's control characters written out, in the picker and the notification", function()
+  local spoof = "touch PWNED #\r\27[2K\27[1A\226\128\174Run the command: ls -la\nrm -rf ~"
+  local shown = [[touch PWNED #\r\x1b[2K\x1b[1A\u202eRun the command: ls -la\nrm -rf ~]]
+  h.script({ h.tool_call("s1", "bash", { command = spoof }), h.tool_call("s2", "bash", { command = spoof }), { content = "No." } })
+  h.new_session()
+  local asked = h.stub_select("reject")
+  h.notes = {}
+  vim.cmd("AgentPrompt spoof")
+  wait(10000, function()
+    return #asked == 1
+  end, "the picker asked")
+  vim.ui.select = h.original_select -- the stock picker: the panel asks, and a notification says so
+  local id
+  wait(10000, function()
+    id = require("agentls.permissions").only_pending()
+    return id ~= nil
+  end, "the second question waits in the panel")
+  panel.render()
+  local text = h.panel_text()
+  require("agentls.permissions").answer(id, "reject")
+  h.wait_settled(state.current)
+  expect(asked[1].prompt == "agentls: Run the command: " .. shown, "the picker's prompt: " .. vim.inspect(asked[1].prompt))
+  expect(h.noted("agentls: Run the command: " .. shown, vim.log.levels.WARN), "the notification: " .. vim.inspect(h.notes))
+  for _, note in ipairs(h.notes) do
+    expect(not note.message:find("[\r\27]") and not note.message:find("\226\128\174", 1, true), "nothing raw: " .. vim.inspect(note.message))
+  end
+  expect(text:find("bash  " .. shown:sub(1, 59), 1, true), "the row shows the command written out:\n" .. text)
+  expect(vim.fn.filereadable(env.ws .. "/PWNED") == 0, "nothing ran")
+end)
+
 test("an edit over the user's unsaved text lands in the buffer only, unsaved, and u undoes it", function()
   vim.fn.writefile({ "alpha", "beta" }, env.ws .. "/a.txt")
   vim.cmd.edit(env.ws .. "/a.txt")

@@ -7,6 +7,8 @@
 --- request's result; the editor keeps running meanwhile. No choice (the user cancels the
 --- picker) is a rejection. The tool's row shows "waiting for permission" before the picker
 --- opens, so a blocking picker does not hide what it asks about.
+local util = require("agentls.util")
+
 local M = {}
 
 M.default_options = {
@@ -19,14 +21,20 @@ M.default_options = {
 ---@type table<string, table>
 M.pending = {}
 
---- The question's title with the call's details. The trust question of a project's MCP servers
---- (`toolName` "mcp") says what trusting does.
+--- The question's title with the call's details, on one line with its control characters written
+--- out (a message obeys a `\r`: a command could hide behind one). The trust question of a
+--- project's MCP servers (`toolName` "mcp") says what trusting does.
 local function prompt(params)
-  local title = params.title or ("Allow the %s tool?"):format(params.toolName or "?")
+  local title = util.visible(params.title or ("Allow the %s tool?"):format(params.toolName or "?"), true)
   if params.toolName == "mcp" then
     return ("agentls: %s (trusted for this folder until the commands change; :AgentMcp lists them)"):format(title)
   end
   return ("agentls: %s"):format(title)
+end
+
+--- An answer as a picker lists it.
+local function label(option)
+  return util.visible(option.label or option.id, true)
 end
 
 --- The tool call id of the only question waiting, if exactly one waits.
@@ -105,7 +113,7 @@ function M.ask(params)
     -- not in a coroutine (a direct call): the synchronous inputlist()
     local choices = { prompt(params) }
     for i, option in ipairs(options) do
-      choices[#choices + 1] = ("%d. %s"):format(i, option.label or option.id)
+      choices[#choices + 1] = ("%d. %s"):format(i, label(option))
     end
     local choice = options[vim.fn.inputlist(choices)]
     outcome = type(choice) == "table" and choice.id or "reject"
@@ -137,9 +145,7 @@ function M.ask(params)
       vim.ui.select(options, {
         prompt = prompt(params),
         kind = "agentls.permission",
-        format_item = function(option)
-          return option.label or option.id
-        end,
+        format_item = label,
       }, function(choice)
         question.resolve(type(choice) == "table" and choice.id or "reject")
       end)

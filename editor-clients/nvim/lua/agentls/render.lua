@@ -55,18 +55,20 @@ local function truncate(text, width)
   return vim.fn.strcharpart(text, 0, width - 1) .. "…"
 end
 
---- What a tool call is about, in one line: its command, path or pattern.
+--- What a tool call is about, in one line: its command, path or pattern, its newlines and control
+--- characters written out (a row waiting for permission must not show a first line that hides the rest).
 function M.tool_summary(args)
   if type(args) ~= "table" then
     return ""
   end
+  local visible = require("agentls.util").visible
   for _, key in ipairs(SUMMARY_ARGS) do
     if type(args[key]) == "string" then
-      return truncate(lines_of(args[key])[1], 60)
+      return truncate(visible(args[key], true), 60)
     end
   end
   local ok, json = pcall(vim.json.encode, args)
-  return ok and json ~= "[]" and json ~= "{}" and truncate(json, 60) or ""
+  return ok and json ~= "[]" and json ~= "{}" and truncate(visible(json, true), 60) or ""
 end
 
 local function non_empty(lines)

@@ -8,6 +8,50 @@ function M.notify(message, level)
   vim.notify("agentls: " .. message, level or levels.INFO)
 end
 
+local NAMES = { ["\t"] = "\\t", ["\n"] = "\\n", ["\r"] = "\\r" }
+
+--- The code point of a 2- or 3-byte UTF-8 sequence.
+local function codepoint(sequence)
+  local a, b, c = sequence:byte(1, -1)
+  if c then
+    return (a % 16) * 4096 + (b % 64) * 64 + (c % 64)
+  end
+  return (a % 32) * 64 + (b % 64)
+end
+
+local function escaped(code)
+  return code < 0x100 and ("\\x%02x"):format(code) or ("\\u%04x"):format(code)
+end
+
+--- The UTF-8 of C1 controls, bidi marks, overrides and isolates, zero-width characters, line
+--- separators and the BOM.
+local HIDDEN_SEQUENCES = {
+  "\194[\128-\159]",
+  "\216\156",
+  "\226\128[\139-\143\168-\174]",
+  "\226\129[\160-\164\166-\169]",
+  "\239\187\191",
+}
+
+--- `text` with the characters that could hide or reorder what it shows written out (`\r`,
+--- `\x1b`, `\u202e`): C0 controls (but tab and newline, unless `one_line`), DEL, and the
+--- sequences above. A message (`vim.notify`, a picker's prompt) obeys a `\r`; untrusted text
+--- (the model's command, an MCP server's label) goes through this first.
+function M.visible(text, one_line)
+  text = tostring(text):gsub("[%z\1-\31\127]", function(char)
+    if not one_line and (char == "\n" or char == "\t") then
+      return char
+    end
+    return NAMES[char] or escaped(char:byte())
+  end)
+  for _, pattern in ipairs(HIDDEN_SEQUENCES) do
+    text = text:gsub(pattern, function(sequence)
+      return escaped(codepoint(sequence))
+    end)
+  end
+  return text
+end
+
 --- A request's error, as an error notification.
 function M.fail(err)
   M.notify(require("agentls.client").error_text(err), levels.ERROR)
