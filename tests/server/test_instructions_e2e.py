@@ -47,8 +47,10 @@ def ours(paths: list[str], tree: Path) -> list[str]:
 
 
 async def start(servers: Servers, tmp_path: Path, options: dict[str, Any], **kwargs: Any) -> AgentClient:
+    """A server whose project files load unasked (``projectTrust: always``): the trust step that
+    comes before them has its own tests (``test_hardening_trust.py``)."""
     env = {**NO_KEYS, "HOME": str(tmp_path / "home")}
-    return await servers.start(options, env=env, **kwargs)
+    return await servers.start({"projectTrust": "always", **options}, env=env, **kwargs)
 
 
 async def test_project_instructions_are_in_the_first_request(

@@ -21,8 +21,8 @@ def write(path: Path, text: str) -> Path:
 def found(
     tree: Path, cwd: Path, data_dir: Path, reader: ResourceReader[str] | None = None
 ) -> list[tuple[Path, str]]:
-    """The files found in the test's ``tree`` (any above it are the machine's, not the test's)."""
-    files = load_context_files(cwd, data_dir, reader or context_reader())
+    """The files found with ``tree`` as the home folder (so that every folder up to it is read)."""
+    files = load_context_files(cwd, data_dir, reader or context_reader(), tree)
     return [(file.path, file.content) for file in files if file.path.is_relative_to(tree)]
 
 
@@ -137,3 +137,28 @@ def test_a_nested_worktree_replaces_the_main_checkouts_file(tmp_path: Path) -> N
     above = write(tmp_path / "AGENTS.md", "above")
     inner = write(plain / "AGENTS.md", "inner")
     assert found(tmp_path, plain, tmp_path / "data") == [(above, "above"), (inner, "inner")]
+
+
+def test_no_folder_above_the_home_folder_is_read(tmp_path: Path) -> None:
+    """Pi reads up to ``/``; agentls stops at the home folder (``/home``, ``/``, ``/tmp`` are nobody's project)."""
+    home = tmp_path / "home"
+    write(tmp_path / "AGENTS.md", "above the home folder")
+    at_home = write(home / "AGENTS.md", "the home folder's")
+    project = write(home / "work" / "app" / "AGENTS.md", "the project's")
+    files = load_context_files(home / "work" / "app", tmp_path / "data", context_reader(), home)
+    assert [(f.path, f.project) for f in files] == [(at_home, True), (project, True)]
+
+
+def test_outside_the_home_folder_only_the_repository_is_read(tmp_path: Path) -> None:
+    """A folder outside home: up to its git repository's root, or the folder alone outside a repository."""
+    home = tmp_path / "home"
+    write(tmp_path / "AGENTS.md", "in /tmp, say")
+    repo = tmp_path / "repo"
+    write(repo / ".git" / "HEAD", "ref: refs/heads/main\n")
+    top = write(repo / "AGENTS.md", "the repository's")
+    nested = write(repo / "pkg" / "AGENTS.md", "the package's")
+    data = tmp_path / "data"
+    in_repo = load_context_files(repo / "pkg", data, context_reader(), home)
+    assert [f.path for f in in_repo] == [top, nested]
+    loose = write(tmp_path / "loose" / "AGENTS.md", "no repository")
+    assert [f.path for f in load_context_files(loose.parent, data, context_reader(), home)] == [loose]

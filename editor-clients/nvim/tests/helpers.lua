@@ -153,7 +153,8 @@ function M.workspace(agentls_exe)
   M.script({ { content = "unused" } })
   M.setup_opts = {
     cmd = { agentls_exe, "serve" },
-    init_options = { fauxScript = env.script, dataDir = env.data },
+    -- the workspace's AGENTS.md and prompt template load unasked (the trust question has its own tests)
+    init_options = { fauxScript = env.script, dataDir = env.data, projectTrust = "always" },
     panel = { redraw_ms = 10 },
   }
   require("agentls").setup(M.setup_opts)

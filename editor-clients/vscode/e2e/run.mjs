@@ -197,8 +197,9 @@ function prepare() {
     'agentls.serverCommand': AGENTLS,
     'agentls.fauxScript': script,
     'agentls.dataDir': path.join(WORK, 'data'),
-    // keep only the newest message when compacting, so that the short e2e session has something to summarise
-    'agentls.initializationOptions': { compaction: { keepRecentTokens: 1 } },
+    // keep only the newest message when compacting, so that the short e2e session has something to summarise;
+    // the workspace's AGENTS.md and prompt template load unasked (the MCP step answers the trust question)
+    'agentls.initializationOptions': { compaction: { keepRecentTokens: 1 }, projectTrust: 'always' },
     'workbench.startupEditor': 'none',
     'workbench.tips.enabled': false,
     'chat.disableAIFeatures': true,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentls.ai.local_files import read_json_file
+from agentls.mcp.display import Shown, expand, http_lines, one_line, register_secret_values, stdio_lines
 from agentls.mcp.names import name_problem
 
 Transport = Literal["stdio", "http", "sse"]
@@ -28,7 +29,6 @@ WORKSPACE_FILE = ".mcp.json"
 """A project's servers: ``.mcp.json`` in the session's folder (they need the user's trust)."""
 
 _NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,9 @@ class ServerConfig:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     needs_trust: bool = False
-    """From a project's ``.mcp.json``: it starts only once the user trusts it."""
+    """From a project's ``.mcp.json`` (or a loaded session's file): it starts only once the user trusts it."""
+    shown: tuple[Shown, ...] = field(default=(), compare=False)
+    """What it runs as it may be shown (``${VAR}`` as written, secrets masked; :mod:`agentls.mcp.display`)."""
 
     @property
     def fingerprint(self) -> str:
@@ -64,10 +66,8 @@ class ServerConfig:
         return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
 
     def describe(self) -> str:
-        """What the server runs, on one line (for the trust question)."""
-        if self.transport == "stdio":
-            return " ".join([self.command or "", *self.args])
-        return f"{self.url} ({self.transport})"
+        """What the server runs, on one line, secrets masked (for the trust question and its log)."""
+        return one_line(self.shown)
 
 
 @dataclass
@@ -85,11 +85,6 @@ class ConfigResult:
 def server_name(name: str) -> str:
     """A configured name as tool names can carry it."""
     return _NAME_CHARACTERS.sub("_", name)[:40] or "_"
-
-
-def _expand(value: str, environment: Mapping[str, str]) -> str:
-    """``${VAR}`` and ``${VAR:-default}`` replaced from ``environment`` (unset, no default: ``""``)."""
-    return _VARIABLE.sub(lambda m: environment.get(m.group(1), m.group(2) or ""), value)
 
 
 class _Invalid(ValueError):
@@ -143,10 +138,12 @@ def _server(
 
     def text(key: str, *, required: bool = False) -> str | None:
         value = _string(entry, key, required=required)
-        return _expand(value, environment) if value is not None else None
+        return expand(value, environment) if value is not None else None
 
     def pairs(key: str) -> tuple[tuple[str, str], ...]:
-        return tuple((k, _expand(v, environment)) for k, v in _pairs(entry, key))
+        expanded = tuple((k, expand(v, environment)) for k, v in _pairs(entry, key))
+        register_secret_values(expanded)
+        return expanded
 
     if kind != "stdio":
         url = text("url", required=True)
@@ -154,7 +151,13 @@ def _server(
         if not re.match(r"https?://", url):
             raise _Invalid(f"url: {url!r} is not an http:// or https:// address")
         return ServerConfig(
-            server_name(name), kind, source, url=url, headers=pairs("headers"), needs_trust=needs_trust
+            server_name(name),
+            kind,
+            source,
+            url=url,
+            headers=pairs("headers"),
+            needs_trust=needs_trust,
+            shown=http_lines(kind, entry["url"], _pairs(entry, "headers")),
         )
     command = text("command", required=True)
     if not command:
@@ -165,15 +168,17 @@ def _server(
     cwd = text("cwd")
     if cwd is not None and base is not None:
         cwd = str((base / cwd).resolve())
+    cwd = cwd or (str(base) if base is not None else None)
     return ServerConfig(
         server_name(name),
         "stdio",
         source,
         command=command,
-        args=tuple(_expand(a, environment) for a in args),
+        args=tuple(expand(a, environment) for a in args),
         env=pairs("env"),
-        cwd=cwd or (str(base) if base is not None else None),
+        cwd=cwd,
         needs_trust=needs_trust,
+        shown=stdio_lines(entry["command"], args, _pairs(entry, "env"), cwd),
     )
 
 
@@ -231,12 +236,19 @@ def read_servers_file(path: Path, *, needs_trust: bool = False) -> ConfigResult:
     return parse_servers(data, str(path), base=path.parent, needs_trust=needs_trust)
 
 
-def session_servers(data_dir: Path, cwd: str, option: Any = None, requested: Any = None) -> ConfigResult:
-    """A session's servers from every source, a later one replacing an earlier server of the same name."""
+def session_servers(
+    data_dir: Path, cwd: str, option: Any = None, requested: Any = None, stored_in: Path | None = None
+) -> ConfigResult:
+    """A session's servers from every source, a later one replacing an earlier server of the same name.
+
+    ``stored_in``: ``requested`` was read from this session file (a loaded session's header),
+    not sent by the client: those servers need the user's trust, as a project's do.
+    """
     result = read_servers_file(data_dir / GLOBAL_FILE)
     result.merge(read_servers_file(Path(cwd) / WORKSPACE_FILE, needs_trust=True))
     if option is not None:
         result.merge(parse_servers(option, "initializationOptions", base=Path(cwd)))
     if requested is not None:
-        result.merge(parse_servers(requested, "newSession", base=Path(cwd)))
+        source, stored = (str(stored_in), True) if stored_in is not None else ("newSession", False)
+        result.merge(parse_servers(requested, source, base=Path(cwd), needs_trust=stored))
     return result

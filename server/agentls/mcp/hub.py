@@ -2,8 +2,13 @@
 
 A server is one :class:`McpConnection` per folder and configuration, whichever session
 asked for it first; it starts when a session that uses it starts and runs for the
-server's life. A project's ``.mcp.json`` servers wait for the user's trust (a permission
-question, remembered as an "allow always" rule per folder and configuration).
+server's life. A project's ``.mcp.json`` servers (and those of a loaded session's file)
+wait for the user's trust: a permission question (``toolName: "mcp"``), remembered as an
+"allow always" rule per folder and configuration. The same question asks whether to
+trust the folder's project files (:mod:`agentls.session.project_trust`) when that is not
+decided yet: one answer for both. It shows everything that changes what a server runs,
+secrets masked (:mod:`agentls.mcp.display`), and what changed since the user last trusted
+that server in that folder (:mod:`agentls.mcp.trusted`).
 """
 
 from __future__ import annotations
@@ -13,14 +18,18 @@ import contextlib
 import importlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentls.agent.types import AgentTool
+from agentls.ai.secrets import redact
 from agentls.mcp.config import ServerConfig, session_servers
+from agentls.mcp.display import changes
+from agentls.mcp.trusted import TrustedForms
 from agentls.protocol import McpServerInfo, PermissionOption, RequestPermissionParams
 from agentls.session.permissions import PermissionRules
+from agentls.session.project_trust import FolderTrust
 
 if TYPE_CHECKING:
     from agentls.mcp.connection import McpConnection
@@ -66,11 +75,15 @@ class SessionMcp:
 
 
 class McpHub:
-    def __init__(self, data_dir: Path, notify: Notify, ask: Ask, rules: PermissionRules) -> None:
+    def __init__(
+        self, data_dir: Path, notify: Notify, ask: Ask, rules: PermissionRules, trust: FolderTrust
+    ) -> None:
         self.data_dir = data_dir
         self._notify = notify
         self._ask = ask
         self._rules = rules
+        self._trust = trust
+        self._trusted_forms = TrustedForms(data_dir)
         self._connections: dict[tuple[str, ServerConfig], McpConnection] = {}
         self._folders: dict[int, str] = {}
         """The folder of each connection (by id)."""
@@ -82,9 +95,15 @@ class McpHub:
 
     # --- sessions -------------------------------------------------------------------------
 
-    async def for_session(self, session_id: str, cwd: str, option: Any, requested: Any) -> SessionMcp:
-        """A session's servers (created, not started), from every source; mistakes are logged."""
-        result = await asyncio.to_thread(session_servers, self.data_dir, cwd, option, requested)
+    async def for_session(
+        self, session_id: str, cwd: str, option: Any, requested: Any, stored_in: Path | None = None
+    ) -> SessionMcp:
+        """A session's servers (created, not started), from every source; mistakes are logged.
+
+        ``stored_in``: ``requested`` comes from this session file (a loaded session's header),
+        so its servers need the user's trust as a project's do.
+        """
+        result = await asyncio.to_thread(session_servers, self.data_dir, cwd, option, requested, stored_in)
         for problem in result.problems:
             logger.warning("MCP configuration: %s", problem)
         if result.servers and self._sdk is None:
@@ -101,8 +120,12 @@ class McpHub:
             connections.append(connection)
         return SessionMcp(self, session_id, cwd, connections, result.problems)
 
-    def activate(self, servers: SessionMcp) -> None:
-        """Start a session's servers in the background: the trusted ones at once, the others once trusted."""
+    def activate(self, servers: SessionMcp, project_files: Sequence[str] = ()) -> None:
+        """Start a session's servers in the background: the trusted ones at once, the others once trusted.
+
+        ``project_files``: the folder's files that wait for its trust; when the folder is not
+        decided about, the question asks about them too (one answer for both).
+        """
         untrusted = []
         for connection in servers.connections:
             config = connection.config
@@ -115,8 +138,11 @@ class McpHub:
             else:
                 connection.start_if_due()
         waiting = [c for c in untrusted if c.status == "needsTrust"]
-        if waiting and servers.cwd not in self._asking:
-            self._spawn(self._ask_trust(servers.session_id, servers.cwd, waiting), servers.cwd)
+        files = list(project_files) if self._trust.decision(servers.cwd) is None else []
+        if (waiting or files) and servers.cwd not in self._asking:
+            if files:
+                self._trust.asking(servers.cwd)  # from now on a run waits for the answer
+            self._spawn(self._ask_trust(servers.session_id, servers.cwd, waiting, files), servers.cwd)
 
     def _spawn(self, work: Awaitable[None], folder: str) -> None:
         task = asyncio.ensure_future(work)
@@ -124,27 +150,64 @@ class McpHub:
         self._tasks.add(task)  # type: ignore[arg-type]
         task.add_done_callback(lambda done: (self._tasks.discard(done), self._asking.pop(folder, None)))
 
-    async def _ask_trust(self, session_id: str, cwd: str, connections: list[McpConnection]) -> None:
-        files = sorted({c.config.source for c in connections})
-        listed = "; ".join(f"{c.config.name}: {c.config.describe()}" for c in connections)
-        request = RequestPermissionParams(
-            session_id=session_id,
-            tool_call_id=f"mcp-trust-{uuid.uuid4().hex[:12]}",
-            tool_name="mcp",
-            args={"files": files, "servers": [self.info(c).wire() for c in connections]},
-            title=f"Start the MCP servers of {', '.join(files)}? They run: {listed}",
-            options=TRUST_OPTIONS,
-        )
+    async def _ask_trust(
+        self, session_id: str, cwd: str, connections: list[McpConnection], project_files: list[str]
+    ) -> None:
+        """Ask whether to trust the servers (and the folder's ``project_files``); start them if so."""
+        trusted: bool | None = None
         try:
+            request = await self._trust_question(session_id, cwd, connections, project_files)
             answer = await self._ask(request)
+            trusted = answer == "allowAlways"
         except Exception as error:  # the client failed to answer: they stay untrusted
-            logger.warning("the trust question for %s failed: %s", ", ".join(files), error)
-            return
-        if answer != "allowAlways":
+            logger.warning("the trust question for %s failed: %s", cwd, error)
+        finally:
+            if project_files:
+                await self._trust.answered(cwd, trusted)
+        if not trusted:
             return
         for connection in connections:
             await self._rules.add(cwd, trust_rule(connection.config))
+            await self._trusted_forms.put(cwd, connection.config.name, connection.config.shown)
             connection.start()
+
+    async def _trust_question(
+        self, session_id: str, cwd: str, connections: list[McpConnection], project_files: list[str]
+    ) -> RequestPermissionParams:
+        """The question: the folder's files, then each server with all it runs and what changed.
+
+        The title is one line (clients show its control characters escaped).
+        """
+        sources = sorted({c.config.source for c in connections})
+        servers = []
+        said = []
+        if project_files:
+            shown = ", ".join(_relative(path, cwd) for path in project_files)
+            said.append(f"Trust the folder {cwd}? Only then do its project files reach the agent: {shown}.")
+        if connections:
+            said.append(f"Start the MCP servers of {', '.join(sources)}? They run:")
+        for connection in connections:
+            config = connection.config
+            before = await self._trusted_forms.get(cwd, config.name)
+            changed = changes(before, config.shown) if before is not None else []
+            if before is not None and not changed:
+                changed = ["a value that is not shown (a secret, or a variable's value) changed"]
+            since = (
+                f"changed since you trusted it: {'; '.join(changed)}"
+                if changed
+                else "new: not trusted in this folder before"
+            )
+            said.append(f"[{config.name} ({config.transport}): {config.describe()} ({since})]")
+            runs = [line.text() for line in config.shown]
+            servers.append({**self.info(connection).wire(), "runs": runs, "changed": changed})
+        return RequestPermissionParams(
+            session_id=session_id,
+            tool_call_id=f"mcp-trust-{uuid.uuid4().hex[:12]}",
+            tool_name="mcp",
+            args={"folder": cwd, "files": sources, "projectFiles": project_files, "servers": servers},
+            title=" ".join(said),
+            options=TRUST_OPTIONS,
+        )
 
     # --- requests -------------------------------------------------------------------------
 
@@ -155,7 +218,7 @@ class McpHub:
             source=config.source,
             transport=config.transport,
             status=connection.status,
-            error=connection.error,
+            error=redact(connection.error) if connection.error else None,
             tools=[tool.name for tool in self.agent_tools(connection)]
             if connection.status == "ready"
             else [],
@@ -174,7 +237,7 @@ class McpHub:
         if connection.config.needs_trust and not self._rules.allows(cwd, trust_rule(connection.config)):
             connection.needs_trust()
             if cwd not in self._asking:
-                self._spawn(self._ask_trust(session_id, cwd, [connection]), cwd)
+                self._spawn(self._ask_trust(session_id, cwd, [connection], []), cwd)
             return
         await connection.restart()
 
@@ -187,3 +250,11 @@ class McpHub:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         await asyncio.gather(*(c.stop() for c in self._connections.values()), return_exceptions=True)
+
+
+def _relative(path: str, folder: str) -> str:
+    """``path`` as shown in the question: relative to the folder when inside it."""
+    try:
+        return str(Path(path).relative_to(folder))
+    except ValueError:
+        return path

@@ -1,9 +1,16 @@
 """Project instructions: ``AGENTS.md`` / ``CLAUDE.md`` files, found as Pi's ``loadProjectContextFiles`` does.
 
 Each folder contributes at most one file, the first of :data:`CANDIDATES` that is
-there. The global one comes from the data folder (Pi's agent folder); then every
-folder from the filesystem root down to the session's folder, so that the nearest
-instructions come last and win where they disagree. A path is loaded once.
+there. The global one comes from the data folder (Pi's agent folder); then the
+project's, from the top of :func:`project_folders` down to the session's folder, so that
+the nearest instructions come last and win where they disagree. A path is loaded once.
+
+Unlike Pi, which reads every folder up to ``/``, the project's folders end at the user's
+home folder (a session in ``~/work/app`` reads ``~/work/app``, ``~/work`` and ``~``), or,
+for a folder outside the home folder, at its git repository's root (only the folder
+itself outside a repository): a file in ``/tmp`` or ``/`` is nobody's project. The
+project's files are loaded only once the user trusts the folder
+(:mod:`agentls.session.project_trust`).
 
 A linked git worktree nested inside its main checkout (``repo/.worktrees/feature``)
 has its own copy of the repository's ``AGENTS.md``; the main checkout's copy, an
@@ -27,6 +34,8 @@ CANDIDATES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAU
 class ContextFile:
     path: Path
     content: str
+    project: bool = False
+    """From the project's folders (not the data folder): loaded once the folder is trusted."""
 
 
 def context_reader() -> ResourceReader[str]:
@@ -34,8 +43,10 @@ def context_reader() -> ResourceReader[str]:
     return ResourceReader(lambda path, text: text)
 
 
-def load_context_files(cwd: Path, data_dir: Path, reader: ResourceReader[str]) -> list[ContextFile]:
-    """The global context file, then those of ``cwd`` and its ancestors, root first."""
+def load_context_files(
+    cwd: Path, data_dir: Path, reader: ResourceReader[str], home: Path
+) -> list[ContextFile]:
+    """The global context file, then the project's (``project=True``), the topmost folder first."""
     files: list[ContextFile] = []
     seen: set[Path] = set()
     global_file = _from_folder(data_dir, reader)
@@ -44,20 +55,36 @@ def load_context_files(cwd: Path, data_dir: Path, reader: ResourceReader[str]) -
         seen.add(global_file.path)
     shadowed = _shadowed_by_worktree(cwd, reader)
     ancestors: list[ContextFile] = []
-    for folder in (cwd, *cwd.parents):
-        found = _from_folder(folder, reader)
+    for folder in project_folders(cwd, home):
+        found = _from_folder(folder, reader, project=True)
         if found is not None and found.path not in seen and _real(found.path) != shadowed:
             ancestors.insert(0, found)
             seen.add(found.path)
     return files + ancestors
 
 
-def _from_folder(folder: Path, reader: ResourceReader[str]) -> ContextFile | None:
+def project_folders(cwd: Path, home: Path) -> list[Path]:
+    """``cwd`` and the folders above it whose context files are the project's, nearest first.
+
+    Up to ``home`` when ``cwd`` is in it; else up to the git repository's root (the first
+    folder holding ``.git``), or ``cwd`` alone outside a repository.
+    """
+    if cwd == home or home in cwd.parents:
+        return [cwd, *(folder for folder in cwd.parents if folder == home or home in folder.parents)]
+    folders = []
+    for folder in (cwd, *cwd.parents):
+        folders.append(folder)
+        if os.path.lexists(folder / ".git"):
+            return folders
+    return [cwd]
+
+
+def _from_folder(folder: Path, reader: ResourceReader[str], *, project: bool = False) -> ContextFile | None:
     for name in CANDIDATES:
         path = folder / name
         content = reader.read(path)
         if content is not None:
-            return ContextFile(path, content)
+            return ContextFile(path, content, project)
     return None
 
 

@@ -1,7 +1,7 @@
 """What the ``write`` and ``edit`` tools changed, as the session file records it for rewinds.
 
-Each tool call that wrote a file leaves, just before its tool result's entry, a
-``custom`` entry ``agentls/fileChanges``::
+Each file a tool call writes leaves a ``custom`` entry ``agentls/fileChanges``, written
+before the file itself is (so before its tool result's entry)::
 
     {"toolCallId": ..., "changes": [{"path": <absolute>, "before": SNAPSHOT | null, "after": SNAPSHOT}]}
 
@@ -12,11 +12,16 @@ such a file can be checked but not put back. ``before: null``: the file did not 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
+import os
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from agentls.tools.atomic_temp import remove_stale
 
 MAX_RECORDED_BYTES = 1024 * 1024
 """The largest file (UTF-8 bytes) whose text is recorded; larger ones are recorded as hashes."""
@@ -103,19 +108,36 @@ def parse_file_changes(data: Any) -> FileChanges:
     return FileChanges(data["toolCallId"], tuple(changes))
 
 
+ChangeStore = Callable[[FileChanges], Awaitable[None]]
+"""Writes an ``agentls/fileChanges`` entry to the session file; returns once it is there."""
+
+
 @dataclass
 class ChangeLog:
-    """The changes of the tool calls still running, until their results are written."""
+    """The changes of the tool calls still running, until their results are written.
 
+    With a :attr:`store` (the session's), each change is written to the session file as it
+    is recorded, which the tools do *before* they write the file: a server killed between
+    the two (kill -9 during the rename) leaves a record of a change that may not be on disk,
+    never a change on disk without a record. A rewind finds such a file as it was before and
+    leaves it. Without a store, :meth:`take` hands the changes over with the call's result.
+    """
+
+    store: ChangeStore | None = None
     _pending: dict[str, list[FileChange]] = field(default_factory=dict)
+    _unstored: dict[str, list[FileChange]] = field(default_factory=dict)
 
-    def record(self, tool_call_id: str, path: Path, before: bytes | None, after: str) -> None:
-        """The tools' recorder: ``path`` held ``before`` (``None``: nothing) and now holds ``after``."""
+    async def record(self, tool_call_id: str, path: Path, before: bytes | None, after: str) -> None:
+        """The tools' recorder: ``path`` holds ``before`` (``None``: nothing) and will hold ``after``."""
         change = FileChange(
             str(path),
             Snapshot.of(before) if before is not None else None,
             Snapshot.of(after.encode("utf-8", errors="surrogatepass")),
         )
+        if self.store is not None:
+            await self.store(FileChanges(tool_call_id, (change,)))
+        else:
+            self._unstored.setdefault(tool_call_id, []).append(change)
         self._pending.setdefault(tool_call_id, []).append(change)
 
     def peek(self, tool_call_id: str) -> list[FileChange]:
@@ -123,6 +145,26 @@ class ChangeLog:
         return list(self._pending.get(tool_call_id, ()))
 
     def take(self, tool_call_id: str) -> FileChanges | None:
-        """The changes of a finished call (its result is about to be written), if it made any."""
-        changes = self._pending.pop(tool_call_id, None)
+        """The changes of a finished call not yet in the session file (its result is about to be
+        written), if it made any; the call is then no longer pending."""
+        self._pending.pop(tool_call_id, None)
+        changes = self._unstored.pop(tool_call_id, None)
         return FileChanges(tool_call_id, tuple(changes)) if changes else None
+
+
+def changed_folders(entries: Iterable[Any]) -> set[str]:
+    """The folders of the files that the ``agentls/fileChanges`` data among ``entries`` name."""
+    return {
+        os.path.dirname(change.path)
+        for data in entries
+        if isinstance(data, FileChanges)
+        for change in data.changes
+    }
+
+
+async def remove_stale_temp_files(cwd: str, entries: Iterable[Any] = ()) -> list[str]:
+    """At a session's start: delete the temporary files that atomic writes of a server no longer
+    running left in ``cwd`` and in the folders of the files the session changed (``entries``:
+    its entries' data); the paths deleted (see :mod:`agentls.tools.atomic_temp`)."""
+    folders = [cwd, *sorted(changed_folders(entries))]
+    return await asyncio.to_thread(remove_stale, folders)

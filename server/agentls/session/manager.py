@@ -24,7 +24,7 @@ from agentls.protocol import (
 )
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
-from agentls.session.file_changes import ChangeLog
+from agentls.session.file_changes import ChangeLog, remove_stale_temp_files
 from agentls.session.instructions import PromptSettings, SessionInstructions
 from agentls.session.permissions import Ask, PermissionRules, permission_hook
 from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
@@ -285,6 +285,7 @@ class SessionManager:
             params.permissions,
             SessionInstructions(cwd, self.store.root, prompt),
         )
+        await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
         await session.refresh_instructions()
         return session
 
@@ -315,6 +316,7 @@ class SessionManager:
         instructions = SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded))
         permissions = _modes(loaded.header.permissions)
         session = self._open(loaded.header, models, model, level, writer, mcp, permissions, instructions)
+        await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
         session.load_warnings = await interrupted_report(loaded.tree, session.workspace)
         if session.load_warnings:
             logger.warning("session %s: %s", session_id, " ".join(session.load_warnings))

@@ -125,15 +125,18 @@ async def find_conflicts(workspace: Workspace, plans: Sequence[FilePlan]) -> lis
     """The files that cannot be put back: changed by someone else, unreadable, or not recorded in full."""
     problems = []
     for plan in plans:
-        if plan.target is not None and plan.target.text is None:
-            problems.append(FileProblem(plan.path, _not_recorded(plan.target)))
-            continue
         try:
             now = await current_digest(workspace, plan.path)
         except (OSError, ToolInputError) as error:
             problems.append(FileProblem(plan.path, f"cannot be read ({error})"))
             continue
-        if now != _digest(plan.expected):
+        if now == _digest(plan.target):
+            # Already as it must become: a change recorded whose write never landed (the server
+            # stopped between the two, or the write failed), or one the user undid by hand.
+            continue
+        if plan.target is not None and plan.target.text is None:
+            problems.append(FileProblem(plan.path, _not_recorded(plan.target)))
+        elif now != _digest(plan.expected):
             problems.append(FileProblem(plan.path, _why_changed(plan.expected, now)))
     return problems
 
@@ -163,6 +166,9 @@ async def apply_plans(
     failed: list[FileProblem] = []
     for plan in plans:
         try:
+            if await current_digest(workspace, plan.path) == _digest(plan.target):
+                done.append(plan)  # already so (see find_conflicts)
+                continue
             if plan.target is None:
                 await workspace.delete_file(plan.path)
             else:

@@ -79,7 +79,7 @@ from agentls.session.compaction.branch_summary import summarize_branch
 from agentls.session.compaction.tokens import estimate_messages_tokens
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
-from agentls.session.file_changes import ChangeLog
+from agentls.session.file_changes import ChangeLog, FileChanges
 from agentls.session.instructions import SessionInstructions
 from agentls.session.messages import branch_summary_message, convert_to_llm
 from agentls.session.rewind import apply_plans, display, find_conflicts, plan_files
@@ -230,7 +230,8 @@ class AgentSession:
         self.workspace = workspace
         """The session's files, as its tools see them: rewinds put them back through it."""
         self.changes = changes or ChangeLog()
-        """What the tools' writes changed, until their results are written beside it."""
+        """What the tools' writes changed: each change is in the session file before it is on disk."""
+        self.changes.store = self._store_changes
         self.load_warnings: list[str] = []
         """What loading the session found to report (a rewind that was cut short)."""
         transcript = self.tree.transcript(self.tree.leaf_id)
@@ -290,6 +291,10 @@ class AgentSession:
     async def _on_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         async with self._emitting:
             await self._emit(event)
+
+    async def _store_changes(self, changes: FileChanges) -> None:
+        """A tool is about to write a file: its record goes to the session file first."""
+        await self.writer.append_custom(FILE_CHANGES, changes, changes.wire())
 
     async def _emit(self, event: AgentEvent) -> None:
         """Persist a finished message, then send the event (``runId`` null between runs)."""

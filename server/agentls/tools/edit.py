@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +27,10 @@ from agentls.tools.review import EditReviews
 from agentls.tools.text_diff import unified_diff
 from agentls.tools.workspace import Document, FileStat, ToolInputError, Workspace
 
-ChangeRecorder = Callable[[str, Path, bytes | None, str], None]
-"""``record(tool_call_id, path, before, after)``: a write landed; ``before`` ``None``: the file was new."""
+ChangeRecorder = Callable[[str, Path, bytes | None, str], Awaitable[None]]
+"""``await record(tool_call_id, path, before, after)``: a write is about to land (the record is kept
+before the file changes, so a crash in between never leaves a change without one); ``before``
+``None``: the file is new."""
 
 BOM = "\ufeff"
 MAX_EDIT_BYTES = 10 * 1024 * 1024
@@ -114,10 +116,10 @@ async def _write_checked(
     signal: AbortSignal | None,
     base: Document | None = None,
     review: _Review | None = None,
-    recorded: Callable[[], None] | None = None,
+    recorded: Callable[[], Awaitable[None]] | None = None,
 ) -> str:
     """The last step of ``write`` and ``edit``: an abort check, the review if the policy wants one,
-    then the write, errors naming ``path``; ``recorded`` is called once the write has landed.
+    then the write, errors naming ``path``; ``recorded`` is awaited just before the write.
 
     Returns what the result adds about the write (`` (note)``, or nothing).
     """
@@ -125,12 +127,12 @@ async def _write_checked(
     if review is not None:
         await review.ask(workspace, resolved, base, text, signal)
         _check_abort(signal)
+    if recorded is not None:
+        await recorded()
     try:
         note = await workspace.write_text(resolved, text, base, signal)
     except OSError as error:
         raise _write_error(error, path) from error
-    if recorded is not None:
-        recorded()
     return f" ({note})" if note else ""
 
 
@@ -144,7 +146,7 @@ async def _current(workspace: Workspace, resolved: Path) -> bytes | None:
 
 def _recorder(
     record: ChangeRecorder | None, tool_call_id: str, resolved: Path, before: bytes | None, after: str
-) -> Callable[[], None] | None:
+) -> Callable[[], Awaitable[None]] | None:
     if record is None:
         return None
     return lambda: record(tool_call_id, resolved, before, after)
