@@ -19,12 +19,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat as stat_module
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, NoReturn, TypeVar
+
+from agentls.tools import atomic_temp
 
 T = TypeVar("T")
 
@@ -325,7 +326,7 @@ def write_text_atomic(path: str | Path, text: str, *, root: str | None = None) -
         if existing is not None:
             require_regular(existing, os.fspath(path))
             mode = stat_module.S_IMODE(existing.st_mode)
-        temp_name = f".{os.path.basename(name)}.{secrets.token_hex(8)}.tmp"
+        temp_name = atomic_temp.temp_name(os.path.basename(name))
         if folder is None:
             temp_name = os.path.join(os.path.dirname(name), temp_name)
         fd = os.open(temp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=folder)
