@@ -197,8 +197,8 @@ async def test_a_rejected_folder_loads_no_project_file_and_a_trusted_one_loads_t
     assert str(above) not in question.title and all(r.path != str(above) for r in state.resources)
 
     # another server asks again; Trust loads the files and starts the server, and is remembered
-    trusting_questions = Questions(trusting)
-    other, other_recorder = await start(servers, data_dir, faux_script, home, on_permission=trusting_questions)
+    answers = Questions(trusting)
+    other, other_recorder = await start(servers, data_dir, faux_script, home, on_permission=answers)
     trusted = await within(other.new_session(cwd=str(workspace)))
     await ready(other_recorder, "quirky")
     run = await within(other.prompt(trusted, "hi"))

@@ -140,7 +140,7 @@ def test_a_nested_worktree_replaces_the_main_checkouts_file(tmp_path: Path) -> N
 
 
 def test_no_folder_above_the_home_folder_is_read(tmp_path: Path) -> None:
-    """Pi reads up to ``/``; agentls stops at the home folder (``/home``, ``/``, ``/tmp`` are nobody's project)."""
+    """Pi reads up to ``/``; agentls stops at the home folder (``/home`` and ``/`` are nobody's project)."""
     home = tmp_path / "home"
     write(tmp_path / "AGENTS.md", "above the home folder")
     at_home = write(home / "AGENTS.md", "the home folder's")
