@@ -165,15 +165,11 @@ class Generator:
         return frame(body=b"{" + body)  # never valid JSON
 
     def deep(self) -> bytes:
-        if self.rng.random() < 0.5:  # too deep to parse: the id cannot be known
-            self.nulls += 1
-            params = f'{{"sessionId":{self.nested(20000)}}}'
-            return frame(
-                body=f'{{"jsonrpc":"2.0","id":1,"method":"agent/getState","params":{params}}}'.encode()
-            )
         msg_id = self.new_id()
         self.expected.add(msg_id)
-        params = f'{{"sessionId":{self.nested(self.rng.randint(50, 400))}}}'
+        # too deep to parse whole (answered from the top level) or not
+        depth = 20000 if self.rng.random() < 0.5 else self.rng.randint(50, 400)
+        params = f'{{"sessionId":{self.nested(depth)}}}'
         text = f'{{"jsonrpc":"2.0","id":{json.dumps(msg_id)},"method":"agent/getState","params":{params}}}'
         return frame(body=text.encode())
 

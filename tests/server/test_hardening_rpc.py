@@ -87,7 +87,7 @@ async def test_garbage_between_frames_is_a_parse_error_and_the_next_frame_is_rea
 @pytest.mark.parametrize(
     ("body", "code", "reason"),
     [
-        (b"[" * 10000 + b"]" * 10000, -32700, "nested too deeply"),
+        (b"[" * 10000 + b"]" * 10000, -32600, "nests deeper than 512 levels"),
         (b'{"jsonrpc": "2.0", "id": 1, "method": ', -32700, "Parse error"),
         (b'{"jsonrpc":"2.0","id":1,"method":"agent/listSessions","params":{"cwd":NaN}}', -32700, "NaN"),
         (b"\xff\xfe{}", -32700, "Parse error"),

@@ -83,10 +83,11 @@ from agentls.server.boot import Boot, agent_capabilities
 from agentls.server.editor import LspEditor
 from agentls.server.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
-    CoalescingWriter,
     Frame,
     FrameParser,
     FramingError,
+    OutputWriter,
+    max_unread_bytes,
     read_frames,
 )
 from agentls.server.logs import ClientLogHandler
@@ -198,7 +199,7 @@ class AgentServer(LanguageServer):
 
         ``started``: what :func:`~agentls.server.boot.boot` read (and answered) before.
         """
-        writer = CoalescingWriter(sys.stdout.buffer, lambda error: self.connection_lost())
+        writer = OutputWriter(sys.stdout.fileno(), self.connection_lost, max_unread_bytes())
         self.protocol.set_writer(writer)
         self.protocol.answered_early = started.answered
         try:
@@ -206,7 +207,7 @@ class AgentServer(LanguageServer):
         except SystemExit as exit_request:  # pygls's ``exit`` handler: 0 after shutdown, else 1
             return exit_request.code if isinstance(exit_request.code, int) else 0
         finally:
-            writer.flush()
+            writer.close()
             self.shutdown()
         return 0
 
@@ -236,7 +237,7 @@ class AgentServer(LanguageServer):
         await asyncio.sleep(0)  # let the handlers just started run before the next message
 
     def connection_lost(self) -> None:
-        """The client stopped reading (or sent SIGTERM): end as at the end of input."""
+        """The client is gone (closed its end, stopped reading), or SIGTERM: end as at the end of input."""
         if self._reading is not None:
             self._reading.cancel()
 

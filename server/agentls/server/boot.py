@@ -36,6 +36,7 @@ from agentls.protocol import (
     InitializationOptions,
 )
 from agentls.server.framing import Frame, FrameParser, FramingError, frame_bytes
+from agentls.server.nesting import parse_body
 
 logger = logging.getLogger(__name__)
 
@@ -157,10 +158,6 @@ def _read(fd: int) -> bytes:
         return b""
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _usable_initialize(body: bytes) -> tuple[dict[str, Any], InitializationOptions] | None:
     """The message and its options, if it is an ``initialize`` request the server will accept as it is sent.
 
@@ -169,8 +166,8 @@ def _usable_initialize(body: bytes) -> tuple[dict[str, Any], InitializationOptio
     unusable part of them is then left out by the server, see ``StrictProtocol``).
     """
     try:
-        message = json.loads(body, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
+        message = parse_body(body)  # the reading layer's parse: a body too deep for it is not answered here
+    except ValueError:
         return None
     if (
         not isinstance(message, dict)

@@ -12,19 +12,24 @@ Resynchronising by searching for ``Content-Length:`` is safe for any body that i
 valid JSON: JSON cannot contain that text followed by a raw line break outside a
 string, and a string cannot hold a raw line break. So an oversized body sent honestly
 is skipped whole, and a lying length is skipped up to the next real header.
+
+Both directions leave the event loop to a thread of their own: :func:`read_chunks` for
+what the client sends, :class:`OutputWriter` for what it is sent (also by ``agentls acp``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
+import logging
 import os
 import re
+import select
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 """A frame body larger than this is refused (``--max-message-bytes`` / ``AGENTLS_MAX_MESSAGE_BYTES``)."""
@@ -184,33 +189,72 @@ async def read_frames(fd: int, parser: FrameParser) -> AsyncIterator[Frame | Fra
 
 
 FLUSH_DELAY = 0.002
-"""Seconds a written frame may wait for others before the stream is flushed (an editor draws at
-most every 16 ms)."""
+"""Seconds a written frame may wait for others before it is handed to the writing thread (an editor
+draws at most every 16 ms)."""
+
+DEFAULT_MAX_UNREAD_BYTES = 64 * 1024 * 1024
+"""Output that may wait behind a write the client does not read, before the client is taken as gone."""
+
+MAX_UNREAD_BYTES_ENV = "AGENTLS_MAX_UNREAD_BYTES"
+
+DRAIN_SECONDS = 1.0
+"""At the end: how long the client may read nothing of the output left before it is given up."""
+
+_PIECE = 1 << 20
+"""The most written in one system call, so that progress shows between calls."""
 
 
-class CoalescingWriter:
-    """Frames to a binary stream, flushed at most every :data:`FLUSH_DELAY` rather than once per frame.
+def max_unread_bytes() -> int:
+    """:data:`DEFAULT_MAX_UNREAD_BYTES`, or ``$AGENTLS_MAX_UNREAD_BYTES`` when it is a positive integer."""
+    value = os.environ.get(MAX_UNREAD_BYTES_ENV, "")
+    return int(value) if value.isascii() and value.isdigit() and int(value) > 0 else DEFAULT_MAX_UNREAD_BYTES
 
-    A streaming run sends an event every few tens of microseconds, each in its own turn of
-    the event loop; one flush for all that came in the last 2 ms saves a system call per
-    frame. Outside a running loop (at exit) every write is flushed at once. ``on_error`` is
-    called, once, when the stream fails (the client is gone).
+
+class OutputWriter:
+    """Frames to a file descriptor, written by a thread of its own: no write blocks the event loop.
+
+    A client that stops reading fills the pipe, and a write into a full pipe waits. Made in
+    the event loop, it held everything, SIGTERM's handler included, so the server and its
+    runs' processes went on forever. Here the loop only hands frames over; whatever the
+    client does, the server keeps reading, answering signals and ending its runs.
+
+    The frames written within :data:`FLUSH_DELAY` are handed over together: a streaming run
+    sends an event every few tens of microseconds, each in its own turn of the event loop,
+    and one hand-over (one wake-up of the thread, one system call) for all of them costs
+    less than the single unthreaded write of each did. Outside a running loop (at exit)
+    each write is handed over at once.
+
+    The client is gone when a write fails (it closed its end) or when it has stopped
+    reading: output is handed over while more than ``max_unread`` bytes still wait behind
+    the write in progress (one frame larger than that is still sent whole). Then
+    ``on_gone`` is called, once, in the event loop, and what is written is dropped.
     """
 
-    def __init__(self, stream: BinaryIO, on_error: Callable[[OSError], None]) -> None:
-        self._stream = stream
-        self._on_error = on_error
+    def __init__(
+        self, fd: int, on_gone: Callable[[], None], max_unread: int = DEFAULT_MAX_UNREAD_BYTES
+    ) -> None:
+        self._fd = fd
+        self._on_gone = on_gone
+        self._max_unread = max_unread
+        self._gathered: list[bytes] = []
+        """Written in the loop since the last hand-over."""
         self._flush_pending = False
-        self._failed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._gone = False
+        self._handing = threading.Condition()
+        self._handed: list[bytes] = []
+        """Handed over, not yet taken by the thread (guarded by :attr:`_handing`, as the two below)."""
+        self._handed_size = 0
+        self._closing = False
+        self._written = 0
+        """Bytes written so far (the thread's progress, read by :meth:`close`)."""
+        self._thread = threading.Thread(target=self._run, name="agentls-output", daemon=True)
+        self._thread.start()
 
     def write(self, data: bytes) -> None:
-        if self._failed:
+        if self._gone:
             return
-        try:
-            self._stream.write(data)
-        except (OSError, ValueError) as error:
-            self._fail(error)
-            return
+        self._gathered.append(data)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -218,22 +262,75 @@ class CoalescingWriter:
             return
         if not self._flush_pending:
             self._flush_pending = True
+            self._loop = loop
             loop.call_later(FLUSH_DELAY, self.flush)
 
     def flush(self) -> None:
+        """Hand what was written over to the thread (or find the client gone)."""
         self._flush_pending = False
-        if self._failed:
+        if self._gone or not self._gathered:
             return
-        try:
-            self._stream.flush()
-        except (OSError, ValueError) as error:
-            self._fail(error)
+        gathered, self._gathered = self._gathered, []
+        with self._handing:
+            unread = self._handed_size > self._max_unread
+            if not unread:
+                self._handed += gathered
+                self._handed_size += sum(map(len, gathered))
+                self._handing.notify()
+        if unread:
+            self._lose(f"left more than {self._max_unread} bytes of output unread")
 
     def close(self) -> None:
+        """Write what is left while the client reads it (given up after :data:`DRAIN_SECONDS` unread)."""
         self.flush()
-        with contextlib.suppress(OSError, ValueError):
-            self._stream.close()
+        with self._handing:
+            self._closing = True
+            self._handing.notify()
+        written = -1
+        while not self._gone and self._thread.is_alive() and written != self._written:
+            written = self._written
+            self._thread.join(DRAIN_SECONDS)
 
-    def _fail(self, error: Exception) -> None:
-        self._failed = True
-        self._on_error(error if isinstance(error, OSError) else OSError(str(error)))
+    def _run(self) -> None:
+        while True:
+            with self._handing:
+                while not self._handed and not self._closing:
+                    self._handing.wait()
+                if not self._handed:
+                    return
+                data = b"".join(self._handed)
+                self._handed.clear()
+                self._handed_size = 0
+            try:
+                self._write_all(data)
+            except OSError as error:
+                self._report(f"closed its end ({error.strerror or error})")
+                return
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                count = os.write(self._fd, view[:_PIECE])
+            except BlockingIOError:  # made non-blocking by another holder of the descriptor: wait here
+                select.select([], [self._fd], [])
+                continue
+            view = view[count:]
+            self._written += count
+
+    def _report(self, reason: str) -> None:
+        """From the thread: the client is gone, for the loop to know (or at once when there is none)."""
+        try:
+            if self._loop is None:
+                raise RuntimeError("no loop")
+            self._loop.call_soon_threadsafe(self._lose, reason)
+        except RuntimeError:  # no loop, or it has closed: the server is ending anyway
+            self._gone = True
+
+    def _lose(self, reason: str) -> None:
+        if self._gone:
+            return
+        self._gone = True
+        self._gathered.clear()
+        logger.warning("the client %s: ending as at the end of input", reason)
+        self._on_gone()

@@ -6,6 +6,10 @@ such requests were never answered. :class:`AgentProtocol` replaces that reading 
 and keeps pygls for the rest (handlers, documents, the server's own requests):
 
 - a body that is not JSON gets ``-32700`` (id ``null``);
+- a body nesting deeper than :data:`~agentls.server.nesting.MAX_DEPTH` is refused with
+  the id its top level holds: ``-32602`` when only its params are too deep, else
+  ``-32600``; too deep a notification is ignored, too deep an answer to one of the
+  server's requests fails that request;
 - what is not a request object (no ``"jsonrpc": "2.0"``, a method that is not a
   string, an id that is not a string or an integer, a batch) gets ``-32600``, with the
   id when it is usable;
@@ -41,11 +45,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
 
 from agentls.ai.json_codec import json_bytes
-from agentls.ai.local_files import parse_strict_json
 from agentls.ai.secrets import redact
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
 from agentls.server.boot import KEPT_FIELDS, valid_id
 from agentls.server.framing import frame_bytes
+from agentls.server.nesting import TooDeep, parse_body
 
 logger = logging.getLogger(__name__)
 
@@ -98,11 +102,32 @@ class StrictProtocol(LanguageServerProtocol):
     def handle_body(self, body: bytes) -> None:
         """One frame's body: parse it and dispatch the message (module doc for the answers)."""
         try:
-            message = parse_strict_json(body)
-        except ValueError as error:  # not JSON, not UTF-8, NaN, too deep, an int of too many digits
+            message = parse_body(body)
+        except TooDeep as deep:
+            self._too_deep(deep)
+            return
+        except ValueError as error:  # not JSON, not UTF-8, NaN, an int of too many digits
             self.reply_error(None, PARSE_ERROR, f"Parse error: {error}")
             return
         self.dispatch(message)
+
+    def _too_deep(self, deep: TooDeep) -> None:
+        """A body too deep to read whole, answered from its top-level members (module doc)."""
+        method = deep.fields.get("method")
+        msg_id = deep.fields.get("id") if valid_id(deep.fields.get("id")) else None
+        if isinstance(method, str) and "id" not in deep.members:
+            logger.warning("%s: ignored, %s", method, deep)
+        elif "method" not in deep.members and msg_id is not None and {"result", "error"} & deep.members:
+            logger.warning("the answer to %r failed: %s", msg_id, deep)
+            future = self._pending(msg_id)
+            if future is not None:
+                message = f"the client's answer {deep}"
+                future.set_exception(JsonRpcException(code=INVALID_REQUEST, message=message))
+        elif isinstance(method, str) and msg_id is not None and deep.too_deep == {"params"}:
+            message = f"Invalid params for {method}: {deep}"
+            self.reply_error(msg_id, INVALID_PARAMS, message, INVALID_PARAMS_DATA)
+        else:
+            self.reply_error(msg_id, INVALID_REQUEST, f"Invalid request: {deep}")
 
     def dispatch(self, message: Any) -> None:
         if isinstance(message, list):
@@ -239,10 +264,17 @@ class StrictProtocol(LanguageServerProtocol):
             return
         contextvars.copy_context().run(self._handle_notification, method, structured.params)
 
-    def _response(self, msg_id: MsgId, message: dict[str, Any]) -> None:
+    def _pending(self, msg_id: MsgId) -> Future[Any] | None:
+        """The server's request ``msg_id`` answers, now answered (``None``, with a warning, if none)."""
         future = self._outgoing.pop(msg_id, None)
         if future is None or future.done():
             logger.warning("a response to %r, which is not a pending request of the server: ignored", msg_id)
+            return None
+        return future
+
+    def _response(self, msg_id: MsgId, message: dict[str, Any]) -> None:
+        future = self._pending(msg_id)
+        if future is None:
             return
         if "error" not in message:
             future.set_result(message["result"])
