@@ -116,6 +116,10 @@ class InitializationOptions(ProtocolModel):
     mcp_servers: dict[str, Any] | list[Any] | None = None
     """MCP servers of every session: ``{NAME: server}`` or ACP's list form (checked when a session
     starts: a mistake is reported for that server only)."""
+    project_trust: Literal["ask", "always", "never"] = "ask"
+    """Whether a folder's project files (its ``AGENTS.md``, skills, prompt templates) load: ``ask``
+    once per folder (remembered), ``always`` unasked, ``never``. A project's MCP servers are asked
+    about whatever this says."""
 
 
 class ClientAgentCapabilities(ProtocolModel):
@@ -485,6 +489,21 @@ class StateResult(ResultModel):
     queue: QueueState
     context_files: list[str] = Field(default_factory=list)
     """The absolute paths of the project instructions in the system prompt."""
+    project_trust: Literal["trusted", "untrusted", "asking"] = "trusted"
+    """Whether the session's folder is trusted, so that its project files are loaded."""
+    resources: list[ResourceInfo] = Field(default_factory=list)
+    """The instructions, skills and prompt templates loaded, and the project's held back."""
+
+
+class ResourceInfo(ResultModel):
+    """A file a session reads for the model or its user (``agent/getState``)."""
+
+    path: str
+    kind: Literal["contextFile", "skill", "promptTemplate"]
+    scope: Literal["user", "project"]
+    """``user``: the data folder's (or ``~/.agents/skills``); ``project``: the folder's own."""
+    loaded: bool
+    """``False``: a project file held back until the folder is trusted."""
 
 
 class CommandInfo(ResultModel):

@@ -27,6 +27,7 @@ from agentls.session.errors import SessionError
 from agentls.session.file_changes import ChangeLog, remove_stale_temp_files
 from agentls.session.instructions import PromptSettings, SessionInstructions
 from agentls.session.permissions import Ask, PermissionRules, permission_hook
+from agentls.session.project_trust import FolderTrust
 from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
 from agentls.session.rewind import interrupted_report
 from agentls.session.session import AgentSession, Notify
@@ -118,8 +119,11 @@ class SessionManager:
         )
         self.sessions: dict[str, AgentSession] = {}
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
-        self.mcp = McpHub(self.store.root, notify, ask, self.permission_rules)
+        self.trust = FolderTrust(self.permission_rules, options.project_trust)
+        """Whether the user trusts a folder's project files (asked with its MCP servers)."""
+        self.mcp = McpHub(self.store.root, notify, ask, self.permission_rules, self.trust)
         """The MCP servers of every session, shared by the sessions of a folder."""
+        self._refreshing: set[asyncio.Task[None]] = set()
 
     def get(self, session_id: str) -> AgentSession:
         session = self.sessions.get(session_id)
@@ -185,8 +189,22 @@ class SessionManager:
             mcp=mcp,
         )
         self.sessions[session_id] = session
-        self.mcp.activate(mcp)
         return session
+
+    def _activate(self, session: AgentSession) -> None:
+        """After the first refresh: start the session's MCP servers and ask about the folder's trust
+        with them when its project files wait for it; the answer refreshes the session."""
+        instructions, mcp = session.instructions, session.mcp
+        assert instructions is not None and mcp is not None
+        self.mcp.activate(mcp, instructions.opened())
+        answer = instructions.trust_pending()
+        if answer is not None:
+            answer.add_done_callback(lambda _: self._refresh_later(session))
+
+    def _refresh_later(self, session: AgentSession) -> None:
+        task = asyncio.get_running_loop().create_task(session.refresh_instructions())
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
 
     def _reviews(self, session_id: str) -> EditReviews | None:
         """The session's edit reviews, when the editor can show one (``review`` asks otherwise)."""
@@ -283,10 +301,11 @@ class SessionManager:
             writer,
             mcp,
             params.permissions,
-            SessionInstructions(cwd, self.store.root, prompt),
+            SessionInstructions(cwd, self.store.root, prompt, self.trust),
         )
         await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
         await session.refresh_instructions()
+        self._activate(session)
         return session
 
     async def load_session(self, session_id: str) -> AgentSession:
@@ -299,7 +318,11 @@ class SessionManager:
         except SessionStoreError as error:
             raise SessionError("storage", str(error)) from error
         mcp = await self.mcp.for_session(
-            session_id, loaded.header.cwd, self.options.mcp_servers, loaded.header.mcp_servers
+            session_id,
+            loaded.header.cwd,
+            self.options.mcp_servers,
+            loaded.header.mcp_servers,
+            stored_in=self.store.folder / f"{session_id}.jsonl",
         )
         if session_id in self.sessions:  # a concurrent loadSession got there first: one session, one writer
             writer.close()
@@ -313,7 +336,9 @@ class SessionManager:
                 raise
             model = resolve_model(models, None, None)
         level = loaded.thinking_level if loaded.thinking_level in THINKING_LEVELS else "off"
-        instructions = SessionInstructions(loaded.header.cwd, self.store.root, _prompt_settings(loaded))
+        instructions = SessionInstructions(
+            loaded.header.cwd, self.store.root, _prompt_settings(loaded), self.trust
+        )
         permissions = _modes(loaded.header.permissions)
         session = self._open(loaded.header, models, model, level, writer, mcp, permissions, instructions)
         await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
@@ -321,6 +346,7 @@ class SessionManager:
         if session.load_warnings:
             logger.warning("session %s: %s", session_id, " ".join(session.load_warnings))
         await session.refresh_instructions()
+        self._activate(session)
         return session
 
     def list_sessions(self, cwd: str | None) -> list[SessionInfo]:

@@ -182,6 +182,8 @@ class _Run:
     run_id: str
     aborted: bool = False
     done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set by an abort (ends what the run waits for before its kernel starts)."""
 
 
 class AgentSession:
@@ -381,6 +383,7 @@ class AgentSession:
     async def _prompt_after_check(self, run: _Run, start: Callable[[], asyncio.Task[None]]) -> None:
         """Compact first if the context needs it, then prompt; an abort meanwhile aborts the prompt's run
         (the prompt is kept, answered as aborted)."""
+        await self._trust_answered(run)
         await self.compactor.before_prompt()
         task = start()
         if run.aborted:
@@ -490,6 +493,19 @@ class AgentSession:
         state = self.agent.state
         context = dataclasses.replace(context, system_prompt=state.system_prompt, tools=list(state.tools))
         return TurnUpdate(context=context, model=state.model, thinking_level=state.thinking_level)
+
+    async def _trust_answered(self, run: _Run) -> None:
+        """While the question whether to trust the folder is open, the first turn waits for the
+        answer (or an abort), so that it sees the project's files the user trusts."""
+        answer = self.instructions.trust_pending() if self.instructions is not None else None
+        if answer is None:
+            return
+        stopped = asyncio.ensure_future(run.stopped.wait())
+        try:
+            await asyncio.wait([answer, stopped], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        await self.refresh_instructions()
 
     async def _expand(self, text: str) -> str:
         """The text of a prompt with a ``/template`` or ``/skill:name`` command at its start expanded."""
@@ -652,6 +668,7 @@ class AgentSession:
         if run is None:
             return AbortResult(aborted=False, queue=self._queue_state())
         run.aborted = True
+        run.stopped.set()
         self.compactor.abort()
         self.agent.abort()
         await asyncio.shield(run.done)
@@ -849,6 +866,8 @@ class AgentSession:
             error_message=state.error_message,
             queue=self._queue_state(),
             context_files=self.instructions.context_files() if self.instructions is not None else [],
+            project_trust=self.instructions.trust_status() if self.instructions is not None else "trusted",
+            resources=self.instructions.found() if self.instructions is not None else [],
         )
 
     def messages(self, since: int) -> MessagesResult:
