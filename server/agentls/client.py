@@ -45,6 +45,7 @@ from agentls.protocol import (
     ListModelsParams,
     ListSessionsParams,
     ListSessionsResult,
+    LoadSessionParams,
     LoadSessionResult,
     McpServerInfo,
     MessagesResult,
@@ -425,10 +426,19 @@ class AgentClient:
             await self.request("agent/listSessions", ListSessionsParams(cwd=cwd), ListSessionsResult)
         ).sessions
 
-    async def load_session(self, session_id: str) -> LoadSessionResult:
-        return await self.request(
-            "agent/loadSession", SessionParams(session_id=session_id), LoadSessionResult
-        )
+    async def load_session(
+        self,
+        session_id: str,
+        *,
+        permissions: dict[str, str] | None = None,
+        allow_outside_workspace: bool | None = None,
+    ) -> LoadSessionResult:
+        """Load a stored session; ``permissions`` and ``allow_outside_workspace`` (the user's word)
+        apply over its file's policy, which may only narrow the server's."""
+        params = LoadSessionParams(
+            session_id=session_id, permissions=permissions, allow_outside_workspace=allow_outside_workspace
+        )  # type: ignore[arg-type]
+        return await self.request("agent/loadSession", params, LoadSessionResult)
 
     async def fork(self, session_id: str, entry_id: str) -> str:
         """A new session (loaded) whose history is this one's up to ``entry_id``; its id."""

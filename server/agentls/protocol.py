@@ -187,11 +187,18 @@ class ListSessionsResult(ResultModel):
     sessions: list[SessionInfo]
 
 
+class LoadSessionParams(SessionParams):
+    permissions: dict[str, PermissionMode] | None = None
+    """Permission modes of this session as the user gives them, over the file's (which only narrow)."""
+    allow_outside_workspace: bool | None = None
+    """Let the tools use paths outside the session's folder (the file's own say needs the server's option)."""
+
+
 class LoadSessionResult(ResultModel):
     session_id: str
     message_count: int
     warnings: list[str] | None = None
-    """What a rewind that was cut short left behind, one line per file."""
+    """What of the file's policy was not applied, and what a rewind that was cut short left behind."""
 
 
 class ForkParams(SessionParams):
@@ -775,7 +782,7 @@ class BashEndNotification(ResultModel):
 REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/newSession": (NewSessionParams, NewSessionResult),
     "agent/listSessions": (ListSessionsParams, ListSessionsResult),
-    "agent/loadSession": (SessionParams, LoadSessionResult),
+    "agent/loadSession": (LoadSessionParams, LoadSessionResult),
     "agent/deleteSession": (SessionParams, DeleteSessionResult),
     "agent/renameSession": (RenameSessionParams, RenameSessionResult),
     "agent/fork": (ForkParams, NewSessionResult),

@@ -200,3 +200,87 @@ async def test_a_server_name_with_a_double_underscore_is_refused_so_a_wildcard_c
     assert evil["isError"] and test_mcp.text(evil) == "Tool mcp__github__evil__echo not found"
     assert not good["isError"] and "good" in test_mcp.text(good)
     assert questions.asked == []
+
+
+# --- a session file's header ------------------------------------------------------------------
+
+WRITTEN = "written outside\n"
+
+
+async def session_written_outside(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path, outside: str
+) -> str:
+    """A stored session that may go outside its folder, allows ``bash``, denies ``edit``, and wrote
+    ``outside``: its file is what a crafted one could be (the server that loads it cannot tell)."""
+    first = await servers.start(server_options(data_dir, faux_script), on_permission=Questions("allowOnce"))
+    calls(faux_script, tool_call("w1", "write", {"path": outside, "content": WRITTEN}))
+    session = await within(
+        first.new_session(
+            cwd=str(workspace), allow_outside_workspace=True, permissions={"bash": "allow", "edit": "deny"}
+        )
+    )
+    [written] = await run(first, session)
+    assert not written["isError"]
+    await within(first.close())
+    return session
+
+
+def bash_then_edit(faux_script: FauxScript, workspace: Path) -> None:
+    (workspace / "notes.txt").write_text("one\n")
+    edit = {"path": "notes.txt", "edits": [{"oldText": "one", "newText": "two"}]}
+    calls(faux_script, bash("touch by-bash"), tool_call("e1", "edit", edit))
+
+
+async def test_a_loaded_header_narrows_the_policy_but_does_not_widen_it(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    session = await session_written_outside(servers, data_dir, faux_script, workspace, str(outside))
+    assert outside.read_text() == WRITTEN
+    questions = Questions("reject")
+    client = await servers.start(server_options(data_dir, faux_script), on_permission=questions)
+    bash_then_edit(faux_script, workspace)
+    loaded = await within(client.load_session(session))
+    warnings = "\n".join(loaded.warnings or [])
+    assert "The session file's permission 'bash': 'allow' was not applied" in warnings
+    assert "The session file's allowOutsideWorkspace was not applied" in warnings
+    assert "'edit'" not in warnings  # a deny narrows: applied
+
+    *_, by_bash, by_edit = await run(client, session)
+    assert [q.tool_name for q in questions.asked] == ["bash"] and by_bash["isError"]
+    assert not (workspace / "by-bash").exists()
+    assert by_edit["isError"] and by_edit["content"][0]["text"] == DENIED.format("edit")
+
+    # the rewind does not touch the file outside: the session may not go there
+    rewound = await within(client.rewind(session, None, force=True))
+    assert [s.path for s in rewound.skipped] == [str(outside)] and rewound.reverted == []
+    assert outside.read_text() == WRITTEN
+
+
+async def test_the_load_request_gives_what_the_file_may_not(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside.txt"
+    session = await session_written_outside(servers, data_dir, faux_script, workspace, str(outside))
+    assert outside.read_text() == WRITTEN
+    questions = Questions("reject")
+    client = await servers.start(server_options(data_dir, faux_script), on_permission=questions)
+    bash_then_edit(faux_script, workspace)
+    loaded = await within(
+        client.load_session(session, permissions={"bash": "allow"}, allow_outside_workspace=True)
+    )
+    assert loaded.warnings is None
+    *_, by_bash, by_edit = await run(client, session)
+    assert not by_bash["isError"] and (workspace / "by-bash").exists() and questions.asked == []
+    assert by_edit["isError"]  # the file's deny still applies
+
+    # a fork keeps the policy its session was loaded with
+    (workspace / "by-bash").unlink()
+    bash_then_edit(faux_script, workspace)
+    entries = (await within(client.get_messages(session))).entry_ids
+    fork = await within(client.fork(session, entries[-1]))
+    *_, forked_bash, _ = await run(client, fork)
+    assert not forked_bash["isError"] and (workspace / "by-bash").exists() and questions.asked == []
+
+    rewound = await within(client.rewind(session, None))
+    assert str(outside) in [r.path for r in rewound.reverted] and not outside.exists()

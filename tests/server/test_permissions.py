@@ -211,12 +211,18 @@ async def test_a_sessions_own_policy_is_stored_with_it_and_applies_after_loading
     faux_script(bash_then_answer("echo ran >> ran.txt", calls=2))
     answers = Answers()
     first = await start(answers)
-    session = await within(first.new_session(cwd=str(tmp_path), permissions={"bash": "allow"}))
-    await within(first.prompt(session, "first", wait=True))
+    allowed = await within(first.new_session(cwd=str(tmp_path), permissions={"bash": "allow"}))
+    denied = await within(first.new_session(cwd=str(tmp_path), permissions={"bash": "deny"}))
+    await within(first.prompt(allowed, "first", wait=True))
     await within(first.close())
-    second = await start(answers)  # a new server: the policy comes from the session file
-    await within(second.load_session(session))
-    await within(second.prompt(session, "second", wait=True))
+    second = await start(answers)  # a new server: the policy comes from the session file...
+    await within(second.load_session(denied))
+    await within(second.prompt(denied, "second", wait=True))
+    result = await tool_result(second, denied)
+    assert result["content"][0]["text"] == "The permission policy denies the bash tool."
+    # ... where it narrows the server's; a widening one applies when the load passes it
+    await within(second.load_session(allowed, permissions={"bash": "allow"}))
+    await within(second.prompt(allowed, "second", wait=True))
     assert answers.asked == []
     assert (tmp_path / "ran.txt").read_text() == "ran\nran\n"
 

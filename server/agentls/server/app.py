@@ -49,6 +49,7 @@ from agentls.protocol import (
     ListPermissionRulesParams,
     ListSessionsParams,
     ListSessionsResult,
+    LoadSessionParams,
     LoadSessionResult,
     McpServerInfo,
     ModelsResult,
@@ -352,9 +353,9 @@ def create_server() -> AgentServer:
     async def list_sessions(ls: AgentServer, p: ListSessionsParams) -> ListSessionsResult:
         return ListSessionsResult(sessions=ls.manager.list_sessions(p.cwd))
 
-    @request("agent/loadSession", SessionParams)
-    async def load_session(ls: AgentServer, p: SessionParams) -> LoadSessionResult:
-        session = await ls.manager.load_session(p.session_id)
+    @request("agent/loadSession", LoadSessionParams)
+    async def load_session(ls: AgentServer, p: LoadSessionParams) -> LoadSessionResult:
+        session = await ls.manager.load_session(p.session_id, p.permissions, p.allow_outside_workspace)
         return LoadSessionResult(
             session_id=session.session_id,
             message_count=len(session.transcript),

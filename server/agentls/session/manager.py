@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,7 +27,7 @@ from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
 from agentls.session.file_changes import ChangeLog, remove_stale_temp_files
 from agentls.session.instructions import PromptSettings, SessionInstructions
-from agentls.session.permissions import Ask, PermissionRules, permission_hook
+from agentls.session.permissions import Ask, PermissionRules, loaded_policy, permission_hook
 from agentls.session.project_trust import FolderTrust
 from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
 from agentls.session.rewind import interrupted_report
@@ -64,15 +65,6 @@ def _workspace_folder(cwd: str | None) -> str:
     if not path.is_dir():
         raise SessionError("invalidParams", f"cwd {path} is not a folder")
     return str(path)
-
-
-def _modes(stored: dict[str, str] | None) -> dict[str, PermissionMode] | None:
-    """A stored session's own tool policy (entries that are not a known mode are dropped)."""
-    modes: dict[str, PermissionMode] = {}
-    for tool, mode in (stored or {}).items():
-        if mode in ("allow", "ask", "deny", "review"):
-            modes[tool] = mode  # type: ignore[assignment]  # narrowed by the check above
-    return modes or None
 
 
 def _prompt_settings(loaded: LoadedSession) -> PromptSettings:
@@ -118,6 +110,8 @@ class SessionManager:
             faux_script=options.faux_script, models_file=self.store.root / MODELS_FILE
         )
         self.sessions: dict[str, AgentSession] = {}
+        self._policies: dict[str, tuple[dict[str, PermissionMode] | None, bool]] = {}
+        """Each loaded session's own modes and ``allowOutsideWorkspace`` as applied (a fork keeps them)."""
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
         self.trust = FolderTrust(self.permission_rules, options.project_trust)
         """Whether the user trusts a folder's project files (asked with its MCP servers)."""
@@ -189,6 +183,7 @@ class SessionManager:
             mcp=mcp,
         )
         self.sessions[session_id] = session
+        self._policies[session_id] = (permissions, allow_outside)
         return session
 
     def _activate(self, session: AgentSession) -> None:
@@ -308,7 +303,16 @@ class SessionManager:
         self._activate(session)
         return session
 
-    async def load_session(self, session_id: str) -> AgentSession:
+    async def load_session(
+        self,
+        session_id: str,
+        permissions: dict[str, PermissionMode] | None = None,
+        allow_outside: bool | None = None,
+    ) -> AgentSession:
+        """A stored session, loaded once; its file's policy may only narrow this server's
+        (:func:`~agentls.session.permissions.loaded_policy`), ``permissions`` and
+        ``allow_outside`` (the user's word) apply as given; what was not applied is in its
+        ``load_warnings``."""
         if session_id in self.sessions:
             return self.sessions[session_id]
         try:
@@ -339,10 +343,18 @@ class SessionManager:
         instructions = SessionInstructions(
             loaded.header.cwd, self.store.root, _prompt_settings(loaded), self.trust
         )
-        permissions = _modes(loaded.header.permissions)
-        session = self._open(loaded.header, models, model, level, writer, mcp, permissions, instructions)
+        policy = loaded_policy(
+            loaded.header.permissions,
+            loaded.header.allow_outside_workspace,
+            server=self.options.permissions or {},
+            server_outside=bool(self.options.allow_outside_workspace),
+            asked=permissions,
+            asked_outside=allow_outside,
+        )
+        header = replace(loaded.header, allow_outside_workspace=policy.allow_outside)
+        session = self._open(header, models, model, level, writer, mcp, policy.permissions, instructions)
         await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
-        session.load_warnings = await interrupted_report(loaded.tree, session.workspace)
+        session.load_warnings = [*policy.warnings, *await interrupted_report(loaded.tree, session.workspace)]
         if session.load_warnings:
             logger.warning("session %s: %s", session_id, " ".join(session.load_warnings))
         await session.refresh_instructions()
@@ -378,7 +390,7 @@ class SessionManager:
             raise SessionError("unknownSession", str(error)) from None
         except SessionStoreError as error:
             raise SessionError("storage", str(error)) from error
-        await self.load_session(new_id)
+        await self.load_session(new_id, *self._policies.get(session_id, (None, None)))
         return new_id
 
     def mcp_servers(self, session_id: str | None) -> tuple[list[McpServerInfo], list[str]]:
@@ -417,6 +429,7 @@ class SessionManager:
 
     async def delete_session(self, session_id: str) -> bool:
         session = self.sessions.pop(session_id, None)
+        self._policies.pop(session_id, None)
         if session is not None:
             await session.close()
         try:

@@ -19,6 +19,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,61 @@ def set_mode(modes: dict[str, PermissionMode], name: str) -> PermissionMode | No
     server = server_of(name)
     wildcard = modes.get(server_wildcard(server)) if server is not None else None
     return modes.get(name) or wildcard or modes.get("*")
+
+
+STRICTNESS: dict[str, int] = {"allow": 0, "ask": 1, "review": 1, "deny": 2}
+"""How much a mode holds a call back (``review`` and ``ask`` both wait for the user)."""
+
+
+@dataclass(frozen=True)
+class LoadedPolicy:
+    """What of a stored session's policy applies when it is loaded, and what was left out."""
+
+    permissions: dict[str, PermissionMode] | None
+    allow_outside: bool
+    warnings: list[str]
+
+
+def loaded_policy(
+    stored: dict[str, str] | None,
+    stored_outside: bool,
+    *,
+    server: dict[str, PermissionMode],
+    server_outside: bool,
+    asked: dict[str, PermissionMode] | None,
+    asked_outside: bool | None,
+) -> LoadedPolicy:
+    """A session file's policy as far as it may apply: it may narrow what the tools do, not widen it.
+
+    Anyone who can write a session file (or hand one over) writes its header, so its
+    modes apply only where they hold a call back at least as much as the server's own
+    mode for that key (its ``permissions`` option over the defaults), and its
+    ``allowOutsideWorkspace`` only where the server's option allows outside paths too.
+    What the load request itself passes (``asked``, ``asked_outside``) is the user's
+    word and applies as given, over the file's.
+    """
+    kept: dict[str, PermissionMode] = {}
+    warnings = []
+    for key, mode in (stored or {}).items():
+        baseline = set_mode(server, key) or DEFAULT_MODES.get(key, "ask")
+        if mode in STRICTNESS and STRICTNESS[mode] >= STRICTNESS[baseline]:
+            kept[key] = mode  # type: ignore[assignment]  # a mode: checked just above
+        elif asked is None or key not in asked:
+            warnings.append(
+                f"The session file's permission {key!r}: {mode!r} was not applied (it would let the "
+                f"tool do more than this server's {baseline!r}); pass it in agent/loadSession's "
+                "permissions to use it."
+            )
+    outside = stored_outside and server_outside
+    if asked_outside is not None:
+        outside = asked_outside
+    elif stored_outside and not outside:
+        warnings.append(
+            "The session file's allowOutsideWorkspace was not applied: the tools stay inside the "
+            "session's folder; pass allowOutsideWorkspace: true in agent/loadSession to allow paths outside."
+        )
+    permissions = {**kept, **(asked or {})}
+    return LoadedPolicy(permissions or None, outside, warnings)
 
 
 def permission_hook(
