@@ -79,6 +79,9 @@ QUIRKY_TOOLS = {
     "add_tool",
     "env",
     "cwd",
+    "huge",
+    "deep",
+    "pictures",
 }
 
 

@@ -2,7 +2,8 @@
 
 ``{"mcpServers": {NAME: {command, args?, env?, cwd?} | {type: "http" | "sse", url, headers?}}}``
 in a file; the same mapping, or ACP's list (``[{name, command, args, env: [{name, value}]}]``,
-``[{type, name, url, headers: [{name, value}]}]``), in options and requests. A mistake in
+``[{type, name, url, headers: [{name, value}]}]``), in options and requests. Either kind may
+say ``timeout``: the seconds a tool call may take (:data:`DEFAULT_TIMEOUT`). A mistake in
 one server is reported with its source and field, and the other servers are kept.
 """
 
@@ -28,6 +29,9 @@ GLOBAL_FILE = "mcp.json"
 WORKSPACE_FILE = ".mcp.json"
 """A project's servers: ``.mcp.json`` in the session's folder (they need the user's trust)."""
 
+DEFAULT_TIMEOUT = 60.0
+"""Seconds a tool call may take unless the server's ``timeout`` says otherwise (as Codex's default)."""
+
 _NAME_CHARACTERS = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -46,6 +50,8 @@ class ServerConfig:
     cwd: str | None = None
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds a tool call may take; then it is cancelled and fails (``timeout`` in the entry)."""
     needs_trust: bool = False
     """From a project's ``.mcp.json`` (or a loaded session's file): it starts only once the user trusts it."""
     shown: tuple[Shown, ...] = field(default=(), compare=False)
@@ -125,6 +131,13 @@ def _pairs(entry: Mapping[str, Any], key: str) -> list[tuple[str, str]]:
     raise _Invalid(f"{key}: must be an object of strings (or a list of {{name, value}})")
 
 
+def _timeout(entry: Mapping[str, Any]) -> float:
+    value = entry.get("timeout", DEFAULT_TIMEOUT)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 10**9:
+        raise _Invalid(f"timeout: must be a positive number of seconds, not {value!r:.40}")
+    return float(value)
+
+
 def _server(
     name: str, entry: Any, source: str, base: Path | None, environment: Mapping[str, str], needs_trust: bool
 ) -> ServerConfig:
@@ -156,6 +169,7 @@ def _server(
             source,
             url=url,
             headers=pairs("headers"),
+            timeout=_timeout(entry),
             needs_trust=needs_trust,
             shown=http_lines(kind, entry["url"], _pairs(entry, "headers")),
         )
@@ -177,6 +191,7 @@ def _server(
         args=tuple(expand(a, environment) for a in args),
         env=pairs("env"),
         cwd=cwd,
+        timeout=_timeout(entry),
         needs_trust=needs_trust,
         shown=stdio_lines(entry["command"], args, _pairs(entry, "env"), cwd),
     )

@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 import mcp_types
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.sse import sse_client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from agentls import __version__
 from agentls.mcp.config import ServerConfig
+from agentls.mcp.stdio import stdio_transport
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +150,7 @@ class McpConnection:
             parameters = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
             )
-            return stdio_client(parameters, errlog=log)
+            return stdio_transport(parameters, errlog=log)
         assert config.url is not None
         headers = dict(config.headers)
         if config.transport == "sse":
@@ -220,16 +221,24 @@ class McpConnection:
     ) -> mcp_types.CallToolResult:
         """Call a tool; a server that is down is started first (when its backoff allows).
 
-        Raises :class:`McpServerError` when the server cannot be reached or fails during
-        the call (it is then ``failed``). Cancelling the caller cancels the call (the SDK
-        sends MCP's cancellation).
+        Raises :class:`McpServerError` when the server cannot be reached, fails during the
+        call (it is then ``failed``) or does not answer within its ``timeout``. Cancelling
+        the caller, or the timeout, cancels the call (the SDK sends MCP's cancellation).
         """
         client = await self._connected()
+        timeout = self.config.timeout
         try:
-            return await client.call_tool(tool, arguments, progress_callback=progress)
+            return await client.call_tool(
+                tool, arguments, read_timeout_seconds=timeout, progress_callback=progress
+            )
         except asyncio.CancelledError:
             raise
         except Exception as error:
+            if isinstance(error, MCPError) and error.code == mcp_types.REQUEST_TIMEOUT:
+                raise McpServerError(
+                    f"MCP server {self.config.name}: {tool} did not answer within {timeout:g} s, so the call "
+                    "was cancelled; if it needs longer, the server's `timeout` setting can allow more"
+                ) from error
             reason = _describe(error)
             if self._client is client and _connection_lost(error):
                 self._failed(reason)

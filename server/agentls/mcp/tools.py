@@ -2,15 +2,19 @@
 
 Results become the content blocks the model reads: text and images as they are, an
 embedded resource as text headed by its URI, a resource link as its URI and name,
-``structuredContent`` as JSON text when there is no text. ``isError`` makes the call a
-tool error. Progress notifications become ``tool_execution_update``s, and an abort
-cancels the call (the SDK sends MCP's cancellation) and ends it at once.
+``structuredContent`` as JSON text when there is no text (nested at most
+:data:`~agentls.tools.bounds.MAX_DETAILS_DEPTH` levels, deeper levels cut with a marker).
+``isError`` makes the call a tool error. Progress notifications become
+``tool_execution_update``s (their message cut to :data:`MAX_PROGRESS_MESSAGE` characters),
+and an abort cancels the call (the SDK sends MCP's cancellation) and ends it at once.
+The size of what comes back is bounded for every tool by the session (:mod:`agentls.tools.bounds`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 import mcp_types
@@ -20,6 +24,9 @@ from agentls.ai import AbortSignal, ImageContent, TextContent
 from agentls.ai.abort import unless_aborted
 from agentls.mcp.connection import McpConnection as McpConnection
 from agentls.mcp.names import tool_name
+from agentls.tools.bounds import bound_value
+
+MAX_PROGRESS_MESSAGE = 1000
 
 
 class McpToolError(Exception):
@@ -49,7 +56,8 @@ def _content(result: mcp_types.CallToolResult) -> list[TextContent | ImageConten
             title = f" ({block.name})" if block.name else ""
             blocks.append(TextContent(text=f"[resource link: {block.uri}{title}]"))
     if not any(isinstance(b, TextContent) for b in blocks) and result.structured_content is not None:
-        blocks.append(TextContent(text=json.dumps(result.structured_content, ensure_ascii=False, indent=2)))
+        structured = bound_value(result.structured_content, max_chars=sys.maxsize)  # cut only in depth
+        blocks.append(TextContent(text=json.dumps(structured, ensure_ascii=False, indent=2)))
     return blocks or [TextContent(text="(no output)")]
 
 
@@ -73,6 +81,8 @@ def mcp_tool(connection: McpConnection, tool: mcp_types.Tool) -> AgentTool:
             if on_update is None:
                 return
             shown = f"{done:g}/{total:g}" if total else f"{done:g}"
+            if message is not None and len(message) > MAX_PROGRESS_MESSAGE:
+                message = message[:MAX_PROGRESS_MESSAGE] + "…"
             details = {"progress": done, "total": total, "message": message}
             text = f"{shown} {message}" if message else shown
             on_update(AgentToolResult(content=[TextContent(text=text)], details=details))

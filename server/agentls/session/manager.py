@@ -44,6 +44,7 @@ from agentls.session.store import (
     new_session_id,
 )
 from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
+from agentls.tools.bounds import OutputFiles, with_outputs
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor import EditorConnection, EditorWorkspace
 from agentls.tools.environment import ToolEnvironment
@@ -150,7 +151,8 @@ class SessionManager:
         reviews = self._reviews(session_id)
         changes = ChangeLog()
         modes = {**(self.options.permissions or {}), **(permissions or {})}
-        tools = self._tools(workspace, processes, reviews, changes)
+        outputs = OutputFiles(processes.outputs)  # beside bash's cut outputs
+        tools = self._tools(with_outputs(workspace, outputs), processes, reviews, changes)
         if self.front is not None:
             tools = self.front.tools(session_id, cwd, tools)
         session = AgentSession(
@@ -181,6 +183,7 @@ class SessionManager:
             compaction=self._compaction(header.compaction),
             coalesce_deltas=self.options.coalesce_deltas,
             mcp=mcp,
+            outputs=outputs,
         )
         self.sessions[session_id] = session
         self._policies[session_id] = (permissions, allow_outside)

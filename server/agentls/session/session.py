@@ -88,6 +88,7 @@ from agentls.session.transcript import BranchSummary, TranscriptEntry
 from agentls.session.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree, settings_on
 from agentls.session.tree_view import shown_leaf, tree_view
 from agentls.session.user_bash import UserBash
+from agentls.tools.bounds import OutputFiles, bound_results
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.workspace import Workspace
 
@@ -211,8 +212,11 @@ class AgentSession:
         editor_context: EditorContext | None = None,
         mcp: SessionMcp | None = None,
         permission_modes: dict[str, PermissionMode] | None = None,
+        outputs: OutputFiles | None = None,
     ) -> None:
         self.session_id = session_id
+        self.outputs = outputs or OutputFiles()
+        """Where results beyond the bounds keep their full text (removed when the session closes)."""
         self.mcp = mcp
         """The session's MCP servers: their tools join the session's own before each model call."""
         self.permission_modes = permission_modes if permission_modes is not None else {}
@@ -267,6 +271,7 @@ class AgentSession:
             convert_to_llm=convert_to_llm,
             session_id=session_id,
             before_tool_call=before_tool_call,
+            after_tool_call=bound_results(self.outputs),
             prepare_next_turn_with_context=self._prepare_next_turn,
             queue_class=ItemQueue,
         )
@@ -932,4 +937,5 @@ class AgentSession:
         await self.user_bash.close()
         if self.processes is not None:
             await self.processes.close()
+        await self.outputs.close()
         self.writer.close()

@@ -89,6 +89,14 @@ class OutputFolder:
                 self._path = tempfile.mkdtemp(prefix="session-", dir=server_folder())
             return tempfile.mkstemp(prefix=prefix, suffix=".log", dir=self._path)
 
+    def holds(self, path: str) -> bool:
+        """Whether ``path`` names a file in this folder: one of its outputs (which ``read`` may open)."""
+        folder = self._path
+        if folder is None or not os.path.isabs(path):
+            return False
+        real = os.path.realpath(path)
+        return os.path.dirname(real) == os.path.realpath(folder) and os.path.isfile(real)
+
     def remove(self) -> None:
         """Delete every output file made so far (the next cut output makes the folder again)."""
         with self._lock:

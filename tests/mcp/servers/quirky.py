@@ -18,6 +18,8 @@ Tools:
 - `hang {}`: one progress notification (0, "hanging": the call has started), then never
   returns; cancelled, it writes "hang cancelled" to stderr.
 - `picture {}`: an image block (a 1x1 PNG) and a text block.
+- `pictures {count, megabytes}`: `count` image blocks of that many MB of base64 each (the
+  PNG's bytes repeated: not an image a model would take, but no model sees it in tests).
 - `resource {}`: an embedded text resource (`quirky://note`, "a note") and a resource link.
 - `structured {}`: only `structuredContent` `{"answer": 42}` (with an output schema), no content.
 - `fail {}`: `isError` with the text "it failed on purpose".
@@ -25,6 +27,9 @@ Tools:
   "added", and announces the change.
 - `env {name}`: the value of an environment variable, or "(unset)".
 - `cwd {}`: the server's working directory.
+- `huge {megabytes}`: a text result of that many MB: numbered lines ("line 1 ", "line 2 " ...
+  each padded with dots to 100 bytes), the last one "the end".
+- `deep {levels}`: only `structuredContent`, `{"a": {"a": ... {"a": "bottom"}}}` nested that deep.
 
 Options: `--slow-start S` sleeps S seconds before serving; `--stderr-noise` writes a few
 lines to stderr at start; `--fail-start` writes "quirky: failing at start on purpose" to
@@ -103,6 +108,13 @@ STATIC_TOOLS = [
     types.Tool(name="hang", description="Never answers (until cancelled).", input_schema=_obj({})),
     types.Tool(name="picture", description="An image and a text.", input_schema=_obj({})),
     types.Tool(
+        name="pictures",
+        description="That many images of that many megabytes each.",
+        input_schema=_obj(
+            {"count": {"type": "integer"}, "megabytes": {"type": "number"}}, ["count", "megabytes"]
+        ),
+    ),
+    types.Tool(
         name="resource", description="An embedded resource and a resource link.", input_schema=_obj({})
     ),
     types.Tool(
@@ -123,6 +135,16 @@ STATIC_TOOLS = [
         input_schema=_obj({"name": {"type": "string"}}, ["name"]),
     ),
     types.Tool(name="cwd", description="The server's working directory.", input_schema=_obj({})),
+    types.Tool(
+        name="huge",
+        description="A text result of that many megabytes.",
+        input_schema=_obj({"megabytes": {"type": "number"}}, ["megabytes"]),
+    ),
+    types.Tool(
+        name="deep",
+        description="Structured content nested that many levels.",
+        input_schema=_obj({"levels": {"type": "integer", "minimum": 1}}, ["levels"]),
+    ),
 ]
 
 
@@ -161,6 +183,19 @@ class _WatchedStdout:
 
 def _text(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
+
+
+def _huge_text(megabytes: float) -> str:
+    """Numbered lines of 100 bytes (99 and a newline) up to ``megabytes`` MB, then "the end"."""
+    count = int(megabytes * 1024 * 1024) // 100
+    return "".join(f"line {i} ".ljust(99, ".") + "\n" for i in range(1, count + 1)) + "the end"
+
+
+def _nested(levels: int) -> dict[str, Any]:
+    value: Any = "bottom"
+    for _ in range(levels):
+        value = {"a": value}
+    return value
 
 
 def _stderr(line: str) -> None:
@@ -219,6 +254,11 @@ class Quirky:
                     types.TextContent(text="a red pixel"),
                 ]
             )
+        if name == "pictures":
+            size = int(float(args.get("megabytes", 1)) * 1024 * 1024)
+            data = (PNG_BASE64 * (size // len(PNG_BASE64) + 1))[:size]
+            images = [types.ImageContent(data=data, mime_type="image/png")] * int(args.get("count", 1))
+            return types.CallToolResult(content=images)
         if name == "resource":
             return types.CallToolResult(
                 content=[
@@ -257,6 +297,10 @@ class Quirky:
             return _text(os.environ.get(str(args.get("name", "")), "(unset)"))
         if name == "cwd":
             return _text(os.getcwd())
+        if name == "huge":
+            return _text(_huge_text(float(args.get("megabytes", 1))))
+        if name == "deep":
+            return types.CallToolResult(content=[], structured_content=_nested(int(args.get("levels", 1))))
         if name in self.added:
             return _text(f"{name} called with {json.dumps(args, sort_keys=True)}")
         return _text(f"unknown tool {name!r}", error=True)
