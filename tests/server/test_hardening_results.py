@@ -148,6 +148,23 @@ async def test_a_70_mb_mcp_result_is_cut_with_its_whole_text_in_a_file_that_read
     assert not path.exists(), "the session's full outputs are removed when it ends"
 
 
+async def test_an_mcp_result_of_one_line_longer_than_50_kb_shows_its_first_50_kb(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    line = "0123456789" * 6_000
+    faux_script(calls(tool_call("e1", "mcp__quirky__echo", {"text": line})))
+    client, recorder, session = await quirky_session(servers, data_dir, faux_script, workspace)
+    await ready(recorder, "quirky")
+    await within(client.prompt(session, "echo", wait=True))
+    [echoed] = await results(client, session)
+    shown, note = text(echoed).split("\n\n")
+    assert shown == line[: 50 * 1024]
+    assert note.startswith(
+        "[Output truncated: showing the first 50.0KB of line 1, which is 58.6KB (1 line in all). "
+    )
+    assert full_output_path(echoed).read_text() == line
+
+
 async def test_structured_content_nested_150_levels_is_stored_and_sent_cut_at_a_depth(
     servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
 ) -> None:

@@ -136,11 +136,13 @@ async def _bound_text(texts: list[str], name: str, files: OutputFiles) -> str | 
     path = await files.write(name, texts)
     if first_cut:
         end = whole.find("\n")
-        first = whole if end < 0 else whole[:end]
+        end = len(whole) if end < 0 else end
+        size = end if whole.isascii() else _utf8_size(whole[:end])  # no copy of a huge ASCII line
+        lines = f"{total_lines} line{'' if total_lines == 1 else 's'}"
         note = (
             f"[Output truncated: showing the first {format_size(MAX_BYTES)} of line 1, which is "
-            f"{format_size(_utf8_size(first))} ({total_lines} lines in all). Full output: {path} "
-            "(search it with grep, or cut it with bash)]"
+            f"{format_size(size)} ({lines} in all). Full output: {path} (search it with grep, or cut "
+            "it with bash)]"
         )
     else:
         limit = "" if count == MAX_LINES else f" ({format_size(MAX_BYTES)} limit)"
