@@ -1,4 +1,10 @@
-"""``agentls acp``: run the ACP agent on stdio until the client closes its end."""
+"""``agentls acp``: run the ACP agent on stdio until the client closes its end (or is gone, or SIGTERM).
+
+The SDK reads the lines :func:`_screen` lets through and writes through the same
+:class:`~agentls.server.framing.OutputWriter` as ``agentls serve``: from a thread, so a
+client that stops reading never holds the event loop, and is taken as gone past the
+unread-output bound.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +12,21 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
 import sys
 from typing import Any
 
-from acp import run_agent, stdio_streams
+from acp import run_agent
 
 from agentls.acp.agent import AcpAgent
 from agentls.ai.local_files import read_json_file
 from agentls.ai.secrets import RedactingFilter
 from agentls.protocol import InitializationOptions, ModelRef
+from agentls.server.boot import valid_id
+from agentls.server.framing import OutputWriter, max_unread_bytes
+from agentls.server.nesting import TooDeep, parse_body
+
+logger = logging.getLogger(__name__)
 
 
 def options_from(
@@ -42,58 +54,102 @@ LINE_LIMIT = 64 * 1024 * 1024
 """The longest message line read (as ``agentls serve``'s 64 MiB)."""
 
 
-def _problem(line: bytes) -> tuple[int, str] | None:
-    """What is wrong with an input line the SDK would drop without an answer (or crash on)."""
-    try:
-        message = json.loads(line)
-    except ValueError as error:
-        return -32700, f"Parse error: {error}"
-    if not isinstance(message, dict):
-        return -32600, "Invalid request: a message is a JSON object (ACP has no batches)"
-    return None
+def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
-async def _checked(source: asyncio.StreamReader, writer: asyncio.StreamWriter) -> asyncio.StreamReader:
-    """The input lines that are JSON objects, for the SDK; the others are answered here.
+def _screen(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """An input line as a message for the SDK, and an answer to send back instead, if any.
 
     The SDK logs and skips a line that is not JSON, so its sender never learns why no
-    answer comes, and a line that is JSON but not an object ends its receive loop.
+    answer comes; a line that is JSON but not an object ends its receive loop; one
+    nesting deeper than its parser's stack allows fails it. Too deep a line is answered
+    from its top level (``agentls.server.nesting``): a request with its id, an answer to
+    one of the agent's requests becomes an error answer for the SDK (the request fails),
+    a notification is dropped.
     """
-    checked = asyncio.StreamReader(limit=LINE_LIMIT)
+    try:
+        message = parse_body(line)
+    except TooDeep as deep:
+        msg_id = deep.fields.get("id") if valid_id(deep.fields.get("id")) else None
+        if deep.kind == "notification":
+            logger.warning("%s: ignored, %s", deep.fields["method"], deep)
+            return None, None
+        if deep.kind == "response" and msg_id is not None:
+            return _error(msg_id, -32600, f"the client's answer {deep}"), None
+        if deep.params_only and msg_id is not None:
+            return None, _error(msg_id, -32602, f"Invalid params for {deep.fields['method']}: {deep}")
+        return None, _error(msg_id, -32600, f"Invalid request: {deep}")
+    except ValueError as error:
+        return None, _error(None, -32700, f"Parse error: {error}")
+    if not isinstance(message, dict):
+        return None, _error(None, -32600, "Invalid request: a message is a JSON object (ACP has no batches)")
+    return message, None
 
-    async def pump() -> None:
-        while True:
-            try:
-                line = await source.readuntil(b"\n")
-            except asyncio.IncompleteReadError as end:
-                line = end.partial
-            except asyncio.LimitOverrunError as error:
-                await source.readexactly(error.consumed)
-                line = b"{"  # too long: answered as a parse error
-            if not line:
-                checked.feed_eof()
-                return
-            if not line.strip():
-                continue
-            problem = _problem(line)
-            if problem is None:
-                checked.feed_data(line if line.endswith(b"\n") else line + b"\n")
-                continue
-            code, message = problem
-            answer = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-            writer.write((json.dumps(answer) + "\n").encode())
 
-    task = asyncio.ensure_future(pump())
-    checked._agentls_pump = task  # type: ignore[attr-defined]  # kept alive with the reader
-    return checked
+class StdioTransport:
+    """The SDK's message transport (``acp.Transport``) on stdin and an :class:`OutputWriter` on stdout.
+
+    The SDK's own stdio transport waits for the pipe to drain after each message, and its
+    SIGTERM is the default one: the process died with its runs' processes still running.
+    Here a thread writes; :meth:`end` (SIGTERM, or a client gone) ends the input as the
+    client closing it does, so the runs are aborted and their processes ended.
+    """
+
+    def __init__(self, source: asyncio.StreamReader) -> None:
+        self.output = OutputWriter(sys.stdout.fileno(), self.end, max_unread_bytes())
+        self._messages: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._reading = asyncio.ensure_future(self._read(source))
+
+    def end(self) -> None:
+        self._reading.cancel()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.output.write((json.dumps(message, separators=(",", ":")) + "\n").encode())
+
+    async def receive(self) -> dict[str, Any] | None:
+        return await self._messages.get()
+
+    async def close(self) -> None:
+        self.end()
+
+    async def _read(self, source: asyncio.StreamReader) -> None:
+        """The input's messages (:func:`_screen`), then ``None``: at its end, or when cancelled."""
+        try:
+            while True:
+                try:
+                    line = await source.readuntil(b"\n")
+                except asyncio.IncompleteReadError as end:
+                    line = end.partial
+                except asyncio.LimitOverrunError as error:
+                    await source.readexactly(error.consumed)
+                    line = b"{"  # too long: answered as a parse error
+                if not line:
+                    return
+                if not line.strip():
+                    continue
+                message, answer = _screen(line)
+                if message is not None:
+                    self._messages.put_nowait(message)
+                if answer is not None:
+                    await self.send(answer)
+        finally:
+            self._messages.put_nowait(None)
 
 
 async def _serve(agent: AcpAgent) -> None:
-    reader, writer = await stdio_streams(limit=LINE_LIMIT)
+    """Serve until the end of input, SIGTERM or a client gone, which all end the same way (runs aborted)."""
+    loop = asyncio.get_running_loop()
+    source = asyncio.StreamReader(limit=LINE_LIMIT)
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(source), sys.stdin)
+    transport = StdioTransport(source)
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
+        loop.add_signal_handler(signal.SIGTERM, transport.end)
     try:
-        await run_agent(agent, writer, await _checked(reader, writer), use_unstable_protocol=True)
+        await run_agent(agent, transport, use_unstable_protocol=True)
     finally:
         await agent.close()
+        await asyncio.to_thread(transport.output.close)
 
 
 def serve_acp(options: InitializationOptions) -> int:

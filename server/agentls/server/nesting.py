@@ -36,17 +36,23 @@ class TooDeep(ValueError):
         """The top-level members whose values are not objects or arrays (``id``, ``method``, ...)."""
         self.nested: dict[str, int] = {}
         """The other top-level members and how deep each nests (its own object or array is 1)."""
-        self.is_object = _read_top_level(text, self.fields, self.nested)
+        _read_top_level(text, self.fields, self.nested)
 
     @property
-    def members(self) -> set[str]:
-        """The names of the top-level members read."""
-        return self.fields.keys() | self.nested.keys()
+    def kind(self) -> str:
+        """What its top level makes it: ``"notification"``, ``"response"``, else ``"request"``."""
+        members = self.fields.keys() | self.nested.keys()
+        if isinstance(self.fields.get("method"), str) and "id" not in members:
+            return "notification"
+        if "method" not in members and ("result" in members or "error" in members):
+            return "response"
+        return "request"
 
     @property
-    def too_deep(self) -> set[str]:
-        """The names of the top-level members that nest too deep."""
-        return {name for name, depth in self.nested.items() if depth >= MAX_DEPTH}
+    def params_only(self) -> bool:
+        """Only ``params`` nests too deep, and ``method`` is a string: the request's params are invalid."""
+        too_deep = {name for name, depth in self.nested.items() if depth >= MAX_DEPTH}
+        return too_deep == {"params"} and isinstance(self.fields.get("method"), str)
 
 
 def parse_body(body: bytes) -> Any:
@@ -61,9 +67,13 @@ def parse_body(body: bytes) -> Any:
         raise TooDeep(body.decode("utf-8", "replace")) from None
     if body.count(b"[") + body.count(b"{") > MAX_DEPTH:
         text = body.decode("utf-8", "replace")
-        if _extent(text, _SPACE.match(text).end())[0] > MAX_DEPTH:  # type: ignore[union-attr]
+        if _extent(text, _after_space(text, 0))[0] > MAX_DEPTH:
             raise TooDeep(text)
     return message
+
+
+def _after_space(text: str, at: int) -> int:
+    return _SPACE.match(text, at).end()  # type: ignore[union-attr]  # it matches the empty string too
 
 
 def _not_a_value(name: str) -> Any:
@@ -85,35 +95,34 @@ def _extent(text: str, start: int) -> tuple[int, int]:
     return deepest, len(text)
 
 
-def _read_top_level(text: str, fields: dict[str, Any], nested: dict[str, int]) -> bool:
-    """Fill ``fields`` and ``nested`` from the top-level object of ``text``; ``False`` if it is not one.
+def _read_top_level(text: str, fields: dict[str, Any], nested: dict[str, int]) -> None:
+    """Fill ``fields`` and ``nested`` from the top-level object of ``text`` (if it is an object).
 
     Reading stops at the first thing that is not JSON, keeping what came before.
     """
-    at = _SPACE.match(text).end()  # type: ignore[union-attr]
+    at = _after_space(text, 0)
     if not text.startswith("{", at):
-        return False
+        return
     at += 1
     try:
         while True:
-            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            at = _after_space(text, at)
             if not text.startswith('"', at):
                 break
             key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
-            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            at = _after_space(text, at)
             if not text.startswith(":", at):
                 break
-            at = _SPACE.match(text, at + 1).end()  # type: ignore[union-attr]
+            at = _after_space(text, at + 1)
             fields.pop(key, None)
             nested.pop(key, None)
             if text.startswith(("{", "["), at):
                 nested[key], at = _extent(text, at)
             else:
                 fields[key], at = _DECODER.raw_decode(text, at)
-            at = _SPACE.match(text, at).end()  # type: ignore[union-attr]
+            at = _after_space(text, at)
             if not text.startswith(",", at):
                 break
             at += 1
     except ValueError:  # the rest is not JSON: what was read is what is known
         pass
-    return True

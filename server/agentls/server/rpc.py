@@ -113,18 +113,17 @@ class StrictProtocol(LanguageServerProtocol):
 
     def _too_deep(self, deep: TooDeep) -> None:
         """A body too deep to read whole, answered from its top-level members (module doc)."""
-        method = deep.fields.get("method")
         msg_id = deep.fields.get("id") if valid_id(deep.fields.get("id")) else None
-        if isinstance(method, str) and "id" not in deep.members:
-            logger.warning("%s: ignored, %s", method, deep)
-        elif "method" not in deep.members and msg_id is not None and {"result", "error"} & deep.members:
+        if deep.kind == "notification":
+            logger.warning("%s: ignored, %s", deep.fields["method"], deep)
+        elif deep.kind == "response" and msg_id is not None:
             logger.warning("the answer to %r failed: %s", msg_id, deep)
             future = self._pending(msg_id)
             if future is not None:
                 message = f"the client's answer {deep}"
                 future.set_exception(JsonRpcException(code=INVALID_REQUEST, message=message))
-        elif isinstance(method, str) and msg_id is not None and deep.too_deep == {"params"}:
-            message = f"Invalid params for {method}: {deep}"
+        elif deep.params_only and msg_id is not None:
+            message = f"Invalid params for {deep.fields['method']}: {deep}"
             self.reply_error(msg_id, INVALID_PARAMS, message, INVALID_PARAMS_DATA)
         else:
             self.reply_error(msg_id, INVALID_REQUEST, f"Invalid request: {deep}")
