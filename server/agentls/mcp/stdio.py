@@ -7,10 +7,12 @@ joins each chunk to the line read so far (quadratic: a 70 MB answer took 40 s an
 about 200 levels) is handed on as a bare exception, so the request it answered is
 never answered and its call waits forever.
 
-:class:`_Lines` reads in time linear in the size, refuses a line longer than
-:data:`MAX_MESSAGE_BYTES` without holding it, and turns an unreadable answer into a
-JSON-RPC error for its request's id (found by :func:`top_level`, which does not
-recurse), so the call ends at once with a message that says why.
+:class:`_Lines` reads in time linear in the size and refuses a line longer than
+:data:`MAX_MESSAGE_BYTES` without holding it; a line is parsed by orjson (in a worker
+thread when it is long) and refused when it nests more than :data:`MAX_MESSAGE_DEPTH`
+levels. An answer that cannot be read becomes a JSON-RPC error for its request's id
+(found by :func:`top_level`, which does not recurse), so the call ends at once with a
+message that says why, and the connection goes on.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import IO, Any
 
 import anyio
 import anyio.lowlevel
+import anyio.to_thread
 import mcp_types as types
 import orjson
 from mcp.client._transport import TransportStreams
@@ -39,8 +42,11 @@ from mcp.shared.message import SessionMessage
 
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 """The longest message (one line) read from a server; a longer one is dropped as it arrives."""
-MAX_MESSAGE_DEPTH = 1024
-"""How deep orjson reads; what is deeper ends the call it answers with an error."""
+MAX_MESSAGE_DEPTH = 256
+"""Levels of nesting a message may have: the SDK re-serializes a result with pydantic, which
+stops at about 260 (orjson reads 1024); an answer deeper than this ends its call with an error."""
+THREAD_PARSE_BYTES = 1024 * 1024
+"""A longer message is parsed in a worker thread, not on the event loop."""
 READ_CHUNK = 1024 * 1024
 _HEAD_BYTES = 64 * 1024
 """What is kept of a line that is too long: enough to find its id in."""
@@ -101,6 +107,20 @@ def _unreadable(line: bytes | bytearray, reason: str, error: Exception) -> Sessi
     return SessionMessage(failure)
 
 
+def _nests_deeper(data: Any, limit: int) -> bool:
+    """Whether objects and arrays in ``data`` nest more than ``limit`` levels (a walk without recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        children = value.values() if isinstance(value, dict) else value
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
 def _parse(line: bytearray) -> SessionMessage | Exception:
     """One message; parsed by orjson, which makes each string once (pydantic's JSON parser held a
     70 MB answer four times over), then validated as Python data, which keeps those strings."""
@@ -108,15 +128,27 @@ def _parse(line: bytearray) -> SessionMessage | Exception:
         data = orjson.loads(line)
     except orjson.JSONDecodeError as error:
         if "depth limit" in str(error):
-            reason = f"its JSON nests more than {MAX_MESSAGE_DEPTH} levels deep"
-        else:
-            reason = f"it is not JSON ({error})"
-        return _unreadable(line, reason, error)
+            return _too_deep(line)
+        return _unreadable(line, f"it is not JSON ({error})", error)
+    brackets = line.count(b"[") + line.count(b"{")  # no more than the limit: no need to walk
+    if brackets > MAX_MESSAGE_DEPTH and _nests_deeper(data, MAX_MESSAGE_DEPTH):
+        return _too_deep(line)
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(data, by_name=False))
     except (ValueError, RecursionError) as error:
         reason = f"it is not a JSON-RPC message ({' '.join(str(error).split())[:300]})"
         return _unreadable(line, reason, error)
+
+
+def _too_deep(line: bytearray) -> SessionMessage | Exception:
+    error = ValueError(f"an MCP message nested more than {MAX_MESSAGE_DEPTH} levels was dropped")
+    return _unreadable(line, f"its JSON nests more than {MAX_MESSAGE_DEPTH} levels deep", error)
+
+
+async def _parsed(line: bytearray) -> SessionMessage | Exception:
+    if len(line) > THREAD_PARSE_BYTES:
+        return await anyio.to_thread.run_sync(_parse, line)
+    return _parse(line)
 
 
 class _Lines:
@@ -128,8 +160,9 @@ class _Lines:
         self._size = 0
         """Bytes of the current line so far (only its head is kept once it is too long)."""
 
-    def feed(self, chunk: bytes) -> list[SessionMessage | Exception]:
-        messages: list[SessionMessage | Exception] = []
+    def feed(self, chunk: bytes) -> list[bytearray | SessionMessage | Exception]:
+        """The lines that ``chunk`` ends, to be parsed, and errors for those that cannot be."""
+        messages: list[bytearray | SessionMessage | Exception] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
             self._add(chunk[start:end])
@@ -148,15 +181,13 @@ class _Lines:
         elif len(self._line) > _HEAD_BYTES:
             del self._line[_HEAD_BYTES:]
 
-    def _end_line(self) -> SessionMessage | Exception | None:
+    def _end_line(self) -> bytearray | SessionMessage | Exception | None:
         line, size = self._line, self._size
         self._line, self._size = bytearray(), 0  # the line itself is handed on, not copied
         if size > self._limit:
             reason = f"it is {size} bytes, more than the {self._limit} agentls reads"
             return _unreadable(line, reason, ValueError(f"an MCP message of {size} bytes was dropped"))
-        if not line.strip():
-            return None
-        return _parse(line)
+        return line if line.strip() else None
 
 
 @asynccontextmanager
@@ -185,8 +216,10 @@ async def stdio_transport(server: StdioServerParameters, errlog: IO[str]) -> Asy
                             chunk = await process.stdout.receive(READ_CHUNK)
                         except anyio.EndOfStream:
                             return
-                        for message in lines.feed(chunk):
-                            await read_writer.send(message)
+                        for item in lines.feed(chunk):
+                            await read_writer.send(
+                                await _parsed(item) if isinstance(item, bytearray) else item
+                            )
                 finally:
                     await _drain_stdout(process)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, OSError):
