@@ -7,7 +7,9 @@ user through the client; "allow always" is remembered for the workspace in
 ``permissions.json`` of the data folder. A remembered answer only stands in for an
 ``ask`` of the defaults: a mode someone set (``deny``, ``review``, ``ask``, a front's
 read-only mode) always wins over it. An abort while a question is pending ends the
-wait as a rejection, so a client that never answers cannot hold a run forever.
+wait as a rejection, so a client that never answers cannot hold a run forever. A stored
+session's own policy, read from its file, may narrow the server's but not widen it
+(:func:`loaded_policy`).
 """
 
 from __future__ import annotations
@@ -244,8 +246,11 @@ def loaded_policy(
     kept: dict[str, PermissionMode] = {}
     warnings = []
     for key, mode in (stored or {}).items():
+        if mode not in STRICTNESS:
+            warnings.append(f"The session file's permission {key!r}: {mode!r} is not a mode; left out.")
+            continue
         baseline = set_mode(server, key) or DEFAULT_MODES.get(key, "ask")
-        if mode in STRICTNESS and STRICTNESS[mode] >= STRICTNESS[baseline]:
+        if STRICTNESS[mode] >= STRICTNESS[baseline]:
             kept[key] = mode  # type: ignore[assignment]  # a mode: checked just above
         elif asked is None or key not in asked:
             warnings.append(
