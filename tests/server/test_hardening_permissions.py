@@ -254,6 +254,7 @@ async def test_a_loaded_header_narrows_the_policy_but_does_not_widen_it(
     # the rewind does not touch the file outside: the session may not go there
     rewound = await within(client.rewind(session, None, force=True))
     assert [s.path for s in rewound.skipped] == [str(outside)] and rewound.reverted == []
+    assert "is outside the workspace" in rewound.skipped[0].reason
     assert outside.read_text() == WRITTEN
 
 
