@@ -495,3 +495,14 @@ async def test_no_descriptor_is_left_open(ws: DiskWorkspace, tmp_path: Path) -> 
     with pytest.raises(ToolInputError):
         await ls(ws, path="a/b0/c/f.txt")
     assert open_descriptors() == before
+
+
+@pytest.mark.usefixtures("grep_engine")
+async def test_walks_never_enter_the_protected_data_folder(ws: DiskWorkspace, tmp_path: Path) -> None:
+    write(tmp_path, "a.txt", "needle\n")
+    write(tmp_path, "data/sessions/s.jsonl", "needle: another session's secret\n")
+    (tmp_path / "other").symlink_to("data")  # the same folder by another name
+    (tmp_path / "link.txt").symlink_to("data/sessions/s.jsonl")
+    ws.protect(tmp_path / "data")
+    assert await grep(ws, pattern="needle") == "a.txt:1: needle"
+    assert await find(ws, pattern="*") == "a.txt"

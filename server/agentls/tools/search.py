@@ -151,7 +151,6 @@ def ls_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> AgentT
 
     ``bounds`` limits what one call may read (``details.boundsHit`` names those it hit).
     """
-    tree = Tree(workspace)
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -164,6 +163,7 @@ def ls_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> AgentT
         budget = Budget(bounds, signal)
 
         def listing() -> list[str]:
+            tree = Tree(workspace)
             entries = tree.list(tree.open_folder(resolved, path), budget)
             names = [name + "/" if is_dir else name for name, is_dir in entries]
             names.sort(key=lambda name: (name.lower(), name))
@@ -216,7 +216,6 @@ def find_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> Agen
 
     ``bounds`` limits what one call may read (``details.boundsHit`` names those it hit).
     """
-    tree = Tree(workspace)
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -234,7 +233,7 @@ def find_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> Agen
         budget = Budget(bounds, signal)
 
         def search() -> list[str]:
-            with contextlib.closing(tree.walk(resolved, path, budget)) as walk:
+            with contextlib.closing(Tree(workspace).walk(resolved, path, budget)) as walk:
                 files = with_documents(walk, buffers, resolved)
                 return [file.relative for file in files if matcher.fullmatch(file.relative)]
 
@@ -445,7 +444,6 @@ def grep_tool(
     :func:`find_rg`'s when the tool runs; ``None``: search every file in Python).
     ``bounds`` limits what one call may read (``details.boundsHit`` names those it hit).
     """
-    tree = Tree(workspace)
 
     async def execute(
         tool_call_id: str, args: Any, signal: AbortSignal | None, on_update: ToolUpdateCallback | None
@@ -477,6 +475,7 @@ def grep_tool(
         budget = Budget(bounds, signal)
 
         def search() -> _GrepOutcome:
+            tree = Tree(workspace)
             with contextlib.closing(_grep_files(tree, query, budget)) as files:
                 return _grep(tree, files, query.buffers, regex, context, limit, budget)
 

@@ -198,11 +198,24 @@ def _read_regular(fd: int, limit: int) -> bytes | None:
 
 
 class Tree:
-    """Where the walks of one workspace may go: under its real root (anywhere if it allows outside paths)."""
+    """Where the walks of one workspace may go: under its real root (anywhere if it allows outside paths).
+
+    Never into the workspace's protected folders (agentls's data folder), which walks
+    recognise by device and inode, however they are reached. Make one for each call:
+    it reads the protected folders when it is made.
+    """
 
     def __init__(self, workspace: DiskWorkspace) -> None:
         self._root = os.path.realpath(workspace.root)
         self._top = os.path.abspath(os.sep) if workspace.allow_outside else self._root
+        self._protected = [os.path.realpath(folder) for folder in workspace.protected]
+        self._protected_ids = set()
+        for folder in self._protected:
+            try:
+                result = os.stat(folder)
+            except OSError:
+                continue
+            self._protected_ids.add((result.st_dev, result.st_ino))
 
     def open(self, path: Path, shown: str) -> int:
         """A descriptor of the folder or regular file at ``path`` (from ``resolve``), checked as opened.
@@ -361,6 +374,9 @@ class Tree:
         except OSError:
             return None  # gone, unreadable, or swapped for a symlink since the listing
         try:
+            if _identity(fd) in self._protected_ids:
+                os.close(fd)
+                return None
             relative = folder.relative + name + "/"
             inner = self._scan(fd, top, relative, folder.depth + 1, folder.rules, prefix, budget)
         except OSError:
@@ -428,13 +444,14 @@ class Tree:
         return _Folder(fd, _identity(fd), relative, depth, rules, kept)
 
     def _link_target(self, path: str) -> str | None:
-        """The real path of the symlink ``path`` if it leads to a regular file inside the workspace."""
+        """The real path of the symlink ``path`` if it leads to a regular file the tools may read."""
         target = os.path.realpath(path)
         try:
             regular = stat.S_ISREG(os.stat(target).st_mode)
         except OSError:
             return None
-        return target if regular and is_within(target, self._top) else None
+        protected = any(is_within(target, folder) for folder in self._protected)
+        return target if regular and is_within(target, self._top) and not protected else None
 
 
 def _gitignore(folder: int) -> str | None:
