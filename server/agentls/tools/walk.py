@@ -209,7 +209,7 @@ class Tree:
         self._root = os.path.realpath(workspace.root)
         self._top = os.path.abspath(os.sep) if workspace.allow_outside else self._root
         self._protected = [os.path.realpath(folder) for folder in workspace.protected]
-        self._protected_ids = set()
+        self._protected_ids: set[tuple[int, int]] = set()
         for folder in self._protected:
             try:
                 result = os.stat(folder)
