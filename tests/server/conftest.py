@@ -301,20 +301,26 @@ class Shared:
     faux_script: FauxScript
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Shared]:
-    """One server for the tests that need only their own sessions (each writes its faux script first)."""
-    root = tmp_path_factory.mktemp("shared")
+@contextlib.asynccontextmanager
+async def shared_server(root: Path, env: dict[str, str] | None = None) -> AsyncIterator[Shared]:
+    """A server (with ``env`` added to its environment) and its recorder, its data and script in ``root``."""
     faux_script = FauxScript(root / "faux.json")
     faux_script([{"content": "Hello!"}])
     (root / "data").mkdir()
     started = Servers()
     try:
         with watchdog():
-            client = await started.start(server_options(root / "data", faux_script))
+            client = await started.start(server_options(root / "data", faux_script), env=env or {})
             recorder = await Recorder(client).start()
         yield Shared(client, recorder, faux_script)
         await recorder.stop()
     finally:
         with watchdog():
             await started.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def shared(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Shared]:
+    """One server for the tests that need only their own sessions (each writes its faux script first)."""
+    async with shared_server(tmp_path_factory.mktemp("shared")) as server:
+        yield server

