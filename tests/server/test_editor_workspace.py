@@ -116,8 +116,13 @@ EDITING = types.ClientCapabilities(
 
 
 def _offset(text: str, line: int, character: int) -> int:
-    """The string index of an LSP position (UTF-16 columns), written independently of the server's."""
+    """The string index of an LSP position (UTF-16 columns), written independently of the server's.
+
+    A line past the end means the end of the text, as editors clamp it.
+    """
     starts = [0] + [match.end() for match in re.finditer(r"\r\n|\r|\n", text)]
+    if line >= len(starts):
+        return len(text)
     start = starts[line]
     units = 0
     index = start

@@ -313,7 +313,7 @@ class EditorWorkspace(DiskWorkspace):
                     ),
                     lsp.TextDocumentEdit(
                         text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                        edits=[lsp.TextEdit(range=lsp.Range(start=_ORIGIN, end=_ORIGIN), new_text=text)],
+                        edits=[lsp.TextEdit(range=_WHOLE_NEW_FILE, new_text=text)],
                     ),
                 ]
             )
@@ -430,7 +430,15 @@ def _read_as(document: OpenDocument, base: Document | None) -> tuple[str, int | 
     return document.text, document.version
 
 
-_ORIGIN = lsp.Position(line=0, character=0)
+_WHOLE_NEW_FILE = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=1, character=0))
+"""The whole of a file just created: the content replaces it rather than being inserted at its start.
+
+An insert at 0,0 is not enough: Neovim holds a new, empty file as one empty line ending in the
+newline it keeps out of the buffer ('eol'), so inserted text ending in a newline left an empty
+last line, and saving wrote an extra newline. Line 1 is past the end of an empty file; clients
+clamp such an end to the document's end (LSP formatters send it, and Neovim then drops the
+buffer's last empty line), VS Code and Helix included, so every client ends up with the text.
+"""
 
 ONLY_THE_CHANGE_SAVED = (
     "the editor's buffer also has unsaved changes of the user's: only this change was written to disk, "

@@ -90,51 +90,6 @@ local function break_undo(edit)
   end
 end
 
---- The files an edit creates (a `CreateFile` of a file that does not exist) and fills with one
---- insertion at its start: `{uri, text}`.
-local function files_created(edit)
-  local changes = type(edit) == "table" and edit.documentChanges or {}
-  local new = {}
-  for _, change in ipairs(changes) do
-    if change.kind == "create" and type(change.uri) == "string" then
-      local ok, fname = pcall(vim.uri_to_fname, change.uri)
-      if ok and not vim.uv.fs_stat(fname) and not M.loaded_buffer(change.uri) then
-        new[change.uri] = true
-      end
-    end
-  end
-  local created = {}
-  for _, change in ipairs(changes) do
-    local document = change.kind == nil and change.textDocument or nil
-    local edits = change.edits or {}
-    local first = edits[1]
-    local range = first and first.range
-    if document and new[document.uri] and #edits == 1 and range and range.start.line == 0
-      and range.start.character == 0 and range["end"].line == 0 and range["end"].character == 0 then
-      created[#created + 1] = { uri = document.uri, text = first.newText or "" }
-      new[document.uri] = nil
-    end
-  end
-  return created
-end
-
---- A file the agent created holds its text. Neovim keeps a file's final newline out of the
---- buffer ('eol'): its new, empty buffer counts as "\n", so inserting "text\n" there leaves an
---- empty last line, and the file would end in two newlines (and no longer match what the agent
---- wrote, which a rewind checks). That line goes. (A text without a final newline still gets one
---- when the buffer is saved, as any file Neovim writes with 'fixeol'.)
-local function fix_final_newlines(created)
-  for _, file in ipairs(created) do
-    local bufnr = M.loaded_buffer(file.uri)
-    if bufnr and file.text:sub(-1) == "\n" then
-      local count = api.nvim_buf_line_count(bufnr)
-      if count > 1 and api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1] == "" then
-        api.nvim_buf_set_lines(bufnr, count - 1, count, false, {})
-      end
-    end
-  end
-end
-
 --- Wrap the built-in `workspace/applyEdit` handler with the version check.
 function M.apply_edit_handler(builtin)
   return function(err, params, ctx, handler_config)
@@ -143,15 +98,10 @@ function M.apply_edit_handler(builtin)
       return { applied = false, failureReason = reason }
     end
     break_undo(params and params.edit)
-    local created = files_created(params and params.edit)
     -- without the label, which the built-in handler would print on every edit: the panel shows it
     local quiet = vim.tbl_extend("force", {}, params)
     quiet.label = nil
-    local result = builtin(err, quiet, ctx, handler_config)
-    if type(result) == "table" and result.applied then
-      fix_final_newlines(created)
-    end
-    return result
+    return builtin(err, quiet, ctx, handler_config)
   end
 end
 
