@@ -15,8 +15,8 @@ from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError, Workspace
 from agentls.tools.edit import edit_tool, write_tool
-from agentls.tools.text_diff import unified_diff
 from agentls.tools.files import write_text_atomic
+from agentls.tools.text_diff import unified_diff
 from agentls.tools.workspace import Document
 
 
@@ -294,3 +294,15 @@ def test_unified_diff_marks_a_missing_final_newline() -> None:
         "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n"
         "\\ No newline at end of file\n"
     )
+
+
+def test_the_diff_of_a_large_file_is_bounded_and_numbered_as_in_the_whole_file() -> None:
+    old = "".join(f"line {n}\n" for n in range(1, 100_001))
+    new = old.replace("line 50000\n", "changed\n").replace("line 99999\n", "x" * 5000 + "\n")
+    diff = unified_diff(old, new, "big.txt")
+    assert diff.startswith("--- a/big.txt\n+++ b/big.txt\n@@ -49997,7 +49997,7 @@\n line 49997\n")
+    assert "-line 50000\n+changed\n" in diff
+    assert "@@ -99996,5 +99996,5 @@" in diff and f"+{'x' * 1000}… [4000 more characters]\n" in diff
+    huge = unified_diff(old, "".join(f"other {n}\n" for n in range(1, 100_001)), "big.txt")
+    assert len(huge.encode()) <= 50 * 1024 + 100
+    assert huge.endswith(" more lines not shown.]\n")

@@ -18,7 +18,14 @@ from pathlib import Path
 import pytest
 from agentls.tools import DiskWorkspace, ToolInputError
 from agentls.tools.edit import write_tool
-from agentls.tools.files import SymlinkEscape, list_folder, open_file, stat_file, write_text_atomic
+from agentls.tools.files import (
+    NotRegularFile,
+    SymlinkEscape,
+    list_folder,
+    open_file,
+    stat_file,
+    write_text_atomic,
+)
 from agentls.tools.search import grep_tool
 
 SECRET = "the outside secret\n"
@@ -146,6 +153,37 @@ def test_without_a_root_everything_is_followed(root: Path, outside: Path) -> Non
         assert file.read() == SECRET.encode()
     write_text_atomic(root / "link.txt", "allowed\n")
     assert (outside / "secret.txt").read_text() == "allowed\n"
+
+
+def test_fifos_and_devices_are_refused_without_being_opened(root: Path) -> None:
+    os.mkfifo(root / "pipe")  # opening it to read would wait for a writer forever
+    (root / "to-pipe").symlink_to("pipe")
+    for name in ("pipe", "to-pipe"):
+        with pytest.raises(NotRegularFile) as raised:
+            open_file(root / name, root=str(root))
+        assert raised.value.kind == "FIFO (named pipe)"
+    with pytest.raises(NotRegularFile, match="character device"):
+        open_file("/dev/null")
+    with pytest.raises(IsADirectoryError):
+        open_file(root, root=str(root))
+    with pytest.raises(NotRegularFile):
+        write_text_atomic(root / "pipe", "over it\n", root=str(root))
+    assert stat.S_ISFIFO(os.lstat(root / "pipe").st_mode)  # left as it was
+    assert [p.name for p in root.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_the_protected_folder_is_refused_whatever_the_spelling(root: Path, tmp_path: Path) -> None:
+    data = root / "data"
+    data.mkdir()
+    (root / "data-link").symlink_to(data)
+    for allow_outside in (False, True):
+        workspace = DiskWorkspace(root, allow_outside=allow_outside)
+        workspace.protect(data)
+        assert workspace.protected == (data,)
+        for path in ("data", "data/mcp.json", "./x/../data/AGENTS.md", str(data / "sessions"), "data-link/a"):
+            with pytest.raises(ToolInputError, match="agentls's data folder"):
+                workspace.resolve(path)
+        assert workspace.resolve("database.txt") == root / "database.txt"  # a name that only starts alike
 
 
 # --- the workspace: the check is made on what is opened ------------------------------------
