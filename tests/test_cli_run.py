@@ -523,8 +523,35 @@ def test_a_project_mcp_json_without_a_terminal_says_it_needs_trust(tmp_path: Pat
         "run", "go", "--faux-script", str(script), "--data-dir", str(tmp_path / "d"), "--cwd", str(tmp_path)
     )
     assert run.returncode == 0, run.stderr
-    assert "the MCP servers of" in run.stderr and "need your trust and there is no terminal" in run.stderr
+    assert "the MCP servers of" in run.stderr and "needs your trust and there is no terminal" in run.stderr
+    assert "project files" not in run.stderr  # the folder has none
     assert "! MCP server quirky (.mcp.json) is not started: it waits for your trust" in run.stderr
+
+
+def test_project_files_without_a_terminal_are_left_out_unless_approved(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("Project rules.\n")
+    skill = tmp_path / ".agentls" / "skills" / "hello"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: hello\ndescription: Says hello\n---\nSKILL BODY MARKER\n")
+    script = write_faux_script(tmp_path / "faux.json", [{"content": "Done."}] * 3)
+
+    def run(*flags: str) -> subprocess.CompletedProcess[str]:
+        options = ("--faux-script", str(script), "--data-dir", str(tmp_path / "d"), "--cwd", str(tmp_path))
+        return agentls("run", "--json", *flags, *options, "/skill:hello go")
+
+    def user_text(done: subprocess.CompletedProcess[str]) -> str:
+        events = [n["params"]["event"] for n in json_lines(done.stdout) if n.get("method") == "agent/event"]
+        ends = [e["message"] for e in events if e["type"] == "message_end"]
+        return json.dumps([message for message in ends if message["role"] == "user"])
+
+    unasked, approved, declined = run(), run("--approve"), run("--no-approve")
+    for done in (unasked, approved, declined):
+        assert done.returncode == 0, done.stderr
+    assert "the project files of" in unasked.stderr and "pass --approve to load them" in unasked.stderr
+    assert "MCP servers" not in unasked.stderr  # the folder has none
+    assert "SKILL BODY MARKER" not in user_text(unasked)
+    assert "SKILL BODY MARKER" in user_text(approved) and "trust" not in approved.stderr
+    assert "SKILL BODY MARKER" not in user_text(declined) and "trust" not in declined.stderr
 
 
 def test_run_on_a_terminal_asks_to_trust_a_project_mcp_server_and_remembers_it(tmp_path: Path) -> None:

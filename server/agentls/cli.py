@@ -80,6 +80,8 @@ def _client_options(args: argparse.Namespace) -> dict[str, Any]:
         options["permissions"] = {tool: "allow" for tool in args.allow}
     if getattr(args, "mcp_servers", None) is not None:
         options["mcpServers"] = args.mcp_servers
+    if getattr(args, "approve", None) is not None:
+        options["projectTrust"] = "always" if args.approve else "never"
     return options
 
 
@@ -176,12 +178,7 @@ def _refuser() -> Any:
 def _refusal(request: Any) -> str:
     name = request.tool_name
     if name == "mcp":
-        files = ", ".join((request.args or {}).get("files") or []) if isinstance(request.args, dict) else ""
-        return (
-            f"agentls: the MCP servers of {files or 'the project'} need your trust and there is no terminal "
-            "to ask on: not started (trust them once with agentls run or chat on a terminal, or pass your "
-            "own with --mcp-config FILE)"
-        )
+        return _trust_refusal(request.args if isinstance(request.args, dict) else {})
     if name.startswith("mcp__") and name.count("__") >= 2:
         server = name.split("__", 2)[1]
         return (
@@ -191,6 +188,24 @@ def _refusal(request: Any) -> str:
     return (
         f"agentls: {name} needs permission and there is no terminal to ask on: "
         f"rejected (pass --allow {name} to run it)"
+    )
+
+
+def _trust_refusal(args: dict[str, Any]) -> str:
+    """What a trust question that no terminal can answer left out: the project's files, its MCP servers."""
+    parts = []
+    if args.get("projectFiles"):
+        parts.append(
+            f"the project files of {args.get('folder') or 'the folder'} (AGENTS.md, skills, prompt "
+            "templates) are left out (pass --approve to load them for this run)"
+        )
+    if args.get("servers") or not parts:
+        files = ", ".join(args.get("files") or []) or "the project"
+        parts.append(f"the MCP servers of {files} are not started (or pass your own with --mcp-config FILE)")
+    return (
+        "agentls: the folder needs your trust and there is no terminal to ask on: "
+        + "; ".join(parts)
+        + ". Trust it once with agentls run or chat on a terminal."
     )
 
 
@@ -629,6 +644,25 @@ def build_parser() -> argparse.ArgumentParser:
             help='MCP servers to use, a file like .mcp.json: {"mcpServers": {NAME: {"command": ...}}}',
         )
 
+    def trust_options(command: argparse.ArgumentParser) -> None:
+        """Pi's ``--approve`` / ``--no-approve``: the folder's project files trusted, or not, for this run."""
+        trust = command.add_mutually_exclusive_group()
+        trust.add_argument(
+            "-a",
+            "--approve",
+            dest="approve",
+            action="store_const",
+            const=True,
+            help="load the folder's AGENTS.md, skills and prompt templates without asking (this run only)",
+        )
+        trust.add_argument(
+            "--no-approve",
+            dest="approve",
+            action="store_const",
+            const=False,
+            help="leave the folder's AGENTS.md, skills and prompt templates out, unasked (this run only)",
+        )
+
     acp = commands.add_parser(
         "acp", help="run the agent for Agent Client Protocol clients (Zed, JetBrains, ...) on stdio"
     )
@@ -665,6 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(every tool of an MCP server); on a terminal the others ask",
     )
     mcp_option(run)
+    trust_options(run)
     server_options(run)
 
     chat = commands.add_parser("chat", help="an interactive session on the terminal")
@@ -681,6 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="run TOOL without asking (repeatable; 'mcp__SERVER__*': every tool of an MCP server)",
     )
     mcp_option(chat)
+    trust_options(chat)
     server_options(chat)
 
     models = commands.add_parser("models", help="list the models of the configured providers")
