@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentls.ai import user_message
-from agentls.session.file_changes import MAX_RECORDED_BYTES, ChangeLog
+from agentls.ai import ToolResultMessage, user_message
+from agentls.session.file_changes import MAX_RECORDED_BYTES, ChangeLog, FileChange, FileChanges, Snapshot
 from agentls.session.store import SessionStore
 from agentls.session.tree import FILE_CHANGES
+from agentls.session.tree_view import tree_view
 
 from tests.session.test_store import make_header, read_lines, session_file
 
@@ -94,3 +95,19 @@ async def test_a_damaged_file_change_record_is_skipped_with_a_warning(tmp_path: 
     assert len(loaded.tree) == 0
     [warning] = loaded.warnings
     assert "line 2: skipped" in warning and "snapshot" in warning
+
+
+async def test_the_tree_view_gives_each_tool_result_the_files_of_its_own_call(tmp_path: Path) -> None:
+    """Parallel calls record their changes before they write, so the records come in any order
+    before the results (c2's record between c1's record and c1's result, here)."""
+    store = SessionStore(tmp_path / "data")
+    writer = store.create(make_header("s1", tmp_path))
+    for call, name in (("c1", "a.txt"), ("c2", "b.txt"), ("c1", "c.txt")):
+        changes = FileChanges(call, (FileChange(str(tmp_path / name), None, Snapshot.of(b"x\n")),))
+        await writer.append_custom(FILE_CHANGES, changes, changes.wire())
+    for call in ("c2", "c1"):
+        await writer.append_message(ToolResultMessage(tool_call_id=call, tool_name="write", timestamp=1))
+    writer.close()
+
+    view = tree_view(store.load("s1").tree, tmp_path)
+    assert [entry.files for entry in view.entries] == [["b.txt"], ["a.txt", "c.txt"]]

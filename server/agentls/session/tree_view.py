@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentls.ai.types import AgentMessage, AssistantMessage, ToolCall
+from agentls.ai.types import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from agentls.protocol import TreeBranch, TreeEntry, TreeResult
 from agentls.session.compaction.serialize import content_text
 from agentls.session.file_changes import FileChanges
@@ -67,7 +67,8 @@ def tree_view(tree: SessionTree, root: Path) -> TreeResult:
     nearest: dict[str, str | None] = {}
     """For every entry, itself if shown, else the nearest shown entry above it."""
     files: dict[str, list[str]] = {}
-    """For a file-change entry, the files it names (its tool result is the entry below it)."""
+    """By tool call, the files its file-change entries name (written before the call's file writes, so
+    the entries of parallel calls come in any order before their tool results)."""
     entries: list[TreeEntry] = []
     has_children: set[str] = set()
     labels = tree.labels()
@@ -75,14 +76,16 @@ def tree_view(tree: SessionTree, root: Path) -> TreeResult:
     for node in tree:
         parent = nearest.get(node.parent_id) if node.parent_id is not None else None
         if node.custom_type == FILE_CHANGES and isinstance(node.data, FileChanges):
-            files[node.id] = [display(root, change.path) for change in node.data.changes]
+            named = files.setdefault(node.data.tool_call_id, [])
+            named += [shown for c in node.data.changes if (shown := display(root, c.path)) not in named]
         if node.type not in _SHOWN or node.message is None:
             nearest[node.id] = parent
             continue
         nearest[node.id] = node.id
         if parent is not None:
             has_children.add(parent)
-        changed = files.get(node.parent_id) if node.parent_id is not None else None
+        result = node.message if isinstance(node.message, ToolResultMessage) else None
+        changed = files.get(result.tool_call_id) if result is not None else None
         entries.append(
             TreeEntry(
                 id=node.id,
@@ -93,7 +96,7 @@ def tree_view(tree: SessionTree, root: Path) -> TreeResult:
                 timestamp=node.timestamp,
                 label=labels.get(node.id),
                 on_branch=node.id in on_branch,
-                files=changed if node.message.role == "toolResult" else None,
+                files=changed,
             )
         )
     leaf = shown_leaf(tree)
