@@ -586,7 +586,8 @@ async function settingsApply(api: AgentExtension, rec: Recorder): Promise<void> 
   rec.check(step, 'Agent: Focus Panel shows the panel', api.panel.visible);
 }
 
-/** An API key in SecretStorage (Agent: Set API Key) reaches the server's environment when it starts. */
+/** An API key in SecretStorage (Agent: Set API Key) reaches the server's environment when it starts
+ * (its provider's models are listed), and not the environment of the shell commands it runs. */
 async function apiKey(api: AgentExtension, rec: Recorder): Promise<void> {
   const step = 'api-key';
   const c = api.controller;
@@ -607,7 +608,10 @@ async function apiKey(api: AgentExtension, rec: Recorder): Promise<void> {
     await c.bash('printenv OPENAI_API_KEY', true);
     await waitFor(api, () => c.bashId === undefined, 10_000, 'printenv').catch(() => undefined);
     const row = bashRow(api, 'printenv OPENAI_API_KEY');
-    rec.check(step, 'the API key of SecretStorage is in the server environment', row !== undefined && [API_KEY_VALUE, '[redacted]'].includes(row.output.trim()), row);
+    await c.refreshModels();
+    const openai = c.models.filter((model) => model.provider === 'openai').map((model) => model.id);
+    rec.check(step, 'the API key of SecretStorage is in the server environment (its models are listed)', openai.length > 0, c.models.length);
+    rec.check(step, 'a shell command does not get the API key', row !== undefined && row.output.trim() === '' && row.exitCode === 1, row);
   } finally {
     await api.secrets.delete(secretKey('OPENAI_API_KEY'));
     try {
@@ -771,7 +775,7 @@ async function userBash(api: AgentExtension, rec: Recorder): Promise<void> {
   rec.check(
     step,
     '!echo hi shows a bash row with its output',
-    echo?.output === ECHO.output && echo.exitCode === 0 && !echo.excluded,
+    echo?.output === `${ECHO.output}\n` && echo.exitCode === 0 && !echo.excluded, // the final newline kept, as Pi's
     echo,
   );
   rec.check(step, 'the command started no run', c.status === 'idle' && c.settled.length === runs);
