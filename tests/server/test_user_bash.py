@@ -18,7 +18,7 @@ import pytest
 from agentls.client import AgentClient, AgentClientError
 from agentls.protocol import BashEndNotification, BashResult, RequestPermissionParams
 
-from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text
+from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, a_tool
 from tests.ai.providers.mock_http import MockServer
 from tests.server.conftest import Recorder, Servers, Shared, server_options, tool_call, within
 from tests.server.test_providers_e2e import MODEL, NO_KEYS, point_anthropic_at
@@ -264,3 +264,28 @@ async def test_wait_returns_the_end_of_the_command(shared: Shared, workspace: Pa
     end = await within(shared.client.bash(session, "echo done", wait=True))
     assert isinstance(end, BashEndNotification)
     assert end.message["output"] == "done\n" and end.session_id == session
+
+
+async def test_the_full_output_of_a_cut_command_is_a_file_the_sessions_read_opens(
+    servers: Servers, data_dir: Path, workspace: Path
+) -> None:
+    """Pi's text tells the model where a cut command's whole output is: its ``read`` can open it."""
+    async with MockServer() as mock:
+        point_anthropic_at(data_dir, mock.url)
+        client = await servers.start({"dataDir": str(data_dir)}, env=NO_KEYS)
+        recorder = await Recorder(client).start()
+        session = await within(client.new_session(cwd=str(workspace)))
+        end = await run_bash(client, recorder, session, "seq 1 30000")
+        path = end["message"]["fullOutputPath"]
+        assert end["message"]["truncated"] and path and not path.startswith(str(workspace))
+        call = json.dumps({"path": path, "offset": 2, "limit": 2})
+        mock.replies += [
+            a_reply(a_start(model=MODEL), a_tool(0, "r1", "read", call), a_end("tool_use")),
+            answer("Read it."),
+        ]
+        run = await within(client.prompt(session, "Look at the whole output.", wait=True))
+        assert run.stop_reason == "stop"  # type: ignore[union-attr]
+        await recorder.stop()
+        await within(client.close(), 15)
+    result = next(m for m in mock.requests[1].json()["messages"][-1]["content"] if m["type"] == "tool_result")
+    assert not result["is_error"] and result["content"].startswith("     2\t2\n     3\t3\n")

@@ -257,6 +257,7 @@ class AgentSession:
             notify=notify,
             record=self._record_bash,
             environment=processes.environment if processes is not None else None,
+            outputs=self.outputs.folder,
         )
         """``agent/bash`` and ``agent/abortBash``: the user's own commands."""
         self.agent = Agent(

@@ -29,6 +29,7 @@ from agentls.ai import AbortController, AgentMessage, to_wire
 from agentls.session.errors import SessionError
 from agentls.session.messages import bash_execution_message
 from agentls.tools.environment import ToolEnvironment
+from agentls.tools.output_files import OutputFolder
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.shell import ShellCommand, ShellResult
 
@@ -93,12 +94,13 @@ class UserBash:
         notify: Callable[[str, dict[str, Any]], None],
         record: Callable[[AgentMessage], Awaitable[None]],
         environment: ToolEnvironment | None = None,
+        outputs: OutputFolder | None = None,
     ) -> None:
         self._session_id = session_id
         self._cwd = cwd
         self._notify = notify
         self._record = record
-        self._tracker = ProcessTracker(environment)
+        self._tracker = ProcessTracker(environment, outputs)
         self._running: _Command | None = None
         self._task: asyncio.Task[None] | None = None
         """The running command's task (asyncio keeps only weak references to tasks)."""

@@ -208,10 +208,13 @@ class ProcessTracker:
     this process's, without the providers' API keys; see :mod:`agentls.tools.environment`).
     """
 
-    def __init__(self, environment: ToolEnvironment | None = None) -> None:
+    def __init__(
+        self, environment: ToolEnvironment | None = None, outputs: OutputFolder | None = None
+    ) -> None:
         self.environment = environment or ToolEnvironment()
-        self.outputs = OutputFolder()
-        """Where the calls' cut outputs are kept whole."""
+        self.outputs = outputs if outputs is not None else OutputFolder()
+        """Where the calls' cut outputs are kept whole (a session's ``bash`` and ``agent/bash`` share one,
+        which its ``read`` may open)."""
         self._calls: set[TrackedCall] = set()
         """The calls since the last :meth:`terminate_all` (or still holding processes)."""
 
