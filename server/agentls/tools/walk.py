@@ -445,8 +445,8 @@ class Tree:
 
     def _link_target(self, path: str) -> str | None:
         """The real path of the symlink ``path`` if it leads to a regular file the tools may read."""
-        target = os.path.realpath(path)
-        try:
+        try:  # realpath itself fails when a link on the way is swapped while it reads it
+            target = os.path.realpath(path)
             regular = stat.S_ISREG(os.stat(target).st_mode)
         except OSError:
             return None
