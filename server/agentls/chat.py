@@ -140,6 +140,8 @@ class Chat:
         self.session_id = ""
         self.commands: list[tuple[str, str]] = []
         self.run_id: str | None = None
+        self.settled_runs: set[str] = set()
+        """Runs whose ``agent/settled`` came: the answer to a prompt can arrive after its run settled."""
         self.run_started = 0.0
         self.bash_running = False
         self.compacting = False
@@ -259,6 +261,7 @@ class Chat:
             stop = params.get("stopReason")
             footer = self.transcript.usage.line(elapsed) + ("" if stop == "stop" else f" · {stop}")
             self.transcript.line(Text(footer, "dim"), kind="footer")
+            self.settled_runs.add(str(params.get("runId")))
             self.run_id, self.run_started = None, 0.0
 
     # --- permission questions ------------------------------------------------------------
@@ -321,7 +324,7 @@ class Chat:
                 self.note(f"  queued ({'follow-up' if follow_up else 'steering'}): {line}")
             else:
                 accepted = await self.client.prompt(self.session_id, line, when_busy="steer")
-                if accepted.run_id and self.run_id is None:
+                if accepted.run_id and self.run_id is None and accepted.run_id not in self.settled_runs:
                     self.run_id, self.run_started = accepted.run_id, time.monotonic()
         except AgentClientError as error:
             self.note(f"✗ {error}", "red")
