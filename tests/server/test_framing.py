@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import random
+import threading
 
 import pytest
-from agentls.server.framing import MAX_HEADER_LINE, Frame, FrameParser, FramingError
+from agentls.server.framing import MAX_HEADER_LINE, Frame, FrameParser, FramingError, OutputWriter
 
 
 def frame(body: bytes) -> bytes:
@@ -81,3 +84,46 @@ def test_memory_stays_bounded_while_skipping() -> None:
         assert parser.feed(b"x" * 10_000) == []
     assert len(parser._buffer) < 100
     assert parser.feed(frame(b"{}")) == [Frame(b"{}")]
+
+
+def test_frames_written_from_other_threads_while_the_loop_writes_are_all_sent() -> None:
+    """A log record of a worker thread is sent as a notification from that thread: none of its
+    frames, nor of the loop's, may be lost between one hand-over to the writer's thread and the next."""
+    read_end, write_end = os.pipe()
+    received = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_end, 1 << 16):
+            received.extend(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)
+    reader.start()
+    writer = OutputWriter(write_end, lambda: None)
+
+    async def main() -> None:
+        writer.attach(asyncio.get_running_loop())
+
+        def from_thread(name: str) -> None:
+            for i in range(500):
+                writer.write(f"{name}-{i};".encode())
+
+        threads = [threading.Thread(target=from_thread, args=(f"t{n}",)) for n in range(4)]
+        for thread in threads:
+            thread.start()
+        for i in range(2000):
+            writer.write(f"loop-{i};".encode())
+            if i % 50 == 0:
+                await asyncio.sleep(0.001)
+        await asyncio.gather(*(asyncio.to_thread(thread.join) for thread in threads))
+        await asyncio.sleep(0.05)  # the last hand-over (FLUSH_DELAY) and what the threads passed on
+
+    try:
+        asyncio.run(main())
+        writer.close()
+    finally:
+        os.close(write_end)
+        reader.join(10)
+    frames = received.decode().split(";")[:-1]
+    from_threads = [f"t{n}-{i}" for n in range(4) for i in range(500)]
+    assert sorted(frames) == sorted([f"loop-{i}" for i in range(2000)] + from_threads)
+    assert [f for f in frames if f.startswith("loop-")] == [f"loop-{i}" for i in range(2000)]  # in order

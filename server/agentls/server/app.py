@@ -204,7 +204,7 @@ class AgentServer(LanguageServer):
         self.protocol.set_writer(writer)
         self.protocol.answered_early = started.answered
         try:
-            asyncio.run(self._serve(sys.stdin.buffer.fileno(), started))
+            asyncio.run(self._serve(sys.stdin.buffer.fileno(), started, writer))
         except SystemExit as exit_request:  # pygls's ``exit`` handler: 0 after shutdown, else 1
             return exit_request.code if isinstance(exit_request.code, int) else 0
         finally:
@@ -212,7 +212,8 @@ class AgentServer(LanguageServer):
             self.shutdown()
         return 0
 
-    async def _serve(self, fd: int, started: Boot) -> None:
+    async def _serve(self, fd: int, started: Boot, writer: OutputWriter) -> None:
+        writer.attach(asyncio.get_running_loop())  # log records of other threads are written through it
         self._reading = asyncio.create_task(self._read(fd, started))
         with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
             # An editor closing may terminate the server: end as at the end of input.

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import os
 import re
@@ -240,6 +241,10 @@ class OutputWriter:
         """Written in the loop since the last hand-over."""
         self._flush_pending = False
         self._loop: asyncio.AbstractEventLoop | None = None
+        """The event loop whose thread gathers the frames (the one running when the writer was made,
+        or :meth:`attach`'s)."""
+        with contextlib.suppress(RuntimeError):
+            self._loop = asyncio.get_running_loop()
         self._gone = False
         self._handing = threading.Condition()
         self._handed: list[bytes] = []
@@ -251,15 +256,31 @@ class OutputWriter:
         self._thread = threading.Thread(target=self._run, name="agentls-output", daemon=True)
         self._thread.start()
 
+    def attach(self, loop: asyncio.AbstractEventLoop) -> None:
+        """``loop`` is the one whose thread writes from now on (for a writer made before it ran)."""
+        self._loop = loop
+
     def write(self, data: bytes) -> None:
+        """Queue ``data``; from any thread (a log record of a worker thread is sent as a notification).
+
+        The frames gathered for the next hand-over belong to the event loop's thread: a write
+        from another thread while the loop runs is passed to the loop, in order after what it
+        has queued, so that no frame is lost between a hand-over and the next.
+        """
         if self._gone:
             return
-        self._gathered.append(data)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            owner = self._loop
+            if owner is not None and owner.is_running():
+                with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: write it here
+                    owner.call_soon_threadsafe(self.write, data)
+                    return
+            self._gathered.append(data)
             self.flush()
             return
+        self._gathered.append(data)
         if not self._flush_pending:
             self._flush_pending = True
             self._loop = loop
