@@ -21,24 +21,14 @@ import secrets
 import stat
 from collections.abc import Iterable
 
+from agentls.tools.output_files import process_runs
+
 _STALE = re.compile(r"\..+\.agentls-(\d+)-[0-9a-f]+\.tmp")
 
 
 def temp_name(name: str) -> str:
     """The name of a new temporary file for an atomic write of ``name`` (a file name, no folder)."""
     return f".{name}.agentls-{os.getpid()}-{secrets.token_hex(8)}.tmp"
-
-
-def _writer_gone(pid: int) -> bool:
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
 
 
 def remove_stale(folders: Iterable[str]) -> list[str]:
@@ -49,7 +39,7 @@ def remove_stale(folders: Iterable[str]) -> list[str]:
         with contextlib.suppress(OSError), os.scandir(folder) as entries:
             for entry in entries:
                 match = _STALE.fullmatch(entry.name)
-                if match is None or not _writer_gone(int(match.group(1))):
+                if match is None or process_runs(int(match.group(1))):
                     continue
                 with contextlib.suppress(OSError):
                     if stat.S_ISREG(entry.stat(follow_symlinks=False).st_mode):

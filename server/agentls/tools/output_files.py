@@ -25,7 +25,8 @@ _lock = threading.Lock()
 _root: str | None = None
 
 
-def _alive(pid: int) -> bool:
+def process_runs(pid: int) -> bool:
+    """Whether a process ``pid`` runs (this one included), whoever it belongs to."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -54,7 +55,7 @@ def remove_stale_folders(parent: str | None = None) -> list[str]:
                 continue
             if not entry.is_dir(follow_symlinks=False) or info.st_uid != os.getuid():
                 continue
-            if not _alive(int(match.group(1))):
+            if not process_runs(int(match.group(1))):
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(entry.path)
     return removed
