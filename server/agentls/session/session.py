@@ -909,10 +909,8 @@ class AgentSession:
         return clamp_thinking_level(self.agent.state.model, self.agent.state.thinking_level)
 
     async def set_thinking_level(self, level: str) -> None:
-        """Any level, kept as given (a provider adapts a level its model lacks, as pi-ai's do)."""
-        if level not in THINKING_LEVELS:
-            levels = ", ".join(THINKING_LEVELS)
-            raise SessionError("invalidParams", f"Unknown thinking level {level!r}; the levels are {levels}")
+        """One of ``THINKING_LEVELS``, kept as given (a provider adapts a level its model lacks, as pi-ai's
+        do); the fronts check it (``agent/setThinkingLevel``'s params, ACP's option values)."""
         self.agent.state.thinking_level = level  # type: ignore[assignment]
         await self.writer.append_thinking_level_change(level)
 
