@@ -18,12 +18,12 @@ from agentls.ai import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    clamp_thinking_level,
     user_message,
 )
 from agentls.ai.providers.budgets import (
     adjust_max_tokens_for_thinking,
     clamp_max_tokens_to_context,
-    clamp_thinking_level,
     estimate_context_tokens,
 )
 from agentls.ai.providers.retry import (
@@ -258,11 +258,13 @@ def test_thinking_budgets_and_levels() -> None:
     assert adjust_max_tokens_for_thinking(None, 32000, "medium", None) == (32000, 8192)
     assert adjust_max_tokens_for_thinking(1000, 32000, "low", None) == (3048, 2048)
     assert adjust_max_tokens_for_thinking(None, 2000, "high", None) == (2000, 976)
-    levels = {"off": None, "xhigh": "xhigh"}
-    assert clamp_thinking_level(MODEL, levels, "max") == "xhigh"
-    assert clamp_thinking_level(MODEL, {}, "max") == "high"
-    assert clamp_thinking_level(MODEL, {"minimal": None}, "minimal") == "low"
-    assert clamp_thinking_level(MODEL.model_copy(update={"reasoning": False}), {}, "high") == "off"
+    def mapped(levels: dict[str, str | None]) -> Model:
+        return MODEL.model_copy(update={"thinking_level_map": levels})
+
+    assert clamp_thinking_level(mapped({"off": None, "xhigh": "xhigh"}), "max") == "xhigh"
+    assert clamp_thinking_level(MODEL, "max") == "high"
+    assert clamp_thinking_level(mapped({"minimal": None}), "minimal") == "low"
+    assert clamp_thinking_level(MODEL.model_copy(update={"reasoning": False}), "high") == "off"
 
 
 def test_anthropic_messages_of_a_request_that_extends_the_last_one_reuse_its_wire_forms() -> None:

@@ -32,8 +32,8 @@ from typing import Any
 import httpx
 
 from agentls.ai.event_stream import AssistantMessageEventStream
-from agentls.ai.models import error_stream
-from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context, clamp_thinking_level
+from agentls.ai.models import clamp_thinking_level, error_stream
+from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context
 from agentls.ai.providers.catalog import ProviderSpec
 from agentls.ai.providers.json_parse import parse_json_with_repair
 from agentls.ai.providers.sse import ServerSentEvent
@@ -402,7 +402,7 @@ def build_params(
     if options and options.tool_choice and compat.supports_tool_choice:
         params["tool_choice"] = options.tool_choice
     level = options.reasoning if options else None
-    effort = clamp_thinking_level(model, level_map, level) if level else None
+    effort = clamp_thinking_level(model, level) if level else None
     _apply_reasoning(params, model, compat, None if effort == "off" else effort, level_map)
     return params
 
