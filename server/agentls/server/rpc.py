@@ -410,12 +410,9 @@ class StrictProtocol(LanguageServerProtocol):
             future.cancel()
             self.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
 
-    def lsp_shutdown(self, *args: Any) -> Any:
-        result = yield from super().lsp_shutdown(*args)
-        for future in self._outgoing.values():
-            future.cancel()
-        self._outgoing.clear()
-        return result
+    lsp_shutdown = None  # type: ignore[assignment]
+    """pygls's built-in ``shutdown`` is left out (it would cancel the client's requests still running):
+    the server's own ``shutdown`` feature answers it, and :meth:`_request` marks the shutdown."""
 
     # --- writing -------------------------------------------------------------------------
 
