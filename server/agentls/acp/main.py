@@ -21,10 +21,10 @@ from acp import run_agent
 from agentls.acp.agent import AcpAgent
 from agentls.ai.local_files import read_json_file
 from agentls.ai.secrets import RedactingFilter
+from agentls.json_depth import TooDeep, parse_body
 from agentls.protocol import InitializationOptions, ModelRef
 from agentls.server.boot import valid_id
 from agentls.server.framing import OutputWriter, max_unread_bytes
-from agentls.server.nesting import TooDeep, parse_body
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def _screen(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     The SDK logs and skips a line that is not JSON, so its sender never learns why no
     answer comes; a line that is JSON but not an object ends its receive loop; one
     nesting deeper than its parser's stack allows fails it. Too deep a line is answered
-    from its top level (``agentls.server.nesting``): a request with its id, an answer to
+    from its top level (:mod:`agentls.json_depth`): a request with its id, an answer to
     one of the agent's requests becomes an error answer for the SDK (the request fails),
     a notification is dropped.
     """
