@@ -7,6 +7,10 @@
 -- feature shares one workspace and one server, and `h.finish()` returns to the suite.
 local M = {}
 
+-- Neovim's python ftplugin asks `has("python3")`, which probes for the python3 provider by
+-- running interpreters (2-3 s) when the tests first open a .py file; the plugin needs none.
+vim.g.loaded_python3_provider = 0
+
 --- Put the plugin (the folder above tests/) first in 'runtimepath' and load its plugin file.
 --- Returns the server command: `given`, else $AGENTLS_CMD, else `agentls` on PATH; made
 --- absolute when it is a path (the tests change the current directory).
