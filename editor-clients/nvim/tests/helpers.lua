@@ -358,16 +358,12 @@ function M.wait_panel(text, what, ms)
   end, what)
 end
 
---- The 1-based panel line that contains `text`, the last one when several do.
-function M.panel_row(text)
-  return M.last_row(require("agentls.panel").lines(), text)
-end
-
---- Press `keys` in the panel with the cursor on the line containing `text`.
+--- Press `keys` in the panel with the cursor on the line containing `text` (the last one when
+--- several do).
 function M.panel_keys(text, keys)
   local panel = require("agentls.panel")
   panel.render()
-  local row = M.panel_row(text)
+  local row = M.last_row(panel.lines(), text)
   assert(row, ("no panel line with %q:\n%s"):format(text, M.panel_text()))
   local win = panel.windows()[1]
   vim.api.nvim_win_set_cursor(win, { row, 0 })
