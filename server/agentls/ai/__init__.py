@@ -21,7 +21,14 @@ from agentls.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from agentls.ai.models import Models, Provider, StreamFn, error_stream
+from agentls.ai.models import (
+    Models,
+    Provider,
+    StreamFn,
+    clamp_thinking_level,
+    error_stream,
+    supported_thinking_levels,
+)
 from agentls.ai.types import (
     THINKING_LEVELS,
     AgentMessage,
@@ -98,12 +105,14 @@ __all__ = [
     "Usage",
     "UsageCost",
     "UserMessage",
+    "clamp_thinking_level",
     "dumps_compact",
     "dumps_pretty",
     "error_stream",
     "now_ms",
     "parse_message",
     "sleep_or_abort",
+    "supported_thinking_levels",
     "to_wire",
     "user_message",
     "validate_tool_arguments",

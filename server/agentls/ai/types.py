@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args
 
 from pydantic import (
     BaseModel,
@@ -30,7 +30,9 @@ if TYPE_CHECKING:
 StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted", "deferred"]
 ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
 ModelThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
+THINKING_LEVELS: tuple[str, ...] = get_args(ModelThinkingLevel)
+"""Every thinking level, from none to the most, as pi-ai orders them; a model supports some of them
+(:func:`agentls.ai.models.supported_thinking_levels`)."""
 
 
 def now_ms() -> int:
@@ -234,6 +236,10 @@ class Model(WireModel):
     context_window: int = 0
     max_tokens: int = 0
     headers: dict[str, str] | None = None
+    thinking_level_map: dict[str, str | None] | None = None
+    """What each thinking level is called on the provider's wire; ``null`` for a level the model
+    lacks (pi-ai's ``thinkingLevelMap``). Without an entry, ``xhigh`` and ``max`` are lacking and
+    the others keep their names."""
 
 
 # --- tools and context -----------------------------------------------------------------

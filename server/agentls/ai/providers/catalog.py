@@ -226,8 +226,7 @@ class ProviderSpec:
         return own.over(self.compat) if own is not None else self.compat
 
     def thinking_level_map(self, model: Model) -> dict[str, str | None]:
-        config = self.model_configs.get(model.id)
-        return dict(config.thinking_level_map or {}) if config is not None else {}
+        return dict(model.thinking_level_map or {})
 
     @property
     def usable(self) -> bool:
@@ -264,6 +263,8 @@ def _model(provider_id: str, api: Api, base_url: str, config: ModelConfig, heade
         context_window=config.context_window,
         max_tokens=config.max_tokens,
     )
+    if config.thinking_level_map:
+        model.thinking_level_map = dict(config.thinking_level_map)
     if headers:
         model.headers = headers
     return model
