@@ -67,6 +67,14 @@ class ModelRef(ProtocolModel):
     provider: str
     id: str
 
+    @classmethod
+    def parse(cls, text: str) -> ModelRef:
+        """``PROVIDER/ID`` as a reference (the id may hold ``/``); ``ValueError`` when a part is missing."""
+        provider, _, model_id = text.partition("/")
+        if not provider or not model_id:
+            raise ValueError(f"{text!r} is not PROVIDER/ID")
+        return cls(provider=provider, id=model_id)
+
 
 class CompactionSettings(ProtocolModel):
     """Pi's compaction settings; a client may send any of them (the rest keep their defaults)."""

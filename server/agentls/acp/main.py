@@ -14,14 +14,15 @@ import json
 import logging
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from acp import run_agent
 
 from agentls.acp.agent import AcpAgent
-from agentls.ai.local_files import read_json_file
 from agentls.ai.secrets import RedactingFilter
 from agentls.json_depth import TooDeep, parse_body
+from agentls.mcp.config import McpConfigError, read_mcp_config
 from agentls.protocol import InitializationOptions, ModelRef
 from agentls.server.boot import valid_id
 from agentls.server.framing import OutputWriter, max_unread_bytes
@@ -38,14 +39,16 @@ def options_from(
     """
     values: dict[str, Any] = {"dataDir": data_dir, "fauxScript": faux_script}
     if model is not None:
-        provider, _, model_id = model.partition("/")
-        if not model_id:
-            raise ValueError(f"--model {model!r}: expected PROVIDER/ID, e.g. anthropic/claude-sonnet-4-5")
-        values["model"] = ModelRef(provider=provider, id=model_id)
+        try:
+            values["model"] = ModelRef.parse(model)
+        except ValueError:
+            raise ValueError(
+                f"--model {model!r}: expected PROVIDER/ID, e.g. anthropic/claude-sonnet-4-5"
+            ) from None
     if mcp_config is not None:
         try:
-            values["mcpServers"] = read_json_file(mcp_config)
-        except (OSError, ValueError) as error:
+            values["mcpServers"] = read_mcp_config(Path(mcp_config))
+        except McpConfigError as error:
             raise ValueError(f"--mcp-config {mcp_config}: {error}") from None
     return InitializationOptions.model_validate({k: v for k, v in values.items() if v is not None})
 
