@@ -18,6 +18,7 @@ LAYERS: dict[str, int] = {
     "agentls": 0,
     "agentls.protocol": 0,
     "agentls.json_depth": 0,
+    "agentls.thinking_levels": 0,
     "agentls.terminal_text": 0,
     "agentls.http_warm_up": 0,
     "agentls.ai": 1,
@@ -61,7 +62,7 @@ def imported(module: str, path: Path, known: dict[str, Path]) -> Iterator[str]:
             if node.level:
                 anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = f"{anchor}.{base}" if base else anchor
-            names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+            names = [f"{base}.{alias.name}" for alias in node.names]
         else:
             continue
         for name in names:

@@ -14,10 +14,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from agentls.thinking_levels import ModelThinkingLevel
+
 PROTOCOL_VERSION = 1
 
 QueueModeName = Literal["all", "one-at-a-time"]
-ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+ThinkingLevelName = ModelThinkingLevel
 WhenBusy = Literal["steer", "followUp", "reject"]
 PermissionMode = Literal["allow", "ask", "deny", "review"]
 PermissionOutcome = Literal["allowOnce", "allowAlways", "allowAlwaysServer", "reject"]

@@ -30,7 +30,6 @@ from agentls.ai.models import (
     supported_thinking_levels,
 )
 from agentls.ai.types import (
-    THINKING_LEVELS,
     AgentMessage,
     AssistantMessage,
     Context,
@@ -39,13 +38,11 @@ from agentls.ai.types import (
     Message,
     Model,
     ModelCost,
-    ModelThinkingLevel,
     StopReason,
     StreamOptions,
     TextContent,
     ThinkingBudgets,
     ThinkingContent,
-    ThinkingLevel,
     Tool,
     ToolCall,
     ToolResultMessage,
@@ -58,6 +55,7 @@ from agentls.ai.types import (
 )
 from agentls.ai.validation import ToolArgumentsError, validate_tool_arguments, validate_tool_call
 from agentls.ai.wire import dumps_compact, dumps_pretty, to_wire
+from agentls.thinking_levels import THINKING_LEVELS, ModelThinkingLevel, ThinkingLevel
 
 __all__ = [
     "THINKING_LEVELS",

@@ -15,7 +15,8 @@ from typing import Protocol, TypeAlias
 from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.events import ErrorEvent
 from agentls.ai.secrets import redact
-from agentls.ai.types import THINKING_LEVELS, AssistantMessage, Context, Model, StreamOptions
+from agentls.ai.types import AssistantMessage, Context, Model, StreamOptions
+from agentls.thinking_levels import THINKING_LEVELS
 
 StreamFn: TypeAlias = Callable[
     [Model, Context, StreamOptions | None],

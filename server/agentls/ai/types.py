@@ -12,7 +12,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import (
     BaseModel,
@@ -24,15 +24,15 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+# Re-exported: the model layer's types name them, their definition is the leaf module's.
+from agentls.thinking_levels import THINKING_LEVELS as THINKING_LEVELS
+from agentls.thinking_levels import ModelThinkingLevel as ModelThinkingLevel
+from agentls.thinking_levels import ThinkingLevel
+
 if TYPE_CHECKING:
     from agentls.ai.abort import AbortSignal
 
 StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted", "deferred"]
-ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
-ModelThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[str, ...] = get_args(ModelThinkingLevel)
-"""Every thinking level, from none to the most, as pi-ai orders them; a model supports some of them
-(:func:`agentls.ai.models.supported_thinking_levels`)."""
 
 
 def now_ms() -> int:

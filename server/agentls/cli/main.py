@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from agentls import __version__
+from agentls.thinking_levels import THINKING_LEVELS
 
 MAX_MESSAGE_BYTES_ENV = "AGENTLS_MAX_MESSAGE_BYTES"
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 def _positive_int(text: str) -> int:

@@ -37,11 +37,12 @@ from agentls.ai.local_files import read_json_file
 from agentls.ai.providers.retry import RetryPolicy, Timeouts
 from agentls.ai.secrets import CredentialError, clean_credential
 from agentls.ai.types import Model, ModelCost, StreamOptions
+from agentls.thinking_levels import ModelThinkingLevel
 
 ANTHROPIC_MESSAGES = "anthropic-messages"
 OPENAI_COMPLETIONS = "openai-completions"
 Api: TypeAlias = Literal["anthropic-messages", "openai-completions"]
-LevelName: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+LevelName: TypeAlias = ModelThinkingLevel
 D = TypeVar("D")
 
 
