@@ -51,7 +51,9 @@ __all__ = [
     "SessionInfoEntry",
     "SystemPromptChangeEntry",
     "ThinkingLevelChangeEntry",
+    "damaged_fields",
     "is_timestamp",
+    "one_line",
     "parent_in",
     "read_entry",
 ]
@@ -357,11 +359,7 @@ def _what_is_wrong(
 ) -> str:
     """The warning of a damaged entry: its id first, then whether the id is new, its time, its fields."""
     entry_type = data["type"]
-    by_field: dict[str, list[ErrorDetails]] = {}
-    for error in errors:  # pydantic reports the fields in their order: the first damaged one speaks
-        # by wire name (a defaulted field that is validated has its Python name in ``loc``)
-        name = to_camel(str(error["loc"][0])) if error["loc"] else ""
-        by_field.setdefault(name, []).append(error)
+    by_field = damaged_fields(errors)
     if "id" in by_field:
         return f"{entry_type} entry without a string id"
     if data["id"] in tree:
@@ -370,15 +368,25 @@ def _what_is_wrong(
         timestamp = brief(data.get("timestamp"))
         return f"{entry_type} entry whose timestamp {timestamp} is not a time in milliseconds"
     name, field_errors = next(iter(by_field.items()))
-    reason = cls.reasons.get(name, f"{entry_type} entry whose {name} {{error}}")
-    return reason.format(error=_one_line(field_errors))
+    return cls.reasons.get(name, f"{entry_type} entry whose {name} {{error}}").format(
+        error=one_line(field_errors)
+    )
+
+
+def damaged_fields(errors: list[ErrorDetails]) -> dict[str, list[ErrorDetails]]:
+    """Pydantic's errors by the wire name of the field they are in, the fields in their order (so the
+    first damaged field comes first; a validated default has its Python name in ``loc``)."""
+    by_field: dict[str, list[ErrorDetails]] = {}
+    for error in errors:
+        by_field.setdefault(to_camel(str(error["loc"][0])) if error["loc"] else "", []).append(error)
+    return by_field
 
 
 def _duplicate(entry_type: str, entry_id: str) -> str:
     return f"{entry_type} entry whose id {brief(entry_id)} an earlier entry has"
 
 
-def _one_line(errors: list[ErrorDetails]) -> str:
+def one_line(errors: list[ErrorDetails]) -> str:
     """Pydantic's errors of one field on one line, each with where below the field it is."""
     parts = []
     for error in errors:

@@ -49,6 +49,7 @@ import platformdirs
 from agentls.ai.local_files import parse_strict_json
 from agentls.ai.types import AgentMessage, UserMessage
 from agentls.session.entries import SessionInfoEntry, is_timestamp, parent_in, read_entry
+from agentls.session.header import FORMAT_VERSION, SessionHeader, header_to_wire, read_header
 from agentls.session.session_lines import (
     BINARY,
     Line,
@@ -82,44 +83,12 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-FORMAT_VERSION = 1
-"""The ``version`` of the header this module writes and reads."""
-
 TITLE_LENGTH = 80
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 
 
 # --- data ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SessionHeader:
-    """The first line of a session file: what the session started with."""
-
-    id: str
-    cwd: str
-    created_at: int
-    system_prompt: str
-    """The session's custom system prompt, replacing agentls's base one; ``""`` for none."""
-    model: tuple[str, str] | None
-    """``(provider, model id)``, or ``None`` when the session started without a model."""
-    thinking_level: str
-    permissions: dict[str, str] | None = None
-    """The session's own tool policy (``{tool: allow|ask|deny}``) over the server's, if it set one."""
-    allow_outside_workspace: bool = False
-    """Whether the tools may use paths outside ``cwd``."""
-    append_system_prompt: str | None = None
-    """Text added to the system prompt."""
-    context_files: bool = True
-    """Whether the project instructions (``AGENTS.md``, ``CLAUDE.md``) are read into the system prompt."""
-    compaction: dict[str, Any] | None = None
-    """The session's own compaction settings (``enabled``, ``reserveTokens``, ``keepRecentTokens``; wire
-    names) instead of the server's, if it set any."""
-    forked_from: tuple[str, str] | None = None
-    """``(session id, entry id)`` of the session and entry this one was forked from (``agent/fork``)."""
-    mcp_servers: dict[str, Any] | list[Any] | None = None
-    """The MCP servers ``agent/newSession`` gave the session, as given (checked when it starts)."""
 
 
 @dataclass
@@ -189,30 +158,6 @@ def header_settings(header: SessionHeader) -> BranchSettings:
     return BranchSettings(header.model, header.thinking_level, header.system_prompt)
 
 
-def _header_to_wire(header: SessionHeader) -> dict[str, Any]:
-    return {
-        "type": "session",
-        "version": FORMAT_VERSION,
-        "id": header.id,
-        "cwd": header.cwd,
-        "createdAt": header.created_at,
-        "systemPrompt": header.system_prompt,
-        "model": {"provider": header.model[0], "id": header.model[1]} if header.model else None,
-        "thinkingLevel": header.thinking_level,
-        **({"permissions": header.permissions} if header.permissions else {}),
-        **({"allowOutsideWorkspace": True} if header.allow_outside_workspace else {}),
-        **({"appendSystemPrompt": header.append_system_prompt} if header.append_system_prompt else {}),
-        **({} if header.context_files else {"contextFiles": False}),
-        **({"compaction": header.compaction} if header.compaction else {}),
-        **(
-            {"forkedFrom": {"sessionId": header.forked_from[0], "entryId": header.forked_from[1]}}
-            if header.forked_from
-            else {}
-        ),
-        **({"mcpServers": header.mcp_servers} if header.mcp_servers else {}),
-    }
-
-
 # --- reading ---------------------------------------------------------------------------
 
 
@@ -245,88 +190,10 @@ def _read_header(path: Path, line: Line | None) -> SessionHeader:
         )
     if version != FORMAT_VERSION:
         raise broken(f"the header has version {brief(version)}, expected {FORMAT_VERSION}")
-    session_id, cwd, created_at = data.get("id"), data.get("cwd"), data.get("createdAt")
-    if not isinstance(session_id, str):
-        raise broken("the header has no string id")
-    # The tools work in cwd: a relative one would be the server's folder, a NUL no path at all.
-    if not isinstance(cwd, str) or "\0" in cwd or not os.path.isabs(cwd):
-        raise broken("the header's cwd is not an absolute path")
-    if not is_timestamp(created_at):
-        raise broken(f"the header's createdAt {brief(created_at)} is not a time in milliseconds")
-    system_prompt = data.get("systemPrompt")
-    if system_prompt is None:
-        system_prompt = ""
-    if not isinstance(system_prompt, str):
-        raise broken("the header's systemPrompt is not a string")
-    thinking_level = data.get("thinkingLevel", "off")
-    if not isinstance(thinking_level, str):
-        raise broken("the header's thinkingLevel is not a string")
-    model = data.get("model")
-    if model is not None:
-        model = _model_tuple(model)
-        if model is None:
-            raise broken('the header\'s model is not {"provider": string, "id": string} or null')
-    permissions = data.get("permissions")
-    if permissions is not None and not (
-        isinstance(permissions, dict) and all(isinstance(v, str) for v in permissions.values())
-    ):
-        raise broken("the header's permissions is not an object of strings")
-    append_system_prompt = data.get("appendSystemPrompt")
-    if append_system_prompt is not None and not isinstance(append_system_prompt, str):
-        raise broken("the header's appendSystemPrompt is not a string")
-    compaction = data.get("compaction")
-    if compaction is not None and not _is_compaction_settings(compaction):
-        raise broken(
-            "the header's compaction is not "
-            "{enabled?: boolean, reserveTokens?: integer, keepRecentTokens?: integer}"
-        )
-    return SessionHeader(
-        id=session_id,
-        cwd=cwd,
-        created_at=int(created_at),
-        system_prompt=system_prompt,
-        model=model,
-        thinking_level=thinking_level,
-        permissions=permissions or None,
-        allow_outside_workspace=data.get("allowOutsideWorkspace") is True,
-        append_system_prompt=append_system_prompt or None,
-        context_files=data.get("contextFiles") is not False,
-        compaction=compaction or None,
-        forked_from=_forked_from(data.get("forkedFrom")),
-        mcp_servers=mcp if isinstance(mcp := data.get("mcpServers"), dict | list) and mcp else None,
-    )
-
-
-def _forked_from(value: Any) -> tuple[str, str] | None:
-    """The header's ``forkedFrom`` (informational: a malformed one is ignored, not a damaged file)."""
-    if isinstance(value, dict):
-        session_id, entry_id = value.get("sessionId"), value.get("entryId")
-        if isinstance(session_id, str) and isinstance(entry_id, str):
-            return (session_id, entry_id)
-    return None
-
-
-def _is_count(value: Any) -> bool:
-    """A non-negative integer (not a boolean), as token counts are."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _is_compaction_settings(value: Any) -> bool:
-    if not isinstance(value, dict) or not set(value) <= {"enabled", "reserveTokens", "keepRecentTokens"}:
-        return False
-    return isinstance(value.get("enabled", True), bool) and all(
-        _is_count(value[key]) for key in ("reserveTokens", "keepRecentTokens") if key in value
-    )
-
-
-def _model_tuple(value: Any) -> tuple[str, str] | None:
-    if (
-        isinstance(value, dict)
-        and isinstance(value.get("provider"), str)
-        and isinstance(value.get("id"), str)
-    ):
-        return (value["provider"], value["id"])
-    return None
+    try:
+        return read_header(data)
+    except ValueError as error:
+        raise broken(str(error)) from None
 
 
 def _read_session_file(path: Path, session_id: str) -> _ReadResult:
@@ -449,7 +316,7 @@ class SessionStore:
         path = self._path(header.id)
         if not is_timestamp(header.created_at):  # the reader would refuse the file
             raise ValueError(f"created_at {header.created_at!r} is not a time in milliseconds")
-        wire = _header_to_wire(replace(header, cwd=_normalize_cwd(header.cwd)))
+        wire = header_to_wire(replace(header, cwd=_normalize_cwd(header.cwd)))
         header_line = encode_line(wire, f"the header of session {header.id}")
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
