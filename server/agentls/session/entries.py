@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     Strict,
     Tag,
+    TypeAdapter,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -68,9 +69,16 @@ Timestamp: TypeAlias = Annotated[float, Strict(), Field(ge=0, le=MAX_TIMESTAMP)]
 """Milliseconds since 1970 (an integer or a float, not a boolean), up to the year 9999."""
 
 
+_TIMESTAMP: TypeAdapter[float] = TypeAdapter(Timestamp)
+
+
 def is_timestamp(value: Any) -> bool:
-    """Milliseconds since 1970, up to the year 9999 (which also keeps them exact in JavaScript)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= MAX_TIMESTAMP
+    """Whether ``value`` is a :data:`Timestamp` (the year 9999 at most keeps it exact in JavaScript too)."""
+    try:
+        _TIMESTAMP.validate_python(value)
+    except ValidationError:
+        return False
+    return True
 
 
 def parent_in(parent_id: Any, tree: SessionTree) -> str | None:
@@ -86,7 +94,7 @@ def parent_in(parent_id: Any, tree: SessionTree) -> str | None:
 
 def _message_role(value: Any) -> str | None:
     """The tag of a stored message: its ``role``, ``custom`` for any other string (as ``parse_message``)."""
-    role = value.get("role") if isinstance(value, dict) else getattr(value, "role", None)
+    role = value.get("role") if isinstance(value, dict) else None
     if not isinstance(role, str):
         return None
     return role if role in ("user", "assistant", "toolResult") else "custom"
