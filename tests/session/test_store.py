@@ -30,7 +30,8 @@ from agentls.ai import (
     to_wire,
     user_message,
 )
-from agentls.session import store as store_module
+from agentls.session import session_writer as writer_module
+from agentls.session.session_lines import MAX_LINE_BYTES
 from agentls.session.store import (
     SessionHeader,
     SessionNotFound,
@@ -232,14 +233,14 @@ async def test_writes_happen_off_the_event_loop_thread(
     store: SessionStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     threads: list[int] = []
-    real_write_all = store_module._write_all
+    real_write_all = writer_module.write_all
 
     def recording_write_all(fd: int, data: bytes) -> None:
         threads.append(threading.get_ident())
         real_write_all(fd, data)
 
     writer = store.create(make_header("s1", tmp_path))
-    monkeypatch.setattr(store_module, "_write_all", recording_write_all)
+    monkeypatch.setattr(writer_module, "write_all", recording_write_all)
     await writer.append_message(user_message("one"))
     await writer.append_message(user_message("two"))
     writer.close()
@@ -270,7 +271,7 @@ async def test_a_failed_write_stops_the_writer(
     def full_disk(fd: int, data: bytes) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store_module, "_write_all", full_disk)
+    monkeypatch.setattr(writer_module, "write_all", full_disk)
     with pytest.raises(SessionStoreError, match="No space left"):
         await writer.append_message(user_message("lost"))
     monkeypatch.undo()
@@ -468,7 +469,7 @@ def test_header_line_of_a_huge_size(store: SessionStore) -> None:
     path = session_file(store, "s1")
     path.parent.mkdir(parents=True)
     with path.open("wb") as file:
-        file.write(raw_json(HEADER, systemPrompt='"' + "x" * store_module.MAX_LINE_BYTES + '"').encode())
+        file.write(raw_json(HEADER, systemPrompt='"' + "x" * MAX_LINE_BYTES + '"').encode())
         file.write(b"\n")
     with pytest.raises(SessionStoreError, match=r"line 1: it is \d+ bytes long, more than the 67108864"):
         store.load("s1")
@@ -556,7 +557,7 @@ async def test_damaged_entry_lines_are_skipped_with_a_warning(
 async def test_entry_lines_of_a_huge_size_are_skipped(store: SessionStore, tmp_path: Path) -> None:
     await write_session(store, "s1", tmp_path, ["one"])
     path = session_file(store, "s1")
-    huge = b'{"type":"message","text":"' + b"x" * store_module.MAX_LINE_BYTES + b'"}'
+    huge = b'{"type":"message","text":"' + b"x" * MAX_LINE_BYTES + b'"}'
     with path.open("ab") as file:
         file.write(huge + b"\n")
     writer = store.open_writer("s1")
@@ -642,7 +643,7 @@ async def test_entries_nested_too_deeply_are_refused(store: SessionStore, tmp_pa
 async def test_entries_longer_than_a_line_may_be_are_refused(store: SessionStore, tmp_path: Path) -> None:
     writer = store.create(make_header("s1", tmp_path))
     with pytest.raises(SessionStoreError, match="bytes as JSON, more than the 67108864"):
-        await writer.append_message(user_message("x" * store_module.MAX_LINE_BYTES))
+        await writer.append_message(user_message("x" * MAX_LINE_BYTES))
     await writer.append_message(user_message("short"))
     writer.close()
     loaded = store.load("s1")

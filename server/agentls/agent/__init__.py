@@ -6,7 +6,6 @@ from agentls.agent.agent import (
     AgentState,
     ContinueError,
     Listener,
-    PendingMessageQueue,
 )
 from agentls.agent.loop import (
     agent_loop,
@@ -16,6 +15,7 @@ from agentls.agent.loop import (
     run_agent_loop_continue,
     set_default_stream_fn,
 )
+from agentls.agent.queue import PendingMessageQueue, QueuedItem, UnknownQueueItem
 from agentls.agent.types import (
     AfterToolCallContext,
     AfterToolCallResult,
@@ -67,6 +67,7 @@ __all__ = [
     "MessageUpdateEvent",
     "PendingMessageQueue",
     "QueueMode",
+    "QueuedItem",
     "ToolExecutionEndEvent",
     "ToolExecutionMode",
     "ToolExecutionStartEvent",
@@ -75,6 +76,7 @@ __all__ = [
     "TurnEndEvent",
     "TurnStartEvent",
     "TurnUpdate",
+    "UnknownQueueItem",
     "agent_loop",
     "agent_loop_continue",
     "default_convert_to_llm",

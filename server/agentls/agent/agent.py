@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from agentls.agent.loop import get_default_stream_fn, run_agent_loop, run_agent_loop_continue
+from agentls.agent.queue import PendingMessageQueue
 from agentls.agent.types import (
     AfterToolCall,
     AgentContext,
@@ -124,32 +125,6 @@ class AgentState:
         self._messages = list(messages)
 
 
-class PendingMessageQueue:
-    """A queue of steering or follow-up messages, drained one at a time or all at once."""
-
-    def __init__(self, mode: QueueMode) -> None:
-        self.mode: QueueMode = mode
-        self.messages: list[AgentMessage] = []
-
-    def enqueue(self, message: AgentMessage) -> None:
-        self.messages.append(message)
-
-    def has_items(self) -> bool:
-        return bool(self.messages)
-
-    def drain(self) -> list[AgentMessage]:
-        if self.mode == "all":
-            drained, self.messages = self.messages, []
-            return drained
-        if not self.messages:
-            return []
-        first, self.messages = self.messages[0], self.messages[1:]
-        return [first]
-
-    def clear(self) -> None:
-        self.messages = []
-
-
 @dataclass
 class _ActiveRun:
     abort_controller: AbortController
@@ -183,13 +158,11 @@ class Agent:
         transport: str = "auto",
         max_retry_delay_ms: int | None = None,
         tool_execution: ToolExecutionMode = "parallel",
-        queue_class: type[PendingMessageQueue] = PendingMessageQueue,
     ) -> None:
-        """``queue_class`` (not in Pi) lets a host decide what "one at a time" takes from a queue."""
         self._state = initial_state or AgentState()
         self._listeners: list[Listener] = []
-        self._steering_queue = queue_class(steering_mode)
-        self._follow_up_queue = queue_class(follow_up_mode)
+        self._steering_queue = PendingMessageQueue(steering_mode)
+        self._follow_up_queue = PendingMessageQueue(follow_up_mode)
         self.stream_fn: StreamFn = stream_fn or get_default_stream_fn()
         self.convert_to_llm: ConvertToLlm = convert_to_llm or default_convert_to_llm
         self.transform_context = transform_context
@@ -253,7 +226,7 @@ class Agent:
 
     @property
     def steering_queue(self) -> PendingMessageQueue:
-        """The steering queue itself (for hosts that let users edit what is queued)."""
+        """The steering queue itself (for hosts that let users edit what is queued, by item id)."""
         return self._steering_queue
 
     @property
@@ -262,11 +235,11 @@ class Agent:
 
     @property
     def queued_steering(self) -> tuple[AgentMessage, ...]:
-        return tuple(self._steering_queue.messages)
+        return self._steering_queue.messages
 
     @property
     def queued_follow_ups(self) -> tuple[AgentMessage, ...]:
-        return tuple(self._follow_up_queue.messages)
+        return self._follow_up_queue.messages
 
     def steer(self, message: AgentMessage) -> None:
         """Queue a message to be injected after the current assistant turn."""

@@ -31,7 +31,6 @@ from agentls.agent import (
     MessageStartEvent,
     MessageUpdateEvent,
     PendingMessageQueue,
-    QueueMode,
     TurnContext,
     TurnUpdate,
 )
@@ -147,40 +146,6 @@ def event_to_wire(event: AgentEvent) -> dict[str, Any]:
     return to_wire(event)
 
 
-class ItemQueue(PendingMessageQueue):
-    """A queue whose "one at a time" takes one queue item: a message with its editor context.
-
-    An item with editor context is two messages, the ``editorContext`` message and the
-    user's; delivered apart, the model would get a turn with the context and no question.
-    """
-
-    def __init__(self, mode: QueueMode) -> None:
-        super().__init__(mode)
-        self._pairs: set[int] = set()
-        """The ids of messages delivered together with the message that follows them."""
-
-    def pair(self, leading: AgentMessage) -> None:
-        self._pairs.add(id(leading))
-
-    def drain(self) -> list[AgentMessage]:
-        if self.mode == "all" or not self.messages or id(self.messages[0]) not in self._pairs:
-            drained = super().drain()
-        else:
-            drained, self.messages = self.messages[:2], self.messages[2:]
-        self._pairs.difference_update(id(message) for message in drained)
-        return drained
-
-    def clear(self) -> None:
-        super().clear()
-        self._pairs.clear()
-
-
-@dataclass
-class _QueuedItem:
-    item: QueueItem
-    message: AgentMessage
-
-
 @dataclass
 class _Run:
     run_id: str
@@ -249,7 +214,8 @@ class AgentSession:
         self._notify = notify
         self._seq = 0
         self._run: _Run | None = None
-        self._items: dict[int, _QueuedItem] = {}
+        self._items: dict[str, QueueItem] = {}
+        """The queue items still in the kernel's queues, by id (the kernel holds their messages)."""
         self._last_queue: dict[str, Any] | None = None
         self._emitting = asyncio.Lock()
         """Held while an event is persisted and sent, so that a bash message joining the transcript
@@ -279,7 +245,6 @@ class AgentSession:
             before_tool_call=before_tool_call,
             after_tool_call=bound_results(self.outputs),
             prepare_next_turn_with_context=self._prepare_next_turn,
-            queue_class=ItemQueue,
         )
         self.agent.subscribe(self._on_event)
         self.transcript = transcript
@@ -330,8 +295,7 @@ class AgentSession:
             "agent/event",
             {"sessionId": self.session_id, "runId": run_id, "seq": self._seq, "event": event_to_wire(event)},
         )
-        if isinstance(event, MessageStartEvent) and id(event.message) in self._items:
-            self._items.pop(id(event.message))
+        if isinstance(event, MessageStartEvent) and self._forget_delivered():
             self._publish_queue()
 
     async def _announce(self, message: AgentMessage) -> None:
@@ -341,13 +305,20 @@ class AgentSession:
             self._send(MessageEndEvent(message=message))
 
     def _queue_state(self) -> QueueState:
-        def items(messages: tuple[AgentMessage, ...]) -> list[QueueItem]:
-            found = {id(m): self._items[id(m)].item for m in messages if id(m) in self._items}
-            return list({item.id: item for item in found.values()}.values())  # an item may be two messages
+        def items(queue: PendingMessageQueue) -> list[QueueItem]:
+            return [self._items[queued.id] for queued in queue.items if queued.id in self._items]
 
         return QueueState(
-            steering=items(self.agent.queued_steering), follow_up=items(self.agent.queued_follow_ups)
+            steering=items(self.agent.steering_queue), follow_up=items(self.agent.follow_up_queue)
         )
+
+    def _forget_delivered(self) -> bool:
+        """Forget the items the loop has taken from the kernel's queues; whether there were any."""
+        queues = (self.agent.steering_queue, self.agent.follow_up_queue)
+        delivered = [item_id for item_id in self._items if not any(item_id in queue for queue in queues)]
+        for item_id in delivered:
+            del self._items[item_id]
+        return bool(delivered)
 
     def _publish_queue(self) -> None:
         state = self._queue_state().wire()
@@ -586,11 +557,9 @@ class AgentSession:
             context=[a.wire() for a in context] if context and attached is not None else None,
         )
         queue = self.agent.steering_queue if item.kind == "steering" else self.agent.follow_up_queue
-        for part in (attached, message) if attached is not None else (message,):
-            self._items[id(part)] = _QueuedItem(item, part)
-            queue.enqueue(part)
-        if attached is not None and isinstance(queue, ItemQueue):
-            queue.pair(attached)
+        # an item with editor context is two messages, delivered together
+        queue.enqueue(*(attached, message) if attached is not None else (message,), item_id=item.id)
+        self._items[item.id] = item
         self._publish_queue()
         return item.id
 
@@ -608,60 +577,44 @@ class AgentSession:
         for name, (queue, out) in queues.items():
             if kind not in ("all", name):
                 continue
-            kept = []
-            for message in queue.messages:
-                queued = self._items.get(id(message))
-                if queued is not None and item_id in (None, queued.item.id):
-                    if queued.item not in out:  # an item with editor context is two messages
-                        out.append(queued.item)
-                    self._items.pop(id(message))
+            for queued in queue.items:
+                if queued.id in self._items and item_id in (None, queued.id):
+                    queue.remove(queued.id)
+                    out.append(self._items.pop(queued.id))
                     found = True
-                else:
-                    kept.append(message)
-            queue.messages = kept
         if item_id is not None and not found:
-            raise SessionError("unknownQueueItem", f"No queued item {item_id} in session {self.session_id}")
+            raise self._unknown_item(item_id)
         self._publish_queue()
         return removed
 
-    def _find_item(self, item_id: str) -> tuple[PendingMessageQueue, list[AgentMessage]]:
-        """The queue holding a queue item, and the item's messages there (its context first)."""
+    def _find_item(self, item_id: str) -> PendingMessageQueue:
+        """The kernel's queue holding a queue item."""
         for queue in (self.agent.steering_queue, self.agent.follow_up_queue):
-            parts = [m for m in queue.messages if (q := self._items.get(id(m))) and q.item.id == item_id]
-            if parts:
-                return queue, parts
-        raise SessionError("unknownQueueItem", f"No queued item {item_id} in session {self.session_id}")
+            if item_id in queue and item_id in self._items:
+                return queue
+        raise self._unknown_item(item_id)
+
+    def _unknown_item(self, item_id: str) -> SessionError:
+        return SessionError("unknownQueueItem", f"No queued item {item_id} in session {self.session_id}")
 
     async def edit_queue_item(self, item_id: str, text: str, images: list[ImageParam] | None) -> QueueState:
         """Give a queued item new text (its command expanded) and, if given, new images; it stays put."""
-        queue, parts = self._find_item(item_id)
-        old = parts[-1]  # the user's message (a context message comes before it)
-        item = self._items[id(old)].item
+        self._find_item(item_id)  # an unknown item is refused before its text is expanded
+        item = self._items[item_id]
         kept = images if images is not None else [ImageParam.model_validate(i) for i in item.images or []]
         text = await self._expand(text)
         message = _user_message(text, kept)
         edited = item.model_copy(update={"text": text, "images": [i.wire() for i in kept] or None})
-        queue.messages = [message if m is old else m for m in queue.messages]
-        del self._items[id(old)]
-        self._items[id(message)] = _QueuedItem(edited, message)
-        for part in parts[:-1]:
-            self._items[id(part)] = _QueuedItem(edited, part)
+        queue = self._find_item(item_id)  # the loop may have taken it while the text was expanded
+        context = queue.item(item_id).messages[:-1]  # the user's message is last, after its context
+        queue.replace(item_id, *context, message)
+        self._items[item_id] = edited
         self._publish_queue()
         return self._queue_state()
 
     def move_queue_item(self, item_id: str, index: int) -> QueueState:
         """Move a queued item to ``index`` in its queue (with its context message)."""
-        queue, parts = self._find_item(item_id)
-        moved = set(map(id, parts))
-        rest = [m for m in queue.messages if id(m) not in moved]
-
-        def item_of(message: AgentMessage) -> object:
-            queued = self._items.get(id(message))
-            return queued.item.id if queued is not None else id(message)
-
-        starts = [i for i, m in enumerate(rest) if i == 0 or item_of(rest[i - 1]) != item_of(m)]
-        position = starts[index] if index < len(starts) else len(rest)
-        queue.messages = [*rest[:position], *parts, *rest[position:]]
+        self._find_item(item_id).move(item_id, index)
         self._publish_queue()
         return self._queue_state()
 

@@ -1,0 +1,234 @@
+"""The lines of a session file: an entry as one line of JSON, and a line read back as JSON.
+
+A session file is JSON Lines. Writing refuses what could not be read back (non-JSON
+values, nesting beyond :data:`MAX_DEPTH`, lines beyond :data:`MAX_LINE_BYTES`); reading is
+strict (no ``NaN``/``Infinity``, no number out of float range, nesting only as deep as the
+stack allows) and never holds more than one line of :data:`MAX_LINE_BYTES` in memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+
+from agentls.ai.local_files import JsonTooDeep, NotARegularFile, open_regular_file, parse_strict_json
+from agentls.session.store_errors import SessionNotFound, SessionStoreError
+
+__all__ = [
+    "BINARY",
+    "MAX_DEPTH",
+    "MAX_LINE_BYTES",
+    "Line",
+    "brief",
+    "cannot_read",
+    "encode_line",
+    "open_session_file",
+    "parse_line",
+    "read_lines",
+    "write_all",
+]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line (in bytes, without its newline) the store writes or reads.
+
+Longer lines in a file are skipped without being held in memory; an entry that would be
+longer (a prompt with very many images, say) is refused when it is appended."""
+
+MAX_DEPTH = 100
+"""How deeply arrays and objects may nest in a line the store writes.
+
+Python's JSON parser recurses once per level and fails at the interpreter's recursion
+limit, minus whatever the stack already holds where it runs; this bound keeps every
+written line far below that, wherever it is read."""
+
+BINARY = getattr(os, "O_BINARY", 0)
+"""Windows would otherwise translate ``"\\n"`` to ``"\\r\\n"`` on ``os.write``."""
+
+_DIGITS_AS_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
+_LONG_NUMBER = b"0" * 19
+"""19 digits in a row (once every digit is a ``0``): maybe an integer beyond 64 bits, which ``orjson``
+reads as a float. ``bytes.translate`` and ``in`` find them ten times faster than a regular expression."""
+
+
+# --- writing ---------------------------------------------------------------------------
+
+
+def encode_line(entry: dict[str, Any], what: str) -> bytes:
+    """One entry as one line of UTF-8 JSON that :func:`parse_line` reads back.
+
+    ``json.dumps`` escapes every control character, so the line holds no raw newline.
+    A lone surrogate (which UTF-8 cannot encode) comes out as its JSON escape ``\\udXXX``
+    thanks to ``backslashreplace``, so it survives the round trip. Raises
+    :class:`SessionStoreError` naming ``what`` if the entry cannot be stored.
+    """
+    try:
+        text = json.dumps(_storable(entry, 0), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise SessionStoreError(
+            f"Cannot save {what}: it is not JSON data ({error}); whatever put it in the message "
+            "must use JSON-compatible values"
+        ) from error
+    # U+2028/U+2029 are line breaks to str.splitlines (and to old JavaScript); escape them
+    # so that every reader sees one entry per line. They can only occur inside strings.
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    line = (text + "\n").encode("utf-8", "backslashreplace")
+    if len(line) > MAX_LINE_BYTES + 1:
+        raise SessionStoreError(
+            f"Cannot save {what}: it is {len(line) - 1} bytes as JSON, more than the {MAX_LINE_BYTES} "
+            "a session file line may hold; send smaller images or tool output"
+        )
+    return line
+
+
+def _storable(value: Any, depth: int) -> Any:
+    """``value`` with every non-finite float replaced by 0, checked for its nesting depth.
+
+    JSON has no NaN or Infinity, and the reader refuses them. 0 rather than JavaScript's
+    ``null`` because the float fields of a message (a usage cost computed from a bad
+    price, say) must still validate when the message is loaded. Raises ``ValueError``
+    beyond :data:`MAX_DEPTH` levels (which also ends a circular structure).
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else 0.0
+    if isinstance(value, dict | list | tuple):
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"it nests more than {MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            return {key: _storable(item, depth + 1) for key, item in value.items()}
+        return [_storable(item, depth + 1) for item in value]
+    return value
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of a session file, as :func:`read_lines` reads it."""
+
+    number: int
+    content: bytes | None
+    """The line without its newline; ``None`` when it is longer than :data:`MAX_LINE_BYTES`."""
+    size: int
+    ended: bool
+    """Whether a newline ends it (only the last line of a file can lack one)."""
+
+
+def open_session_file(path: Path, session_id: str) -> BinaryIO:
+    """``path`` opened for reading, provided it is a regular file (:func:`open_regular_file`)."""
+    try:
+        return open_regular_file(path)
+    except FileNotFoundError:
+        raise SessionNotFound(session_id, path.parent) from None
+    except NotARegularFile:
+        what = "a folder" if path.is_dir() else "not a regular file"
+        raise SessionStoreError(
+            f"{path} is {what}, not a session file; move it out of the sessions folder {path.parent}"
+        ) from None
+    except OSError as error:
+        raise cannot_read(path, error) from error
+
+
+def cannot_read(path: Path, error: OSError) -> SessionStoreError:
+    return SessionStoreError(f"Cannot read session file {path} ({error}); check the file's permissions")
+
+
+def read_lines(file: BinaryIO) -> Iterator[Line]:
+    """The lines of ``file``, holding at most :data:`MAX_LINE_BYTES` of one line in memory."""
+    number = 0
+    while chunk := file.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if chunk.endswith(b"\n"):
+            yield Line(number, chunk[:-1], len(chunk) - 1, True)
+        elif len(chunk) <= MAX_LINE_BYTES:
+            yield Line(number, chunk, len(chunk), False)  # the end of the file
+        else:
+            size = len(chunk)
+            while chunk and not chunk.endswith(b"\n"):
+                chunk = file.readline(MAX_LINE_BYTES)
+                size += len(chunk)
+            ended = chunk.endswith(b"\n")
+            yield Line(number, None, size - 1 if ended else size, ended)
+
+
+def parse_line(line: Line) -> Any:
+    """The JSON value of ``line``; ``ValueError`` saying what is wrong if it has none.
+
+    Stricter than plain ``json.loads``: ``NaN``, ``Infinity`` and numbers beyond the float
+    range (``1e999``) are errors rather than floats that fail every later comparison, and
+    nesting too deep for the stack is an error rather than a ``RecursionError``.
+    """
+    if line.content is None:
+        raise ValueError(f"it is {line.size} bytes long, more than the {MAX_LINE_BYTES} a line may hold")
+    value = _parse_fast(line.content)
+    if value is not None:
+        return value
+    try:
+        text = line.content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not UTF-8: {error.reason} at byte {error.start + 1}") from None
+    try:
+        return parse_strict_json(text, finite=True)
+    except JsonTooDeep:
+        raise ValueError("not JSON that can be read: it nests too deeply") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(f"not JSON: {error.msg} at column {error.colno}") from None
+    except ValueError as error:  # from the hooks above, or an integer of too many digits
+        raise ValueError(f"not JSON that can be read: {error}") from None
+
+
+def _parse_fast(content: bytes) -> Any:
+    """``content`` read by ``orjson`` (several times faster) where it reads it as the strict parser
+    would; ``None`` for the strict parser to read (or refuse, with its reasons) instead.
+
+    ``orjson`` refuses what the strict parser refuses (``NaN``, ``1e999``, bad UTF-8, control
+    characters) and more (lone surrogates, nesting beyond 1024), and reads the rest to the same
+    values but for two things, left to the strict parser: integers beyond 64 bits (floats to
+    ``orjson``) and nesting beyond :data:`MAX_DEPTH`, where the strict parser's limit is the stack's.
+    ``None`` is never a line the reader keeps (an entry is an object).
+    """
+    if _LONG_NUMBER in content.translate(_DIGITS_AS_ZERO):
+        return None
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+    if content.count(b"[") + content.count(b"{") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
+        return None
+    return value
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether arrays and objects nest in ``value`` more than ``limit`` levels deep."""
+    level = [value] if isinstance(value, dict | list) else []
+    for _ in range(limit):
+        level = [
+            item
+            for container in level
+            for item in (container.values() if isinstance(container, dict) else container)
+            if isinstance(item, dict | list)
+        ]
+        if not level:
+            return False
+    return True
+
+
+def brief(value: Any) -> str:
+    """``repr(value)``, cut short: damaged values can be huge and go into log lines."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"

@@ -1,0 +1,176 @@
+"""The typed entries of a session file and the reading of one line: what is kept, what is skipped and why."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from agentls.ai import UserMessage
+from agentls.ai.local_files import parse_strict_json
+from agentls.session.entries import (
+    ENTRY_TYPES,
+    CompactionEntry,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionInfoEntry,
+    read_entry,
+)
+from agentls.session.session_lines import Line, parse_line
+from agentls.session.tree import Node, SessionTree
+
+BASE: dict[str, Any] = {"id": "e2", "parentId": "e1", "timestamp": 2_000}
+
+
+def tree_with_a_message() -> SessionTree:
+    tree = SessionTree()
+    tree.add(Node("e1", None, "message", 1_000, message=UserMessage(content="hi", timestamp=1_000)))
+    return tree
+
+
+def entry(entry_type: str, **fields: Any) -> dict[str, Any]:
+    return {"type": entry_type, **BASE, **fields}
+
+
+VALID = {
+    "message": entry("message", message={"role": "user", "content": "x", "timestamp": 2}),
+    "branch_summary": entry("branch_summary", summary="s", fromId="e1"),
+    "custom": entry("custom", customType="note", data={"any": ["thing"]}),
+    "label": entry("label", targetId="e1", label="start"),
+    "model_change": entry("model_change", provider="p", modelId="m"),
+    "thinking_level_change": entry("thinking_level_change", thinkingLevel="high"),
+    "system_prompt_change": entry("system_prompt_change", systemPrompt="be brief"),
+    "compaction": entry("compaction", summary="s", tokensBefore=5, firstKeptEntryId="e1"),
+    "session_info": entry("session_info", name="  my session "),
+}
+
+
+def test_every_entry_type_has_a_valid_example() -> None:
+    assert set(VALID) == set(ENTRY_TYPES)
+
+
+@pytest.mark.parametrize("entry_type", VALID)
+def test_a_valid_entry_of_each_type_reads_into_its_node(entry_type: str) -> None:
+    read = read_entry(VALID[entry_type], tree_with_a_message())
+    node = read.to_node("e1")
+    assert (node.id, node.parent_id, node.type, node.timestamp) == ("e2", "e1", entry_type, 2_000)
+
+
+def test_what_each_entry_puts_in_its_node() -> None:
+    tree = tree_with_a_message()
+    label = read_entry(VALID["label"], tree)
+    assert isinstance(label, LabelEntry) and label.to_node(None).data == {"targetId": "e1", "label": "start"}
+    model = read_entry(VALID["model_change"], tree)
+    assert isinstance(model, ModelChangeEntry) and model.to_node(None).data == ("p", "m")
+    info = read_entry(VALID["session_info"], tree)
+    assert isinstance(info, SessionInfoEntry) and info.display_name == "my session"
+    compaction = read_entry(VALID["compaction"], tree)
+    assert isinstance(compaction, CompactionEntry)
+    node = compaction.to_node("e1")
+    assert node.compaction is not None and node.compaction.first_kept_entry_id == "e1"
+    assert node.message is not None and node.message.role == "compactionSummary"
+    custom = read_entry(entry("message", message={"role": "bookmark", "x": 1}), tree)
+    assert isinstance(custom, MessageEntry) and custom.message.role == "bookmark"  # a custom message
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ([], "not a JSON object"),
+        (entry("bookmark"), "unknown entry type 'bookmark'"),
+        (entry("x" * 100), "unknown entry type 'xxxxx"),
+        ({**VALID["label"], "type": ["label"]}, "unknown entry type ['label']"),
+        ({**VALID["label"], "id": ""}, "label entry without a string id"),
+        ({**VALID["label"], "id": 3, "timestamp": -1}, "label entry without a string id"),
+        ({**VALID["label"], "id": "e1", "timestamp": -1}, "label entry whose id 'e1' an earlier entry has"),
+        ({**VALID["label"], "id": "e1"}, "label entry whose id 'e1' an earlier entry has"),
+        ({**VALID["label"], "timestamp": True}, "label entry whose timestamp True is not a time"),
+        ({**VALID["label"], "timestamp": 1e16}, "label entry whose timestamp 1e+16 is not a time"),
+        ({**VALID["label"], "targetId": None}, "label entry without a string targetId and a string or"),
+        ({**VALID["label"], "label": 5}, "label entry without a string targetId and a string or null"),
+        ({**VALID["model_change"], "modelId": 1}, "model_change without string provider and modelId"),
+        ({**VALID["thinking_level_change"], "thinkingLevel": None}, "thinking_level_change without a string"),
+        ({**VALID["system_prompt_change"], "systemPrompt": []}, "system_prompt_change without a string"),
+        ({**VALID["session_info"], "name": 5}, "session_info whose name is not a string"),
+        ({**VALID["custom"], "customType": None}, "custom entry without a string customType"),
+        (entry("custom", customType="agentls/fileChanges"), "agentls/fileChanges entry without a string"),
+        (entry("message"), "the message does not parse: Field required"),
+        (entry("message", message={"content": "x"}), "the message does not parse: Unable to extract tag"),
+        (entry("message", message={"role": "user", "content": 5}), "the message does not parse: user.cont"),
+        (entry("branch_summary", summary="s"), "branch_summary entry without a string summary and fromId"),
+        ({**VALID["branch_summary"], "details": [1]}, "branch_summary entry whose details are"),
+        ({**VALID["branch_summary"], "usage": 5}, "branch_summary entry whose usage does not parse"),
+        (
+            {**VALID["compaction"], "summary": None, "firstKeptEntryId": "e9"},
+            "compaction entry without a string summary and a token count tokensBefore",
+        ),
+        (
+            {**VALID["compaction"], "firstKeptEntryId": "e9", "details": 5},
+            "compaction entry whose firstKeptEntryId 'e9' names no message entry before it",
+        ),
+        (
+            {k: v for k, v in VALID["compaction"].items() if k != "firstKeptEntryId"},
+            "compaction entry whose firstKeptEntryId None names no message entry before it",
+        ),
+        ({**VALID["compaction"], "details": {"modifiedFiles": None}}, "compaction entry whose details"),
+    ],
+)
+def test_a_damaged_entry_says_what_is_wrong_first(data: Any, reason: str) -> None:
+    with pytest.raises(ValueError) as info:
+        read_entry(data, tree_with_a_message())
+    assert str(info.value).startswith(reason), str(info.value)
+
+
+def test_falsy_details_are_no_details_and_unknown_fields_are_ignored() -> None:
+    for details in (None, {}, [], "", 0):
+        read = read_entry({**VALID["branch_summary"], "details": details, "extra": 1}, tree_with_a_message())
+        assert read.to_node(None).data.read_files == ()
+
+
+def test_a_compaction_keeps_only_a_message_on_its_own_path() -> None:
+    tree = tree_with_a_message()
+    tree.add(Node("side", None, "message", 1_500, message=UserMessage(content="other", timestamp=1)))
+    kept_elsewhere = {**VALID["compaction"], "parentId": "e1", "firstKeptEntryId": "side"}
+    with pytest.raises(ValueError, match="'side' names no message entry before it"):
+        read_entry(kept_elsewhere, tree)
+
+
+LINES = [
+    b'{"a":1}',
+    b'{"big":18446744073709551616,"neg":-9223372036854775809,"max":18446744073709551615}',
+    b'{"n":1234567890123456789012345678901234567890}',
+    b'{"f":0.1,"g":1e-400,"h":-0.0,"i":1E5,"j":123456789012345678901234567890.5}',
+    b'{"s":"\\ud800 lone","t":"\\u2028","u":"\xc3\xa9"}',
+    b'{"dup":1,"dup":2}',
+    b"[" * 150 + b"]" * 150,
+    b"[" * 99 + b"]" * 99,
+    b'{"deep":' + b"[" * 99 + b"]" * 99 + b"}",
+    b'{"code":"' + b"[{" * 500 + b'"}',
+    b"null",
+]
+
+
+@pytest.mark.parametrize("content", LINES, ids=range(len(LINES)))
+def test_a_line_reads_as_the_strict_parser_reads_it(content: bytes) -> None:
+    expected = parse_strict_json(content.decode("utf-8"), finite=True)
+    value = parse_line(Line(1, content, len(content), True))
+    assert value == expected
+    assert json.dumps(value) == json.dumps(expected)  # the same types: an int stays an int
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b'{"a":NaN}', "NaN is not a JSON value"),
+        (b'{"a":1e999}', "out of range"),
+        (b'{"a":' + b"9" * 5000 + b"}", "not JSON that can be read"),
+        (b"[" * 10_000 + b"]" * 10_000, "nests too deeply"),
+        (b'{"a":"\xff"}', "not UTF-8"),
+        (b'{"a":1,}', "not JSON: "),
+        (b"\xef\xbb\xbf{}", "not JSON: "),
+    ],
+)
+def test_a_line_that_is_not_json_says_why(content: bytes, reason: str) -> None:
+    with pytest.raises(ValueError, match=reason.replace("(", r"\(")):
+        parse_line(Line(1, content, len(content), True))
