@@ -42,9 +42,9 @@ from agentls.protocol import CompactionSettings
 from agentls.session.compaction import Summarizer, compact, prepare_compaction
 from agentls.session.compaction.serialize import serialize_conversation
 from agentls.session.compaction.tokens import estimate_context_tokens
+from agentls.session.history.store import SessionHeader, SessionStore
+from agentls.session.history.transcript import Transcript, TranscriptEntry
 from agentls.session.messages import compaction_summary_message, convert_to_llm
-from agentls.session.store import SessionHeader, SessionStore
-from agentls.session.transcript import Transcript, TranscriptEntry
 from agentls.tools import DiskWorkspace, coding_tools
 
 MODEL = Model(id="claude-bench", api="anthropic-messages", provider="anthropic", context_window=200_000)

@@ -3,7 +3,7 @@
 Loading the CA bundle takes ~20 ms and httpx imports its connection stack (~25 ms)
 only when a client sends its first request; done then, both delayed the first streamed
 token. :func:`warm_up_http` does them in a thread first. This module imports nothing
-of agentls, only httpx, so that :mod:`agentls.server.boot` can run it while the main
+of agentls, only httpx, so that :mod:`agentls.fronts.lsp.boot` can run it while the main
 thread imports the server (two threads importing the same modules can deadlock).
 """
 

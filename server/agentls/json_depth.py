@@ -11,7 +11,7 @@ the top, so the request can still be answered with its id.
 The same scan finds the id of an MCP server's answer that cannot be read (not JSON, too
 long, too deep: :mod:`agentls.mcp.stdio`), so its call ends with an error at once.
 
-Used by the early loader (:mod:`agentls.server.boot`, which must not import
+Used by the early loader (:mod:`agentls.fronts.lsp.boot`, which must not import
 :mod:`agentls.ai`: hence the standard library only, and its own strict parse rather than
 ``parse_strict_json``), the LSP reading layer, the ACP line filter and the MCP stdio reader.
 """

@@ -9,7 +9,7 @@ from agentls.ai import THINKING_LEVELS, Model, clamp_thinking_level, supported_t
 from agentls.ai.providers.catalog import resolve_providers
 from agentls.ai.providers.faux import FauxProvider
 from agentls.protocol import ThinkingLevelName
-from agentls.session.providers import model_listing
+from agentls.session.policy.providers import model_listing
 
 UP_TO_HIGH = ["off", "minimal", "low", "medium", "high"]
 

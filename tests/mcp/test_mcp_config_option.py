@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from agentls.acp.main import options_from
+from agentls.fronts.acp.main import options_from
 from agentls.mcp.config import McpConfigError, read_mcp_config
 
 

@@ -1,4 +1,4 @@
-"""``initialize`` answered before the server is imported (``agentls.server.boot``), against the real server.
+"""``initialize`` answered before the server is imported (``agentls.fronts.lsp.boot``), for real.
 
 The server handles the early-answered ``initialize`` itself too and logs an error when
 its own answer differs from the one sent; these tests read its stderr for that, so the

@@ -8,7 +8,7 @@ import random
 import threading
 
 import pytest
-from agentls.server.framing import MAX_HEADER_LINE, Frame, FrameParser, FramingError, OutputWriter
+from agentls.fronts.lsp.framing import MAX_HEADER_LINE, Frame, FrameParser, FramingError, OutputWriter
 
 
 def frame(body: bytes) -> bytes:

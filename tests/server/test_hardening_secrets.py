@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from agentls.ai.secrets import REDACTED, register
 from agentls.client import AgentClient
-from agentls.server.logs import ClientLogHandler
+from agentls.fronts.lsp.logs import ClientLogHandler
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, o_chunk
 from tests.ai.providers.mock_http import MockServer, Reply, json_reply, openai_sse

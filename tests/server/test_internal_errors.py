@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 import pytest
-from agentls.server.app import create_server
+from agentls.fronts.lsp.app import create_server
 
 
 class Capture:

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentls.server.app import AgentProtocol, create_server
-from agentls.server.rpc import StrictProtocol
+from agentls.fronts.lsp.app import AgentProtocol, create_server
+from agentls.fronts.lsp.rpc import StrictProtocol
 from lsprotocol import types as lsp
 from packaging.requirements import Requirement
 from packaging.version import Version

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
-from agentls.session.context_files import context_reader, load_context_files
-from agentls.session.resource_files import MAX_RESOURCE_BYTES, ResourceReader
-from agentls.session.resources import ProjectResources
+from agentls.session.instructions.context_files import context_reader, load_context_files
+from agentls.session.instructions.resource_files import MAX_RESOURCE_BYTES, ResourceReader
+from agentls.session.instructions.resources import ProjectResources
 
 
 def write(path: Path, text: str) -> Path:

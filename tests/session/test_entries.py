@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from agentls.ai import UserMessage
 from agentls.ai.local_files import parse_strict_json
-from agentls.session.entries import (
+from agentls.session.history.entries import (
     ENTRY_TYPES,
     CompactionEntry,
     LabelEntry,
@@ -17,8 +17,8 @@ from agentls.session.entries import (
     SessionInfoEntry,
     read_entry,
 )
-from agentls.session.session_lines import Line, parse_line
-from agentls.session.tree import Node, SessionTree
+from agentls.session.history.session_lines import Line, parse_line
+from agentls.session.history.tree import Node, SessionTree
 
 BASE: dict[str, Any] = {"id": "e2", "parentId": "e1", "timestamp": 2_000}
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentls.ai import to_wire
 from agentls.ai.secrets import REDACTED
-from agentls.session.providers import ProviderSettings, catalog, model_listing, session_models
+from agentls.session.policy.providers import ProviderSettings, catalog, model_listing, session_models
 
 
 def _settings(tmp_path: Path) -> ProviderSettings:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from agentls.protocol import PermissionMode
 from agentls.session.errors import SessionError
-from agentls.session.permission_presets import PRESETS, SessionPermissions
-from agentls.session.permissions import set_mode
+from agentls.session.policy.permission_presets import PRESETS, SessionPermissions
+from agentls.session.policy.permissions import set_mode
 
 OWN: dict[str, PermissionMode] = {"bash": "deny", "mcp__docs__*": "allow"}
 

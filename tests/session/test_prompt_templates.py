@@ -6,13 +6,13 @@ import logging
 from pathlib import Path
 
 import pytest
-from agentls.session.prompt_templates import (
+from agentls.session.instructions.prompt_templates import (
     expand_prompt_template,
     parse_command_args,
     parse_template,
     substitute_args,
 )
-from agentls.session.resources import ProjectResources
+from agentls.session.instructions.resources import ProjectResources
 
 from tests.session.files import write
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agentls.ai import user_message
-from agentls.session.file_changes import FileChange, FileChanges, Snapshot
-from agentls.session.rewind import plan_files
-from agentls.session.tree import FILE_CHANGES, SessionTree
+from agentls.session.history.file_changes import FileChange, FileChanges, Snapshot
+from agentls.session.history.rewind import plan_files
+from agentls.session.history.tree import FILE_CHANGES, SessionTree
 
 
 def snap(text: str) -> Snapshot:

@@ -6,9 +6,9 @@ import logging
 from pathlib import Path
 
 import pytest
-from agentls.session.resource_files import ResourceReader
-from agentls.session.resources import ProjectResources
-from agentls.session.skills import (
+from agentls.session.instructions.resource_files import ResourceReader
+from agentls.session.instructions.resources import ProjectResources
+from agentls.session.instructions.skills import (
     NESTED_FILES,
     TOP_LEVEL_FILES,
     FileRule,

@@ -30,9 +30,9 @@ from agentls.ai import (
     to_wire,
     user_message,
 )
-from agentls.session import session_writer as writer_module
-from agentls.session.session_lines import MAX_LINE_BYTES
-from agentls.session.store import (
+from agentls.session.history import session_writer as writer_module
+from agentls.session.history.session_lines import MAX_LINE_BYTES
+from agentls.session.history.store import (
     SessionHeader,
     SessionNotFound,
     SessionStore,
@@ -293,7 +293,7 @@ async def test_truncated_last_line_is_skipped_and_fenced_off(
     with path.open("a", encoding="utf-8") as file:
         file.write(whole[: len(whole) // 2])  # half a line, no newline: a write cut short
 
-    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+    with caplog.at_level(logging.WARNING, logger="agentls.session.history.store"):
         loaded = store.load("s1")
     assert [m.content[0].text for m in loaded.messages] == ["one", "two"]
     assert len(loaded.warnings) == 1
@@ -458,7 +458,7 @@ async def test_damaged_header_is_a_store_error_and_list_skips_it(
         assert f"{path} is not a readable session file (line 1: " in str(info.value)
         assert reason in str(info.value)
         assert len(str(info.value)) < 600  # a huge damaged value is not copied into the message
-    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+    with caplog.at_level(logging.WARNING, logger="agentls.session.history.store"):
         assert [s.session_id for s in store.list()] == ["good"]
     [record] = [r for r in caplog.records if str(path) in r.getMessage()]
     assert record.levelno == logging.WARNING and "line 1" in record.getMessage()
@@ -491,7 +491,7 @@ async def test_something_else_where_a_session_file_should_be(
         with pytest.raises(SessionStoreError, match=f"is {expected}, not a session file") as info:
             call("s1")
         assert not isinstance(info.value, SessionNotFound) and str(path) in str(info.value)
-    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+    with caplog.at_level(logging.WARNING, logger="agentls.session.history.store"):
         assert [s.session_id for s in store.list()] == ["good"]
     assert any(str(path) in r.getMessage() for r in caplog.records)
     if kind == "folder":
@@ -541,7 +541,7 @@ async def test_damaged_entry_lines_are_skipped_with_a_warning(
     await writer.append_message(user_message("two"))
     writer.close()
 
-    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+    with caplog.at_level(logging.WARNING, logger="agentls.session.history.store"):
         loaded = store.load("s1")
     assert [m.content[0].text for m in loaded.messages] == ["one", "two"]
     assert loaded.updated_at < 10**13  # no damaged timestamp counted
@@ -686,7 +686,7 @@ async def test_list_orders_filters_and_titles(
     broken.write_text("garbage\n", encoding="utf-8")
     (store.root / "sessions" / "notes.txt").write_text("not a session", encoding="utf-8")
 
-    with caplog.at_level(logging.WARNING, logger="agentls.session.store"):
+    with caplog.at_level(logging.WARNING, logger="agentls.session.history.store"):
         everything = store.list()
     assert "broken" in caplog.text
     assert {s.session_id for s in everything} == {"old", "new", "elsewhere"}
@@ -781,7 +781,7 @@ CHILD = r"""
 import asyncio, sys
 from pathlib import Path
 from agentls.ai import user_message
-from agentls.session.store import SessionHeader, SessionStore
+from agentls.session.history.store import SessionHeader, SessionStore
 
 async def main() -> None:
     store = SessionStore(Path(sys.argv[1]))

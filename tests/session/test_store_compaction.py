@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from agentls.ai import Usage, to_wire
+from agentls.session.history.store import SessionStore, SessionStoreError
+from agentls.session.history.transcript import Compaction
 from agentls.session.messages import CompactionSummaryMessage, as_coding_message, compaction_summary_message
-from agentls.session.store import SessionStore, SessionStoreError
-from agentls.session.transcript import Compaction
 
 from tests.session.compaction.helpers import answer, user
 from tests.session.test_store import make_header, session_file

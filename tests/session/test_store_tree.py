@@ -6,10 +6,16 @@ import json
 from pathlib import Path
 
 from agentls.ai import ToolResultMessage, user_message
-from agentls.session.file_changes import MAX_RECORDED_BYTES, ChangeLog, FileChange, FileChanges, Snapshot
-from agentls.session.store import SessionStore
-from agentls.session.tree import FILE_CHANGES
-from agentls.session.tree_view import tree_view
+from agentls.session.history.file_changes import (
+    MAX_RECORDED_BYTES,
+    ChangeLog,
+    FileChange,
+    FileChanges,
+    Snapshot,
+)
+from agentls.session.history.store import SessionStore
+from agentls.session.history.tree import FILE_CHANGES
+from agentls.session.history.tree_view import tree_view
 
 from tests.session.test_store import make_header, read_lines, session_file
 

@@ -5,9 +5,13 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-from agentls.session.context_files import ContextFile
-from agentls.session.skills import Skill
-from agentls.session.system_prompt import Documentation, build_system_prompt, installed_documentation
+from agentls.session.instructions.context_files import ContextFile
+from agentls.session.instructions.skills import Skill
+from agentls.session.instructions.system_prompt import (
+    Documentation,
+    build_system_prompt,
+    installed_documentation,
+)
 
 ALL_TOOLS = ["read", "write", "edit", "ls", "find", "grep", "bash"]
 DAY = datetime.date(2025, 3, 4)

@@ -169,8 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # --cwd as the server stores folders (absolute, links resolved)
     args.folder = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
     if args.command in (None, "serve"):
-        from agentls.server.boot import boot
-        from agentls.server.framing import DEFAULT_MAX_MESSAGE_BYTES
+        from agentls.fronts.lsp.boot import boot
+        from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 
         limit = (
             args.max_message_bytes
@@ -178,11 +178,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             or DEFAULT_MAX_MESSAGE_BYTES
         )
         started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
-        from agentls.server import serve
+        from agentls.fronts.lsp import serve
 
         return serve(limit, started)
     if args.command == "acp":
-        from agentls.acp.main import options_from, serve_acp
+        from agentls.fronts.acp.main import options_from, serve_acp
 
         try:
             options = options_from(args.data_dir, args.faux_script, args.model, args.mcp_config)

@@ -94,7 +94,7 @@ def server_data_dir(args: argparse.Namespace) -> Path | None:
     """The server's data folder: ``--data-dir``, else its default (``$AGENTLS_DATA_DIR``, ...)."""
     if args.data_dir:
         return Path(args.data_dir).resolve()
-    from agentls.session.store import default_data_dir  # the session layer: only to name a log's path
+    from agentls.session.history.store import default_data_dir  # the session layer: only to name a log's path
 
     try:
         return default_data_dir()

@@ -25,14 +25,9 @@ from agentls.protocol import (
 )
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
-from agentls.session.file_changes import ChangeLog, remove_stale_temp_files
-from agentls.session.instructions import PromptSettings, SessionInstructions
-from agentls.session.permissions import Ask, PermissionRules, loaded_policy, permission_hook
-from agentls.session.project_trust import FolderTrust
-from agentls.session.providers import MODELS_FILE, ProviderSettings, catalog, resolve_model, session_models
-from agentls.session.rewind import interrupted_report
-from agentls.session.session import AgentSession, Notify
-from agentls.session.store import (
+from agentls.session.history.file_changes import ChangeLog, remove_stale_temp_files
+from agentls.session.history.rewind import interrupted_report
+from agentls.session.history.store import (
     LoadedSession,
     SessionHeader,
     SessionNotFound,
@@ -43,6 +38,17 @@ from agentls.session.store import (
     default_data_dir,
     new_session_id,
 )
+from agentls.session.instructions.instructions import PromptSettings, SessionInstructions
+from agentls.session.policy.permissions import Ask, PermissionRules, loaded_policy, permission_hook
+from agentls.session.policy.project_trust import FolderTrust
+from agentls.session.policy.providers import (
+    MODELS_FILE,
+    ProviderSettings,
+    catalog,
+    resolve_model,
+    session_models,
+)
+from agentls.session.session import AgentSession, Notify
 from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
 from agentls.tools.bounds import OutputFiles, with_outputs
 from agentls.tools.diagnostics import diagnostics_tool
@@ -313,7 +319,7 @@ class SessionManager:
         allow_outside: bool | None = None,
     ) -> AgentSession:
         """A stored session, loaded once; its file's policy may only narrow this server's
-        (:func:`~agentls.session.permissions.loaded_policy`), ``permissions`` and
+        (:func:`~agentls.session.policy.permissions.loaded_policy`), ``permissions`` and
         ``allow_outside`` (the user's word) apply as given; what was not applied is in its
         ``load_warnings``."""
         if session_id in self.sessions:

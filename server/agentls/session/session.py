@@ -79,16 +79,16 @@ from agentls.session.compaction.branch_summary import summarize_branch
 from agentls.session.compaction.tokens import estimate_messages_tokens
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
-from agentls.session.file_changes import ChangeLog, FileChanges
-from agentls.session.instructions import SessionInstructions
+from agentls.session.history.file_changes import ChangeLog, FileChanges
+from agentls.session.history.rewind import apply_plans, display, find_conflicts, plan_files
+from agentls.session.history.store import SessionWriter
+from agentls.session.history.transcript import BranchSummary, TranscriptEntry
+from agentls.session.history.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree, settings_on
+from agentls.session.history.tree_view import shown_leaf, tree_view
+from agentls.session.instructions.instructions import SessionInstructions
 from agentls.session.messages import branch_summary_message, convert_to_llm
-from agentls.session.permission_presets import SessionPermissions
-from agentls.session.providers import resolve_model
-from agentls.session.rewind import apply_plans, display, find_conflicts, plan_files
-from agentls.session.store import SessionWriter
-from agentls.session.transcript import BranchSummary, TranscriptEntry
-from agentls.session.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree, settings_on
-from agentls.session.tree_view import shown_leaf, tree_view
+from agentls.session.policy.permission_presets import SessionPermissions
+from agentls.session.policy.providers import resolve_model
 from agentls.session.user_bash import UserBash
 from agentls.tools.bounds import OutputFiles, bound_results
 from agentls.tools.processes import ProcessTracker

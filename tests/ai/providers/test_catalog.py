@@ -11,7 +11,7 @@ from agentls.ai.providers.anthropic import AnthropicProvider
 from agentls.ai.providers.catalog import builtin_catalog, resolve_providers
 from agentls.ai.providers.openai_compat import OpenAICompatProvider
 from agentls.session.errors import SessionError
-from agentls.session.providers import ProviderSettings, catalog, resolve_model, session_models
+from agentls.session.policy.providers import ProviderSettings, catalog, resolve_model, session_models
 
 from tests.conftest import PROJECT_ROOT
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agentls.ai import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from agentls.session.history.transcript import Compaction, Transcript, TranscriptEntry
 from agentls.session.messages import compaction_summary_message
-from agentls.session.transcript import Compaction, Transcript, TranscriptEntry
 
 
 def text(tokens: int, letter: str = "x") -> str:

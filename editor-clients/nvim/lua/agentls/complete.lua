@@ -12,7 +12,7 @@ local state = require("agentls.state")
 local M = {}
 
 local TIMEOUT_MS = 1000
---- A server answers `initialize` before it has loaded (agentls.server.boot): its first answer
+--- A server answers `initialize` before it has loaded (agentls.fronts.lsp.boot): its first answer
 --- after a start can take a few seconds.
 local STARTING_TIMEOUT_MS = 5000
 

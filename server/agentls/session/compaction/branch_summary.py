@@ -15,8 +15,8 @@ from agentls.ai.types import AgentMessage, Usage
 from agentls.session.compaction.file_ops import FileOperations, format_file_operations
 from agentls.session.compaction.summary import Summarizer
 from agentls.session.compaction.tokens import estimate_tokens
-from agentls.session.transcript import BranchSummary
-from agentls.session.tree import Node
+from agentls.session.history.transcript import BranchSummary
+from agentls.session.history.tree import Node
 
 BRANCH_SUMMARY_PREAMBLE = """The user explored a different conversation branch before returning here.
 Summary of that exploration:

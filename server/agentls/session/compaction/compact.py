@@ -17,7 +17,7 @@ from agentls.session.compaction.cut_point import find_cut_point
 from agentls.session.compaction.file_ops import FileOperations, format_file_operations
 from agentls.session.compaction.summary import Summarizer, Summary
 from agentls.session.compaction.tokens import estimate_context_tokens
-from agentls.session.transcript import Compaction, Transcript, TranscriptEntry
+from agentls.session.history.transcript import Compaction, Transcript, TranscriptEntry
 
 
 @dataclass

@@ -34,9 +34,9 @@ from agentls.session.compaction.tokens import (
     estimate_messages_tokens,
     should_compact,
 )
+from agentls.session.history.store import SessionStoreError, SessionWriter
+from agentls.session.history.transcript import Transcript, TranscriptEntry, new_entry_id
 from agentls.session.messages import compaction_summary_message
-from agentls.session.store import SessionStoreError, SessionWriter
-from agentls.session.transcript import Transcript, TranscriptEntry, new_entry_id
 
 Notify = Callable[[str, dict[str, Any]], None]
 

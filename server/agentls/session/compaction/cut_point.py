@@ -9,7 +9,7 @@ results after it): such a *split turn* keeps the turn's end, and its beginning i
 summarised on its own.
 
 Pi's entries include settings changes, which carry no message, and it moves a cut back
-over them; a :class:`~agentls.session.transcript.Transcript` holds only entries with a
+over them; a :class:`~agentls.session.history.transcript.Transcript` holds only entries with a
 message, so there is nothing to move over.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agentls.session.compaction.tokens import estimate_tokens
-from agentls.session.transcript import TranscriptEntry
+from agentls.session.history.transcript import TranscriptEntry
 
 CUT_POINT_ROLES = frozenset(
     {"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"}

@@ -5,20 +5,20 @@ The folders are Pi's, with agentls's data folder as Pi's agent folder and
 
 - context files: ``<dataDir>/AGENTS.md``, then the project's folders down to the
   session's (up to the home folder or the repository's root: see
-  :mod:`agentls.session.context_files`);
+  :mod:`agentls.session.instructions.context_files`);
 - skills: ``.agentls/skills``, ``.pi/skills``, ``.agents/skills`` in the session's folder
   and each folder above it up to the git repository's root, then ``<dataDir>/skills``
   and ``~/.agents/skills``;
 - prompt templates: ``.agentls/prompts``, ``.pi/prompts``, then ``<dataDir>/prompts``.
 
 The project's come first, so they win a name both define. As in Pi, the project's own
-files are used only once the user trusts the folder (:mod:`agentls.session.project_trust`);
+files are used only once the user trusts the folder (:mod:`agentls.session.policy.project_trust`);
 agentls counts the project's ``AGENTS.md`` among them too (Pi always reads it). An
 untrusted refresh still finds them, so that the trust question and ``agent/getState``
 can list what is held back (:attr:`Resources.held_back`).
 
 :meth:`ProjectResources.refresh` reads everything again, which costs a ``stat`` per
-file that did not change (see :class:`~agentls.session.resource_files.ResourceReader`);
+file that did not change (see :class:`~agentls.session.instructions.resource_files.ResourceReader`);
 it blocks, so the session runs it in a worker thread.
 """
 
@@ -31,16 +31,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentls.session.context_files import ContextFile, context_reader, load_context_files
-from agentls.session.prompt_templates import (
+from agentls.session.instructions.context_files import ContextFile, context_reader, load_context_files
+from agentls.session.instructions.prompt_templates import (
     PromptTemplate,
     expand_prompt_template,
     parse_template,
     template_files,
     unique_templates,
 )
-from agentls.session.resource_files import ResourceReader
-from agentls.session.skills import (
+from agentls.session.instructions.resource_files import ResourceReader
+from agentls.session.instructions.skills import (
     NESTED_FILES,
     TOP_LEVEL_FILES,
     FileRule,

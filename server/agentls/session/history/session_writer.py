@@ -5,7 +5,7 @@ file in a single unbuffered ``write`` on an ``O_APPEND`` descriptor before its a
 returns. A process killed at any moment therefore leaves every returned entry in the
 kernel's hands (``kill -9`` loses nothing that was returned; a power cut may, since we do
 not ``fsync``) and at worst one partial last line, which loading skips with a warning and
-:meth:`~agentls.session.store.SessionStore.open_writer` fences off with a newline before appending.
+:meth:`~agentls.session.history.store.SessionStore.open_writer` fences off with a newline before appending.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any
 
 from agentls.ai.types import AgentMessage, Usage, now_ms, parse_message
 from agentls.ai.wire import to_wire
-from agentls.session.session_lines import BINARY, encode_line, write_all
-from agentls.session.store_errors import SessionStoreError, UnknownEntry
-from agentls.session.transcript import BranchSummary, Compaction
-from agentls.session.tree import BranchSettings, Node, SessionTree
+from agentls.session.history.session_lines import BINARY, encode_line, write_all
+from agentls.session.history.store_errors import SessionStoreError, UnknownEntry
+from agentls.session.history.transcript import BranchSummary, Compaction
+from agentls.session.history.tree import BranchSettings, Node, SessionTree
 
 __all__ = ["WRITE_THREADS", "SessionWriter", "finish_writing"]
 

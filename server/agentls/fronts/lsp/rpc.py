@@ -46,10 +46,10 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 
 from agentls.ai.json_codec import json_bytes
 from agentls.ai.secrets import redact
+from agentls.fronts.lsp.boot import KEPT_FIELDS, valid_id
+from agentls.fronts.lsp.framing import frame_bytes
 from agentls.json_depth import TooDeep, parse_body
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
-from agentls.server.boot import KEPT_FIELDS, valid_id
-from agentls.server.framing import frame_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class StrictProtocol(LanguageServerProtocol):
         """The server's own requests waiting for the client's answer (pygls keeps them with the client's)."""
         self._initialize_seen = False
         self.answered_early: tuple[MsgId, dict[str, Any]] | None = None
-        """The ``initialize`` that :mod:`agentls.server.boot` answered: its id and the result it sent."""
+        """The ``initialize`` that :mod:`agentls.fronts.lsp.boot` answered: its id and the result it sent."""
 
     # --- reading -------------------------------------------------------------------------
 
@@ -213,7 +213,7 @@ class StrictProtocol(LanguageServerProtocol):
     def _without_capabilities(self, message: dict[str, Any], message_type: type, problem: str) -> Any:
         """An ``initialize`` already answered cannot be refused: it goes on without the client's capabilities.
 
-        :mod:`agentls.server.boot` checked the other fields the server keeps, so only
+        :mod:`agentls.fronts.lsp.boot` checked the other fields the server keeps, so only
         the LSP capabilities can be what the structuring refused.
         """
         logger.warning("initialize: the client's capabilities are left out (%s)", problem)

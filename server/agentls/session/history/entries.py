@@ -1,10 +1,10 @@
 """The entries of a session file as typed models, one per ``type`` (Pi's ``SessionEntry`` union).
 
 Every line after the header is one entry: ``{"type", "id", "parentId", "timestamp", ...}``
-and the fields of its type (the list is in :mod:`agentls.session.store`). :func:`read_entry`
+and the fields of its type (the list is in :mod:`agentls.session.history.store`). :func:`read_entry`
 validates a line's JSON as the member of :data:`SessionEntry` its ``type`` names, and says in
 one line what is wrong with a damaged one; :meth:`Entry.to_node` makes the entry the
-:class:`~agentls.session.tree.Node` the session's tree holds.
+:class:`~agentls.session.history.tree.Node` the session's tree holds.
 
 An entry is checked against the entries before it as well: its id must be new, and a
 compaction's ``firstKeptEntryId`` must name a message entry on its path (the validation
@@ -32,11 +32,11 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from agentls.ai.types import AssistantMessage, CustomMessage, ToolResultMessage, Usage, UserMessage
-from agentls.session.file_changes import parse_file_changes
+from agentls.session.history.file_changes import parse_file_changes
+from agentls.session.history.session_lines import brief
+from agentls.session.history.transcript import BranchSummary, Compaction
+from agentls.session.history.tree import FILE_CHANGES, Node, SessionTree
 from agentls.session.messages import branch_summary_message, compaction_summary_message
-from agentls.session.session_lines import brief
-from agentls.session.transcript import BranchSummary, Compaction
-from agentls.session.tree import FILE_CHANGES, Node, SessionTree
 
 __all__ = [
     "ENTRY_TYPES",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentls.ai.types import AgentMessage, AssistantMessage
-from agentls.session.transcript import Compaction, Transcript, TranscriptEntry
+from agentls.session.history.transcript import Compaction, Transcript, TranscriptEntry
 
 FILE_CHANGES = "agentls/fileChanges"
 """The ``customType`` of the entry that records what a ``write``/``edit`` call changed."""

@@ -1,7 +1,7 @@
 """Putting files back when a session moves to another point of its tree.
 
 The ``write`` and ``edit`` tools record each file's content before and after them
-(:mod:`agentls.session.file_changes`). Moving from one leaf to another entry undoes the
+(:mod:`agentls.session.history.file_changes`). Moving from one leaf to another entry undoes the
 changes of the branch left, back to where the two paths part, and (for a branch switch
 that asks for it) redoes those of the branch gone to. For each file that means one
 expected content now (what the agent left) and one target content; a file whose content
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.session.file_changes import MAX_RECORDED_BYTES, FileChange, FileChanges, Snapshot
-from agentls.session.tree import FILE_CHANGES, REWIND, Node, SessionTree
+from agentls.session.history.file_changes import MAX_RECORDED_BYTES, FileChange, FileChanges, Snapshot
+from agentls.session.history.tree import FILE_CHANGES, REWIND, Node, SessionTree
 from agentls.tools.workspace import ToolInputError, Workspace
 
 

@@ -1,7 +1,7 @@
 """Whether the user trusts a folder's project files: Pi's project-trust step.
 
 A project's own files (its ``AGENTS.md`` and those of the folders above it, its skills and
-prompt templates, see :mod:`agentls.session.resources`) reach the model only once the
+prompt templates, see :mod:`agentls.session.instructions.resources`) reach the model only once the
 user trusts the folder. The question is the one that asks about the project's MCP servers
 (:mod:`agentls.mcp.hub`): one answer for both. As in Pi:
 
@@ -23,7 +23,7 @@ import asyncio
 from pathlib import Path
 from typing import Literal
 
-from agentls.session.permissions import PermissionRules
+from agentls.session.policy.permissions import PermissionRules
 
 PROJECT_RULE = "project:trust"
 """The rule that remembers a trusted folder."""

@@ -58,10 +58,10 @@ from acp.schema import (
 )
 
 from agentls import __version__
-from agentls.acp.files import AcpWorkspace, ClientFiles
-from agentls.acp.terminal import terminal_bash_tool
-from agentls.acp.updates import EventTranslator, replay, tool_kind, tool_title
 from agentls.agent.types import AgentTool
+from agentls.fronts.acp.files import AcpWorkspace, ClientFiles
+from agentls.fronts.acp.terminal import terminal_bash_tool
+from agentls.fronts.acp.updates import EventTranslator, replay, tool_kind, tool_title
 from agentls.protocol import (
     FileContext,
     ImageParam,
@@ -70,7 +70,7 @@ from agentls.protocol import (
     RequestPermissionParams,
 )
 from agentls.session import SessionError, SessionManager
-from agentls.session.permission_presets import PRESETS
+from agentls.session.policy.permission_presets import PRESETS
 from agentls.session.session import AgentSession
 from agentls.tools.workspace import Workspace
 

@@ -16,8 +16,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, ValidationEr
 from pydantic.alias_generators import to_camel
 from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
-from agentls.session.entries import Count, Text, Timestamp, damaged_fields, one_line
-from agentls.session.session_lines import brief
+from agentls.session.history.entries import Count, Text, Timestamp, damaged_fields, one_line
+from agentls.session.history.session_lines import brief
 
 __all__ = ["FORMAT_VERSION", "HeaderLine", "SessionHeader", "header_to_wire", "read_header"]
 

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.session.front_matter import FrontMatterError, parse_front_matter
-from agentls.session.resource_files import ResourceReader
+from agentls.session.instructions.front_matter import FrontMatterError, parse_front_matter
+from agentls.session.instructions.resource_files import ResourceReader
 from agentls.tools.ignore import GitIgnore
 
 DESCRIPTION_LENGTH = 60

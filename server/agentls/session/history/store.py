@@ -15,17 +15,17 @@
 Every entry names the entry before it in ``parentId`` (``null`` for the first). A
 ``compaction`` entry (Pi's ``CompactionEntry``) replaces, for the model, the messages
 before the message entry ``firstKeptEntryId`` with its summary; they stay in the file
-and in :attr:`LoadedSession.transcript` (see :mod:`agentls.session.transcript`).
+and in :attr:`LoadedSession.transcript` (see :mod:`agentls.session.history.transcript`).
 
-The file in parts: :mod:`~agentls.session.session_lines` turns an entry into one line and a
-line back into JSON, :mod:`~agentls.session.entries` reads that JSON as a typed entry, and
-:mod:`~agentls.session.session_writer` appends (crash safety: a file is never rewritten, and
+The file in parts: :mod:`~agentls.session.history.session_lines` turns an entry into one line and a
+line back into JSON, :mod:`~agentls.session.history.entries` reads that JSON as a typed entry, and
+:mod:`~agentls.session.history.session_writer` appends (crash safety: a file is never rewritten, and
 each returned append is in the file). This module reads a whole file back and keeps the folder.
 
 Damaged files: every value read from a file is checked for type and range before use,
 and the JSON is parsed strictly (no ``NaN``/``Infinity``, no number out of float range,
 nesting only as deep as the stack allows, lines of at most
-:data:`~agentls.session.session_lines.MAX_LINE_BYTES`). An entry line that fails is skipped
+:data:`~agentls.session.history.session_lines.MAX_LINE_BYTES`). An entry line that fails is skipped
 with a warning naming the file and line; a file whose header fails (or that is not a
 regular file) raises :class:`SessionStoreError`, which :meth:`SessionStore.list` turns into
 a warning and a skipped session; a file cut short by a crash ends in a partial line, which
@@ -48,9 +48,9 @@ import platformdirs
 
 from agentls.ai.local_files import parse_strict_json
 from agentls.ai.types import AgentMessage, UserMessage
-from agentls.session.entries import SessionInfoEntry, is_timestamp, parent_in, read_entry
-from agentls.session.header import FORMAT_VERSION, SessionHeader, header_to_wire, read_header
-from agentls.session.session_lines import (
+from agentls.session.history.entries import SessionInfoEntry, is_timestamp, parent_in, read_entry
+from agentls.session.history.header import FORMAT_VERSION, SessionHeader, header_to_wire, read_header
+from agentls.session.history.session_lines import (
     BINARY,
     Line,
     brief,
@@ -61,10 +61,10 @@ from agentls.session.session_lines import (
     read_lines,
     write_all,
 )
-from agentls.session.session_writer import SessionWriter, finish_writing
-from agentls.session.store_errors import SessionNotFound, SessionStoreError, UnknownEntry
-from agentls.session.transcript import Transcript
-from agentls.session.tree import BranchSettings, SessionTree, settings_on
+from agentls.session.history.session_writer import SessionWriter, finish_writing
+from agentls.session.history.store_errors import SessionNotFound, SessionStoreError, UnknownEntry
+from agentls.session.history.transcript import Transcript
+from agentls.session.history.tree import BranchSettings, SessionTree, settings_on
 
 __all__ = [
     "FORMAT_VERSION",
@@ -96,7 +96,7 @@ class LoadedSession:
     """A session read back from its file.
 
     ``model``, ``thinking_level`` and ``system_prompt`` are the header's values with the
-    entries on the leaf's branch applied (:func:`~agentls.session.tree.settings_on`), as Pi's.
+    entries on the leaf's branch applied (:func:`~agentls.session.history.tree.settings_on`), as Pi's.
     """
 
     header: SessionHeader

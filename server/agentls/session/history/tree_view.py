@@ -11,9 +11,9 @@ from pathlib import Path
 from agentls.ai.types import AgentMessage, AssistantMessage, ToolCall, ToolResultMessage
 from agentls.protocol import TreeBranch, TreeEntry, TreeResult
 from agentls.session.compaction.serialize import content_text
-from agentls.session.file_changes import FileChanges
-from agentls.session.rewind import display
-from agentls.session.tree import FILE_CHANGES, SessionTree
+from agentls.session.history.file_changes import FileChanges
+from agentls.session.history.rewind import display
+from agentls.session.history.tree import FILE_CHANGES, SessionTree
 from agentls.tools.catalogue import call_argument, one_line
 
 PREVIEW_LENGTH = 120

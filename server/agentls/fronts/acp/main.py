@@ -1,7 +1,7 @@
 """``agentls acp``: run the ACP agent on stdio until the client closes its end (or is gone, or SIGTERM).
 
 The SDK reads the lines :func:`_screen` lets through and writes through the same
-:class:`~agentls.server.framing.OutputWriter` as ``agentls serve``: from a thread, so a
+:class:`~agentls.fronts.lsp.framing.OutputWriter` as ``agentls serve``: from a thread, so a
 client that stops reading never holds the event loop, and is taken as gone past the
 unread-output bound.
 """
@@ -19,13 +19,13 @@ from typing import Any
 
 from acp import run_agent
 
-from agentls.acp.agent import AcpAgent
 from agentls.ai.secrets import RedactingFilter
+from agentls.fronts.acp.agent import AcpAgent
+from agentls.fronts.lsp.boot import valid_id
+from agentls.fronts.lsp.framing import OutputWriter, max_unread_bytes
 from agentls.json_depth import TooDeep, parse_body
 from agentls.mcp.config import McpConfigError, read_mcp_config
 from agentls.protocol import InitializationOptions, ModelRef
-from agentls.server.boot import valid_id
-from agentls.server.framing import OutputWriter, max_unread_bytes
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """A session's transcript: the messages of its branch, each with its entry id, compactions in place.
 
 The transcript holds the path from the root of the session's tree to its leaf
-(:mod:`agentls.session.tree`), and only grows while the session stays on that branch: a
+(:mod:`agentls.session.history.tree`), and only grows while the session stays on that branch: a
 compaction does not remove the messages it summarised, it adds a ``compactionSummary``
 message where it happened (its entry's place in the file). Clients read the transcript
 (``agent/getMessages``), so their ``since`` cursors stay valid across a compaction. The

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import agentls
-from agentls.session.context_files import ContextFile
-from agentls.session.skills import Skill, format_skills_for_prompt
+from agentls.session.instructions.context_files import ContextFile
+from agentls.session.instructions.skills import Skill, format_skills_for_prompt
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from agentls.ai.local_files import JsonTooDeep, NotARegularFile, open_regular_file, parse_strict_json
-from agentls.session.store_errors import SessionNotFound, SessionStoreError
+from agentls.session.history.store_errors import SessionNotFound, SessionStoreError
 
 __all__ = [
     "BINARY",

@@ -27,7 +27,7 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from agentls.session.file_changes import FileChange
+from agentls.session.history.file_changes import FileChange
 from agentls.tools.catalogue import tool_kind, tool_title
 
 Update = Any

@@ -2,12 +2,12 @@
 
 :class:`SessionInstructions` joins a session's prompt settings (a custom system
 prompt, text to append, whether to read project instructions) with what
-:class:`~agentls.session.resources.ProjectResources` finds around its folder, and
+:class:`~agentls.session.instructions.resources.ProjectResources` finds around its folder, and
 builds the system prompt from them for the tools the session has at that moment.
 The session refreshes it before each turn (Pi's ``prepareNextTurn`` refresh), so an
 edited ``AGENTS.md``, a new skill or a changed tool set reach the next model call. The
 project's own files are used only while the folder is trusted
-(:mod:`agentls.session.project_trust`).
+(:mod:`agentls.session.policy.project_trust`).
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agentls.protocol import CommandInfo, ResourceInfo
-from agentls.session.project_trust import FolderTrust, TrustStatus
-from agentls.session.resources import ProjectResources
-from agentls.session.system_prompt import build_system_prompt, installed_documentation
+from agentls.session.instructions.resources import ProjectResources
+from agentls.session.instructions.system_prompt import build_system_prompt, installed_documentation
+from agentls.session.policy.project_trust import FolderTrust, TrustStatus
 
 
 @dataclass(frozen=True)

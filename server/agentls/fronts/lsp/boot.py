@@ -9,7 +9,7 @@ answered at once with the result the full server gives (:func:`initialize_result
 pygls's capabilities for agentls's features depend only on the position encoding the
 client offers); then the server is imported and handed that message and whatever else
 was read. It handles the message as usual, with its answer dropped (and compared with
-the early one, see :class:`~agentls.server.rpc.StrictProtocol`).
+the early one, see :class:`~agentls.fronts.lsp.rpc.StrictProtocol`).
 
 Any other first message (another request, bad options, a framing error, the end of
 input) goes to the server untouched, to be answered as it always was.
@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentls import __version__
+from agentls.fronts.lsp.framing import Frame, FrameParser, FramingError, frame_bytes
 from agentls.json_depth import parse_body
 from agentls.protocol import (
     FAUX_SCRIPT_ENV,
@@ -36,7 +37,6 @@ from agentls.protocol import (
     ClientAgentCapabilities,
     InitializationOptions,
 )
-from agentls.server.framing import Frame, FrameParser, FramingError, frame_bytes
 
 logger = logging.getLogger(__name__)
 

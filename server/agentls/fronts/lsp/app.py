@@ -28,6 +28,20 @@ from pygls.protocol import lsp_method
 from agentls import __version__
 from agentls.ai import to_wire
 from agentls.ai.secrets import RedactingFilter
+from agentls.fronts.lsp.boot import Boot, agent_capabilities
+from agentls.fronts.lsp.editor import LspEditor
+from agentls.fronts.lsp.framing import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    Frame,
+    FrameParser,
+    FramingError,
+    OutputWriter,
+    max_unread_bytes,
+    read_frames,
+)
+from agentls.fronts.lsp.logs import ClientLogHandler
+from agentls.fronts.lsp.progress import ToolProgress
+from agentls.fronts.lsp.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
 from agentls.protocol import (
     AGENT_ERROR,
     INVALID_PARAMS,
@@ -80,23 +94,9 @@ from agentls.protocol import (
     TreeResult,
     json_converter,
 )
-from agentls.server.boot import Boot, agent_capabilities
-from agentls.server.editor import LspEditor
-from agentls.server.framing import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    Frame,
-    FrameParser,
-    FramingError,
-    OutputWriter,
-    max_unread_bytes,
-    read_frames,
-)
-from agentls.server.logs import ClientLogHandler
-from agentls.server.progress import ToolProgress
-from agentls.server.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
 from agentls.session import SessionError, SessionManager
-from agentls.session.providers import model_listing, warm_up
-from agentls.session.store import finish_writing
+from agentls.session.history.store import finish_writing
+from agentls.session.policy.providers import model_listing, warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -198,7 +198,7 @@ class AgentServer(LanguageServer):
     def serve_stdio(self, started: Boot) -> int:
         """Serve on stdin and stdout until ``exit`` or the end of input; the exit code.
 
-        ``started``: what :func:`~agentls.server.boot.boot` read (and answered) before.
+        ``started``: what :func:`~agentls.fronts.lsp.boot.boot` read (and answered) before.
         """
         writer = OutputWriter(sys.stdout.fileno(), self.connection_lost, max_unread_bytes())
         self.protocol.set_writer(writer)
@@ -511,7 +511,7 @@ def create_server() -> AgentServer:
 def serve(max_message_bytes: int | None = None, started: Boot | None = None) -> NoReturn:
     """Run the server on stdio until ``exit`` or the end of input (running work is aborted then).
 
-    ``started``: what :func:`~agentls.server.boot.boot` read before (default: nothing yet).
+    ``started``: what :func:`~agentls.fronts.lsp.boot.boot` read before (default: nothing yet).
     """
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="agentls: %(levelname)s %(message)s")
     # On the handler, not a logger: a handler sees the records of every logger.

@@ -10,7 +10,7 @@ home folder (a session in ``~/work/app`` reads ``~/work/app``, ``~/work`` and ``
 for a folder outside the home folder, at its git repository's root (only the folder
 itself outside a repository): a file in ``/tmp`` or ``/`` is nobody's project. The
 project's files are loaded only once the user trusts the folder
-(:mod:`agentls.session.project_trust`).
+(:mod:`agentls.session.policy.project_trust`).
 
 A linked git worktree nested inside its main checkout (``repo/.worktrees/feature``)
 has its own copy of the repository's ``AGENTS.md``; the main checkout's copy, an
@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.session.resource_files import ResourceFileError, ResourceReader, read_resource_text
+from agentls.session.instructions.resource_files import ResourceFileError, ResourceReader, read_resource_text
 
 CANDIDATES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 """The names looked for in each folder, in order of preference."""

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Literal
 from xml.sax.saxutils import escape
 
-from agentls.session.front_matter import FrontMatterError, parse_front_matter
-from agentls.session.resource_files import ResourceReader
+from agentls.session.instructions.front_matter import FrontMatterError, parse_front_matter
+from agentls.session.instructions.resource_files import ResourceReader
 from agentls.tools.ignore import GitIgnore
 
 logger = logging.getLogger(__name__)

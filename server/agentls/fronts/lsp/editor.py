@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
+from agentls.fronts.lsp.rpc import CancelledByClient
 from agentls.protocol import (
     GetDiagnosticsParams,
     GetDiagnosticsResult,
@@ -28,14 +29,13 @@ from agentls.protocol import (
     SaveDocumentsParams,
     SaveDocumentsResult,
 )
-from agentls.server.rpc import CancelledByClient
 from agentls.tools.editor import EditOutcome, EditSupport, OpenDocument, PositionEncoding, document_key
 from agentls.tools.workspace import ToolInputError
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
 
-    from agentls.server.app import AgentServer
+    from agentls.fronts.lsp.app import AgentServer
 
 logger = logging.getLogger(__name__)
 
