@@ -38,7 +38,7 @@ async def _demo(args: argparse.Namespace) -> int:
     from agentls.ai.providers.faux import FauxScript, FauxScriptError
     from agentls.demo import demo_agent
     from agentls.printer import EventPrinter
-    from agentls.session import event_to_wire
+    from agentls.protocol import event_to_wire
 
     try:
         script = FauxScript.from_file(args.script) if args.script else None
