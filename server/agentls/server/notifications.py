@@ -37,9 +37,9 @@ AGENT_EVENT = "agent/event"
 
 def notification(event: SessionEvent | McpStatusChanged) -> tuple[str, dict[str, Any]]:
     """The method and params of the notification that tells ``event``."""
+    if type(event) is KernelEvent:  # one for every streamed delta: no pattern matching's work
+        return AGENT_EVENT, EventNotification.params(event.session_id, event.run_id, event.seq, event.event)
     match event:
-        case KernelEvent(session_id, run_id, seq, agent_event):
-            return AGENT_EVENT, EventNotification.params(session_id, run_id, seq, agent_event)
         case QueueChanged(session_id, queue):
             note = QueueNotification(
                 session_id=session_id, steering=queue.steering, follow_up=queue.follow_up
