@@ -6,7 +6,7 @@ import io
 
 import pytest
 from agentls.ai import TextContent, to_wire
-from agentls.printer import EventPrinter
+from agentls.cli.printer import EventPrinter
 from agentls.session.messages import (
     bash_execution_message,
     branch_summary_message,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from agentls.printer import EventPrinter
+from agentls.cli.printer import EventPrinter
 from rich.console import Console
 
 

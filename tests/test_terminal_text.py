@@ -7,7 +7,7 @@ import json
 import re
 
 import pytest
-from agentls.printer import EventPrinter, Transcript
+from agentls.cli.printer import EventPrinter, Transcript
 from agentls.terminal_text import json_line, visible, visible_text
 from rich.console import Console
 

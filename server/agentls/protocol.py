@@ -14,13 +14,15 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from agentls.thinking_levels import ModelThinkingLevel
+
 if TYPE_CHECKING:
     from agentls.agent import AgentEvent
 
 PROTOCOL_VERSION = 1
 
 QueueModeName = Literal["all", "one-at-a-time"]
-ThinkingLevelName = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+ThinkingLevelName = ModelThinkingLevel
 WhenBusy = Literal["steer", "followUp", "reject"]
 PermissionMode = Literal["allow", "ask", "deny", "review"]
 PermissionOutcome = Literal["allowOnce", "allowAlways", "allowAlwaysServer", "reject"]
@@ -69,6 +71,14 @@ ErrorKind = Literal[
 class ModelRef(ProtocolModel):
     provider: str
     id: str
+
+    @classmethod
+    def parse(cls, text: str) -> ModelRef:
+        """``PROVIDER/ID`` as a reference (the id may hold ``/``); ``ValueError`` when a part is missing."""
+        provider, _, model_id = text.partition("/")
+        if not provider or not model_id:
+            raise ValueError(f"{text!r} is not PROVIDER/ID")
+        return cls(provider=provider, id=model_id)
 
 
 class CompactionSettings(ProtocolModel):

@@ -36,6 +36,7 @@ from acp.schema import (
 )
 
 ACP_SDK_VERSION = "2.4.0"  # keep in step with scripts/test-servers.sh
+SERVER_SOURCE = Path(__file__).resolve().parents[2] / "server"
 
 
 def schema_path() -> Path:
@@ -187,6 +188,8 @@ async def agent(
             sent.append(event.message)
 
     command = [sys.executable, "-m", "agentls", "acp", "--data-dir", str(data_dir)]
+    # the SDK passes the agent a trimmed environment (no PYTHONPATH): name this checkout's agentls
+    env = {"PYTHONPATH": str(SERVER_SOURCE), **(env or {})}
     if faux_script is not None:
         command += ["--faux-script", str(faux_script)]
     async with spawn_agent_process(

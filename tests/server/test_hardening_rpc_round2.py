@@ -1,6 +1,6 @@
 """Hardening, round two, of the connection: bodies nested too deep, and a client that stops reading.
 
-A body may nest 512 levels (``agentls.server.nesting.MAX_DEPTH``); a deeper request is
+A body may nest 512 levels (``agentls.json_depth.MAX_DEPTH``); a deeper request is
 still answered with its id (read from its top level), a deeper notification is ignored
 and a deeper answer to one of the server's requests fails that request. The server
 writes from a thread of its own, so a client that never reads its output neither keeps

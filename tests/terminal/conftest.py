@@ -100,7 +100,13 @@ class Pane:
 
 
 def environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AGENTLS_", "TMUX"))}
+    # The pane's size is the terminal's: COLUMNS/LINES (pytest-xdist's workers set them to 80x24)
+    # would override it for the command line.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("AGENTLS_", "TMUX")) and k not in ("COLUMNS", "LINES")
+    }
     env["TERM"] = "xterm-256color"
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in [os.environ.get("PYTHONPATH", ""), str(PROJECT_ROOT / "server")] if p

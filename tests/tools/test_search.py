@@ -12,9 +12,10 @@ from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError
+from agentls.tools.ignore import GitIgnore
 from agentls.tools.matching import glob_matcher
 from agentls.tools.ripgrep import files_with_matches, find_rg
-from agentls.tools.search import GitIgnore, find_tool, grep_tool, ls_tool, search_tools
+from agentls.tools.search import find_tool, grep_tool, ls_tool, search_tools
 from agentls.tools.walk import Bounds, Budget
 
 

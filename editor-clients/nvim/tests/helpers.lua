@@ -1,6 +1,15 @@
 -- A small test harness for headless Neovim (`nvim -l`): tests, waits with deadlines,
--- stubs of vim.ui.select / vim.notify, and the faux workspace.
+-- stubs of vim.ui.select / vim.ui.input / vim.notify, the faux workspace, and what the
+-- feature files share (the panel's rows and keys, stored messages, rendered transcripts).
+--
+-- A feature file (`health.lua`, `review.lua`, ...) starts with `h.start()` and ends with
+-- `h.finish()`; alone it exits there. In the suite (`run.lua`, which sets `h.suite`) every
+-- feature shares one workspace and one server, and `h.finish()` returns to the suite.
 local M = {}
+
+-- Neovim's python ftplugin asks `has("python3")`, which probes for the python3 provider by
+-- running interpreters (2-3 s) when the tests first open a .py file; the plugin needs none.
+vim.g.loaded_python3_provider = 0
 
 --- Put the plugin (the folder above tests/) first in 'runtimepath' and load its plugin file.
 --- Returns the server command: `given`, else $AGENTLS_CMD, else `agentls` on PATH; made
@@ -51,10 +60,19 @@ function M.test(name, fn)
     say(("FAIL %s (%d ms)\n     %s"):format(name, ms, tostring(err):gsub("\n", "\n     ")))
   end
   vim.ui.select = M.original_select
+  vim.ui.input = M.original_input
 end
 
---- Print the summary line and exit (non-zero when a test failed).
+--- The tests that passed and failed so far.
+function M.counts()
+  return passed, failed
+end
+
+--- Print the summary line and exit (non-zero when a test failed); in the suite, return to it.
 function M.finish()
+  if M.suite then
+    return
+  end
   pcall(require("agentls.client").stop)
   vim.wait(2000, function()
     return require("agentls.client").get() == nil
@@ -108,6 +126,32 @@ function M.stub_select(answer)
   return asked
 end
 
+M.original_input = vim.ui.input
+
+--- Stub vim.ui.input for one test: every question is answered with `answer` (nil: cancelled).
+--- Returns the options of the questions asked.
+function M.stub_input(answer)
+  local asked = {}
+  vim.ui.input = function(opts, on_confirm)
+    asked[#asked + 1] = opts
+    on_confirm(answer)
+  end
+  return asked
+end
+
+--- :AgentPrompt with the `prompt_input = "input"` option (vim.ui.input instead of the prompt
+--- buffer), the question answered with `answer`; the options it was asked with.
+function M.prompt_by_input(answer)
+  local asked = M.stub_input(answer)
+  local options = require("agentls.config").options
+  options.prompt_input = "input"
+  local ok, err = pcall(vim.cmd, "AgentPrompt")
+  options.prompt_input = "buffer"
+  vim.ui.input = M.original_input
+  assert(ok, err)
+  return asked[1]
+end
+
 --- A question no test answers is cancelled (Neovim's own list would wait for keys forever).
 function M.cancel_unexpected_questions()
   M.original_select = function(_, opts, on_choice)
@@ -159,6 +203,42 @@ function M.workspace(agentls_exe)
   }
   require("agentls").setup(M.setup_opts)
   return env
+end
+
+--- The workspace of the feature files, made once per Neovim (the suite's features share it):
+--- the plugin loaded, a workspace with project instructions (AGENTS.md) and a prompt template
+--- (/review), which every session of the workspace reads, and setup() done. Its env.
+function M.start()
+  if M.env then
+    return M.env
+  end
+  M.agentls_exe = M.load_plugin(arg[1])
+  local env = M.workspace(M.agentls_exe)
+  vim.fn.writefile({ "Answer briefly." }, env.ws .. "/AGENTS.md")
+  vim.fn.mkdir(env.ws .. "/.agentls/prompts", "p")
+  vim.fn.writefile(
+    { "---", "description: Review a part of the code", "argument-hint: <what>", "---", "Review this: $@" },
+    env.ws .. "/.agentls/prompts/review.md"
+  )
+  return env
+end
+
+--- Start the server unless it runs, and wait for it (buffers attach to a running server).
+function M.running_server()
+  local up = false
+  require("agentls.client").with_client(function(client)
+    up = client ~= nil
+  end)
+  M.wait(10000, function()
+    return up
+  end, "the server running")
+end
+
+--- Close the panel and leave the current session, as when Neovim starts (in the suite, an
+--- earlier feature's session is the current one).
+function M.without_session()
+  require("agentls.panel").close()
+  require("agentls.state").current = nil
 end
 
 --- Write the faux script that the next new session replays.
@@ -238,6 +318,21 @@ function M.wait_settled(session_id, ms)
   return found
 end
 
+--- Wait for the next agent/settled of `session_id` after `action()` (a prompt sent).
+function M.settles(session_id, action)
+  local runs = #settled
+  action()
+  M.wait(15000, function()
+    for i = runs + 1, #settled do
+      if settled[i].sessionId == session_id then
+        return true
+      end
+    end
+    return false
+  end, "the run settled")
+  require("agentls.panel").render()
+end
+
 --- LspProgress events of the agentls client: {kind, title, message}.
 function M.record_progress()
   local events = {}
@@ -261,6 +356,70 @@ function M.wait_panel(text, what, ms)
   M.wait(ms or 5000, function()
     return M.panel_text():find(text, 1, true) ~= nil
   end, what)
+end
+
+--- Press `keys` in the panel with the cursor on the line containing `text` (the last one when
+--- several do).
+function M.panel_keys(text, keys)
+  local panel = require("agentls.panel")
+  panel.render()
+  local row = M.last_row(panel.lines(), text)
+  assert(row, ("no panel line with %q:\n%s"):format(text, M.panel_text()))
+  local win = panel.windows()[1]
+  vim.api.nvim_win_set_cursor(win, { row, 0 })
+  M.keys_in(win, keys)
+end
+
+--- The panel's text after a re-read of the session's transcript (agent/getMessages).
+function M.reloaded_text(session)
+  local state = require("agentls.state")
+  local epoch = state.transcripts[session].epoch
+  state.reload(session)
+  M.wait(5000, function()
+    return state.transcripts[session].epoch > epoch
+  end, "the transcript re-read")
+  require("agentls.panel").render()
+  return M.panel_text()
+end
+
+--- The session's stored messages (agent/getMessages).
+function M.stored_messages(session)
+  local result = require("agentls.client").request_sync("agent/getMessages", { sessionId = session }, 5000)
+  assert(result, "agent/getMessages answered")
+  return result.messages
+end
+
+--- The session's stored tool results by tool call id: {text, error}.
+function M.tool_results(session)
+  local results = {}
+  for _, message in ipairs(M.stored_messages(session)) do
+    if message.role == "toolResult" then
+      results[message.toolCallId] = {
+        text = require("agentls.transcript").content_text(message.content),
+        error = message.isError,
+      }
+    end
+  end
+  return results
+end
+
+--- The text of `t`'s entries as the panel renders them, then of `footer_lines`.
+function M.rendered_text(t, footer_lines)
+  local render = require("agentls.render")
+  local opts = require("agentls.config").options.panel
+  local lines = {}
+  for _, entry in ipairs(t.entries) do
+    vim.list_extend(lines, (render.entry(entry, t, opts)))
+  end
+  vim.list_extend(lines, footer_lines or {})
+  return table.concat(lines, "\n")
+end
+
+--- Each of `parts` is in `text`.
+function M.expect_shown(text, parts)
+  for _, part in ipairs(parts) do
+    M.expect(text:find(part, 1, true), ("shows %q:\n%s"):format(part, text))
+  end
 end
 
 --- :checkhealth agentls, as text.

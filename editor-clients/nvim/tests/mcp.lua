@@ -4,7 +4,8 @@
 --
 --   nvim --headless --clean -l editor-clients/nvim/tests/mcp.lua [AGENTLS_EXECUTABLE]
 --
--- As run.lua: one server for every test, per-test lines on stdout, "N passed, M failed" last.
+-- As the feature files of run.lua: one server for every test, per-test lines on stdout,
+-- "N passed, M failed" last.
 local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
 package.path = here .. "/?.lua;" .. package.path
 

@@ -4,7 +4,8 @@
 --
 --   nvim --headless --clean -l editor-clients/nvim/tests/tree.lua [AGENTLS_EXECUTABLE]
 --
--- As run.lua: one server for every test, per-test lines on stdout, "N passed, M failed" last.
+-- As the feature files of run.lua: one server for every test, per-test lines on stdout,
+-- "N passed, M failed" last.
 local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
 package.path = here .. "/?.lua;" .. package.path
 
@@ -77,12 +78,10 @@ end
 
 --- The session's stored transcript: `{role, text}` of each message.
 local function stored(session)
-  local result = client.request_sync("agent/getMessages", { sessionId = session }, 5000)
-  assert(result, "agent/getMessages answered")
   local transcript = require("agentls.transcript")
   return vim.tbl_map(function(message)
     return { role = message.role, text = transcript.content_text(message.content) }
-  end, result.messages)
+  end, h.stored_messages(session))
 end
 
 local function roles_and_texts(messages)
@@ -123,20 +122,7 @@ local function row_of(buf, text)
   return h.last_row(lines(buf), text)
 end
 
---- Wait for the next agent/settled of `session_id` after `action()` (a prompt sent).
-local function settles(session_id, action)
-  local runs = #h.settled
-  action()
-  wait(15000, function()
-    for i = runs + 1, #h.settled do
-      if h.settled[i].sessionId == session_id then
-        return true
-      end
-    end
-    return false
-  end, "the run settled")
-  panel.render()
-end
+local settles = h.settles
 
 local session -- the session of the first tests
 local buf_a
@@ -281,14 +267,10 @@ test(":AgentTree shows both branches; F goes to the other one with its files, <C
 
   -- L labels an entry
   vim.api.nvim_win_set_cursor(win, { row_of(buf, "You: first"), 0 })
-  local original = vim.ui.input
-  vim.ui.input = function(_, on_confirm)
-    on_confirm("start")
-  end
+  h.stub_input("start")
   after("AgentlsTree", function()
     keys_in(win, "L")
   end)
-  vim.ui.input = original
   shown = table.concat(lines(buf), "\n")
   expect(shown:find("● You: first  #start", 1, true), "the label is shown:\n" .. shown)
   keys_in(win, "q")

@@ -1,9 +1,11 @@
 // The end-to-end test in real VS Code: code-server + headless Chromium (playwright-core).
 //
-// It installs the .vsix into a fresh code-server profile, opens a workspace holding
-// notes.txt, and loads the workbench in Chromium, which starts the extension host.
-// The extension runs its self-test (AGENTLS_VSCODE_SELFTEST, src/selftest.ts) against
-// the real agentls server on the faux model and writes one JSON line per check. When the
+// It installs the .vsix into a fresh code-server profile, and beside it the test extension
+// (e2e/extension, its own .vsix), opens a workspace holding notes.txt, and loads the
+// workbench in Chromium, which starts the extension host. The test extension runs the
+// self-test (AGENTLS_VSCODE_SELFTEST, e2e/extension/src/selftest.ts) through the API that
+// agentls's activate() returns, against the real agentls server on the faux model, and
+// writes one JSON line per check. When the
 // self-test needs a person (it writes `{"waiting": ...}`), this driver acts in the page:
 // it answers permission dialogs (Allow once, Reject, Allow always), clicks the panel's
 // Continue button, uses the model and thinking-level pickers of the panel and
@@ -20,7 +22,8 @@
 // then types a prompt into the panel and checks that the streamed answer shows in the
 // panel's DOM and on screen (pixels), and saves screenshots.
 //
-// Environment: AGENTLS_SERVER (the agentls executable), CODE_SERVER, VSIX, CHROMIUM
+// Environment: AGENTLS_SERVER (the agentls executable), CODE_SERVER, VSIX, E2E_VSIX (the
+// test extension's .vsix: `npm run package:e2e -- -o FILE` makes it), CHROMIUM
 // (default /usr/bin/chromium), E2E_WORK (scratch folder), E2E_ARTIFACTS (screenshots,
 // logs), E2E_TIMEOUT_MS (default 180000).
 
@@ -41,6 +44,7 @@ const env = (name, fallback) => {
 const AGENTLS = env('AGENTLS_SERVER');
 const CODE_SERVER = env('CODE_SERVER');
 const VSIX = env('VSIX');
+const E2E_VSIX = env('E2E_VSIX');
 const CHROMIUM = env('CHROMIUM', '/usr/bin/chromium');
 const WORK = env('E2E_WORK');
 const ARTIFACTS = env('E2E_ARTIFACTS', path.join(WORK, 'artifacts'));
@@ -222,15 +226,18 @@ function prepare() {
   fs.writeFileSync(path.join(WORK, 'mcp.json'), JSON.stringify(mcpJson, null, 2));
 }
 
+/** Install the extension, then the test extension that depends on it. */
 function install() {
-  const run = spawnSync(
-    CODE_SERVER,
-    ['--config', path.join(WORK, 'code-server.yaml'), '--extensions-dir', path.join(WORK, 'ext'),
-      '--user-data-dir', path.join(WORK, 'user'), '--install-extension', VSIX, '--force'],
-    { encoding: 'utf8', timeout: 60_000 },
-  );
-  if (run.status !== 0) throw new Error(`installing the vsix failed: ${run.stderr || run.stdout}`);
-  log('vsix installed');
+  for (const vsix of [VSIX, E2E_VSIX]) {
+    const run = spawnSync(
+      CODE_SERVER,
+      ['--config', path.join(WORK, 'code-server.yaml'), '--extensions-dir', path.join(WORK, 'ext'),
+        '--user-data-dir', path.join(WORK, 'user'), '--install-extension', vsix, '--force'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    if (run.status !== 0) throw new Error(`installing ${vsix} failed: ${run.stderr || run.stdout}`);
+    log(`${path.basename(vsix)} installed`);
+  }
 }
 
 async function startCodeServer(port, resultFile) {
@@ -954,7 +961,7 @@ async function main() {
     await page.waitForSelector('.monaco-workbench', { timeout: 30_000 });
     log('workbench loaded');
 
-    // 1. The extension's self-test.
+    // 1. The self-test of the test extension.
     const { lines, acted } = await selfTest(page, resultFile);
     const done = lines.find((line) => line.done);
     fs.writeFileSync(path.join(ARTIFACTS, 'selftest.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n'));

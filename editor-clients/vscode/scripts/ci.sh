@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CI of the VS Code extension: installs what it needs, type-checks, runs the unit tests,
-# builds the .vsix, and runs the end-to-end test in real VS Code (code-server + headless
-# Chromium) against the real agentls server of the repository's .venv.
+# builds the .vsix (and checks it holds no test code), builds the end-to-end test extension
+# (e2e/extension, its own .vsix in the scratch folder), and runs the end-to-end test in real
+# VS Code (code-server + headless Chromium, both extensions installed) against the real
+# agentls server of the repository's .venv.
 #
 #   bash editor-clients/vscode/scripts/ci.sh
 #
@@ -153,7 +155,7 @@ code_server() {
 
 npm_ci() { (cd "$EXT_DIR" && timeout 600 npm ci --no-audit --no-fund --loglevel=error); }
 
-typecheck() { (cd "$EXT_DIR" && npx tsc -p . && npx tsc -p webview); }
+typecheck() { (cd "$EXT_DIR" && npx tsc -p . && npx tsc -p webview && npx tsc -p e2e/extension); }
 
 unit_tests() {
   local report=$WORK/vitest.json status=0
@@ -173,11 +175,33 @@ package_vsix() {
     --no-rewrite-relative-links -o "$VSIX")
 }
 
+# The .vsix ships no test code: no file of e2e/ or test/, and no trace of the self-test in its
+# bundle (esbuild.mjs refuses to bundle e2e/ or test/ into it; this checks what was shipped).
+vsix_without_tests() {
+  local listing
+  listing=$(unzip -l "$VSIX") || return 1
+  if grep -E '(^|/)(e2e|test)/|selftest|\.test\.' <<<"$listing"; then
+    echo "the .vsix holds test files (above)"
+    return 1
+  fi
+  if unzip -p "$VSIX" extension/out/extension.js | grep -q -E 'AGENTLS_VSCODE_SELFTEST|runSelfTest'; then
+    echo "the .vsix's out/extension.js holds the self-test"
+    return 1
+  fi
+  echo "$(grep -c ' extension/' <<<"$listing") files, no test code"
+}
+
+# The test extension that drives the extension in the e2e test (installed beside the .vsix).
+package_e2e() {
+  E2E_VSIX=$WORK/agentls-e2e.vsix
+  (cd "$EXT_DIR" && timeout 300 npm run --silent package:e2e -- -o "$E2E_VSIX")
+}
+
 e2e() {
   [ -x "$AGENTLS" ] || die "$AGENTLS not found: create the venv first (python3 -m venv .venv && .venv/bin/pip install -e '.[dev]')"
   local status=0 log=$WORK/e2e.log
   E2E_RAN=1
-  (cd "$EXT_DIR" && AGENTLS_SERVER=$AGENTLS CODE_SERVER=$CODE_SERVER VSIX=$VSIX CHROMIUM=$CHROMIUM \
+  (cd "$EXT_DIR" && AGENTLS_SERVER=$AGENTLS CODE_SERVER=$CODE_SERVER VSIX=$VSIX E2E_VSIX=$E2E_VSIX CHROMIUM=$CHROMIUM \
     E2E_WORK=$WORK/e2e E2E_ARTIFACTS=$ARTIFACTS E2E_TIMEOUT_MS=180000 \
     timeout 420 node e2e/run.mjs) 2>&1 | tee "$log" || status=$?
   read -r E2E_PASSED E2E_FAILED < <(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\1 \2/p' "$log" | tail -1)
@@ -191,8 +215,10 @@ step "system packages (chromium)" system_packages
 step "Node $NODE_VERSION" node24
 step "code-server $CODE_SERVER_VERSION" code_server
 step "npm ci" npm_ci
-step "tsc (extension, webview)" typecheck
+step "tsc (extension, webview, e2e)" typecheck
 step "unit tests (vitest)" unit_tests
 step "package .vsix" package_vsix
+step ".vsix holds no test code" vsix_without_tests
+step "package the e2e test extension" package_e2e
 step "e2e in code-server + chromium" e2e
 summary

@@ -11,22 +11,7 @@
  */
 
 import type { Attachment, EditorContextAttachmentInfo, LspRange } from './protocol';
-
-/** An attachment as the prompt box shows it. */
-export interface Chip {
-  attachment: Attachment;
-  /** `calc.py:3-4`, `README.md`, `2 problems`. */
-  label: string;
-  /** The tooltip: the full path, the lines. */
-  title: string;
-}
-
-/** A workspace file the `@` completion offers. */
-export interface FileEntry {
-  uri: string;
-  /** Relative to the workspace folder. */
-  path: string;
-}
+import type { Chip, ContextChip, FileEntry } from './view';
 
 /** The 1-based first and last line a range covers; a range ending at column 0 of a later line stops before it. */
 export function rangeLines(range: LspRange): { startLine: number; endLine: number } {
@@ -130,13 +115,6 @@ export function removeAtWord(text: string, cursor: number): { text: string; curs
 }
 
 // --- the chips of a user message in the transcript ------------------------------------------
-
-/** A chip on a user message: what the server says it attached (`details.attachments` of `editorContext`). */
-export interface ContextChip {
-  type: string;
-  label: string;
-  title: string;
-}
 
 /** The customType of the message the server puts before a user message with attachments. */
 export const EDITOR_CONTEXT = 'editorContext';

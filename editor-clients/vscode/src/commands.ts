@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { switchBranch } from './branches';
 import { AgentError } from './client';
-import { API_KEYS, secretKey, ServerNotFoundError } from './config';
+import { API_KEYS, secretKey, ServerNotFoundError, storeApiKey } from './config';
 import { addSelection } from './editorContext';
 import { formatTokens, modelLabels } from './format';
 import { showMcpServers } from './mcpCommands';
@@ -43,8 +43,7 @@ async function setApiKey(ctx: CommandContext): Promise<void> {
     ignoreFocusOut: true,
   });
   if (value === undefined) return;
-  if (value.trim()) await ctx.secrets.store(secretKey(pick.name), value.trim());
-  else await ctx.secrets.delete(secretKey(pick.name));
+  await storeApiKey(ctx.secrets, pick.name, value);
   await ctx.restartForChange(`${pick.name} ${value.trim() ? 'set' : 'cleared'}.`);
 }
 

@@ -6,9 +6,10 @@
  * the text at which Escape closed the list (it stays closed until the text changes).
  */
 
-import { atQuery, type FileEntry, filterFiles, removeAtWord } from './attachments';
+import { atQuery, filterFiles, removeAtWord } from './attachments';
 import { applyCompletion, filterCommands, slashQuery } from './promptInput';
 import type { CommandInfo } from './protocol';
+import type { FileEntry } from './view';
 
 export interface Edit {
   text: string;

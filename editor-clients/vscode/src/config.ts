@@ -204,6 +204,16 @@ export function secretKey(name: string): string {
   return `agentls.env.${name}`;
 }
 
+/** Keep a provider's API key under `secretKey(name)`; an empty (or blank) value clears it. */
+export async function storeApiKey(
+  secrets: { store(key: string, value: string): PromiseLike<void>; delete(key: string): PromiseLike<void> },
+  name: string,
+  value: string,
+): Promise<void> {
+  if (value.trim()) await secrets.store(secretKey(name), value.trim());
+  else await secrets.delete(secretKey(name));
+}
+
 /**
  * The server's data folder as far as the extension can tell: `agentls.dataDir`, else
  * `dataDir` of `agentls.initializationOptions`, else `$AGENTLS_DATA_DIR` of the server's

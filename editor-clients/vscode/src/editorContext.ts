@@ -6,10 +6,11 @@
  */
 
 import * as vscode from 'vscode';
-import { type Chip, chipFor, type FileEntry } from './attachments';
+import { chipFor } from './attachments';
 import { diagnosticsResult, type DocumentDiagnostics } from './diagnostics';
 import type { Attachment, GetDiagnosticsParams, GetDiagnosticsResult } from './protocol';
 import type { SessionController } from './session';
+import type { Chip, FileEntry } from './view';
 
 /** At most this many files in the `@` list's pool (it is filtered as the user types). */
 const MAX_FILES = 5000;

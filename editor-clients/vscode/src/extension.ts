@@ -3,9 +3,19 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import type { AgentExtension } from './api';
 import { forkMessage, rewindMessage, switchBranch } from './branches';
 import { AgentConnection, readSettings } from './client';
-import { API_KEYS, mcpLogPath, secretKey, serverDataDir, serverEnvironment, sessionDefaults, settingsEffect } from './config';
+import {
+  API_KEYS,
+  mcpLogPath,
+  secretKey,
+  serverDataDir,
+  serverEnvironment,
+  sessionDefaults,
+  settingsEffect,
+  storeApiKey,
+} from './config';
 import type { ThinkingLevel } from './protocol';
 import { type CommandContext, registerCommands, renameSession, runAction, showError, showSessions } from './commands';
 import { saveDocuments } from './documents';
@@ -13,23 +23,8 @@ import { getDiagnostics, watchSelection } from './editorContext';
 import { AgentPanel, VIEW_ID } from './panel';
 import { type AskUser, askWithModal, permissionHandler, permissionPrompt } from './permissions';
 import { EditReviews } from './review';
-import { runSelfTest, SELFTEST_ENV } from './selftest';
 import { SessionController } from './session';
 import { createStatusBar } from './statusBar';
-
-/** What the extension hands to the self-test (and to other extensions, as its API). */
-export interface AgentExtension {
-  controller: SessionController;
-  connection: AgentConnection;
-  panel: AgentPanel;
-  log: vscode.LogOutputChannel;
-  /** The changes waiting for review (`agent/reviewEdit`). */
-  reviews: EditReviews;
-  /** Settles when the first server start finished (rejects when it failed). */
-  started: Promise<void>;
-  /** Where **Agent: Set API Key** keeps the keys (`config.secretKey`). */
-  secrets: vscode.SecretStorage;
-}
 
 let activeConnection: AgentConnection | undefined;
 
@@ -162,11 +157,8 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
 
   const started = startServer();
   started.catch(() => undefined); // reported by startServer
-  const api: AgentExtension = { controller, connection, reviews, panel, log, started, secrets: context.secrets };
-
-  const resultFile = process.env[SELFTEST_ENV];
-  if (resultFile) void runSelfTest(api, resultFile);
-  return api;
+  const setApiKey = (name: string, value: string): Promise<void> => storeApiKey(context.secrets, name, value);
+  return { controller, connection, reviews, panel, log, started, setApiKey };
 }
 
 /** Stop the server (shutdown, exit) before the extension host goes away. */

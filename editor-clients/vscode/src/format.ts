@@ -1,7 +1,7 @@
 /** Pure text helpers: tool-call summaries, result text, truncation, figures. */
 
 import type { ContentBlock } from './protocol';
-import type { BashStatus, Stats } from './view';
+import type { BashStatus, SessionEntry, Stats } from './view';
 
 /** Results longer than this are cut in the panel (the transcript on the server keeps all). */
 export const MAX_OUTPUT = 20_000;
@@ -307,17 +307,6 @@ export function toolTarget(toolName: string, args: unknown): { path: string; lin
   if (!where) return undefined;
   const line = toolName === 'read' && typeof a.offset === 'number' && a.offset >= 1 ? Math.floor(a.offset) : undefined;
   return line !== undefined ? { path: where, line } : { path: where };
-}
-
-/** A stored session as the panel's history lists it. */
-export interface SessionEntry {
-  sessionId: string;
-  title: string;
-  /** `12 messages · 5 min ago` */
-  detail: string;
-  /** The full local time, for the tooltip. */
-  updated: string;
-  current: boolean;
 }
 
 /** How long ago `then` was, in words: `just now`, `5 min ago`, `3 h ago`, `2 days ago`, else the date. */

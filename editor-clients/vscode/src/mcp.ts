@@ -8,6 +8,7 @@ import { MCP_TOOL_PREFIX, relativePath } from './format';
 
 export { MCP_TOOL_PREFIX, splitMcpTool, toolLabel } from './format';
 import type { McpServerInfo, McpStatus, McpStatusNotification } from './protocol';
+import type { McpServerView } from './view';
 
 /** The tool names of an MCP server without their `mcp__SERVER__` prefix. */
 export function shortToolNames(server: McpServerInfo): string[] {
@@ -106,23 +107,6 @@ export function mcpSummary(
         : 'ready';
   const lines = servers.map((server) => `${server.name}: ${mcpStatusLine(server)}`);
   return { text: `MCP ${ready}/${servers.length}`, status: worst, title: `MCP servers of this session\n${lines.join('\n')}${mistakes}` };
-}
-
-/** A server as the panel's MCP menu shows it (`Header.mcp`). */
-export interface McpServerView {
-  name: string;
-  status: McpStatus;
-  /** `ready · 2 tools`, `not trusted`, ... */
-  statusLine: string;
-  /** Where it is configured: `.mcp.json`, `the agentls.mcpServers setting`, ... */
-  source: string;
-  transport: string;
-  error?: string;
-  /** Its tools without the `mcp__SERVER__` prefix. */
-  tools: string[];
-  restartTitle: string;
-  /** Its log file (stderr), when the extension knows where it is. */
-  log?: string;
 }
 
 /** The menu's entries of the session's servers; `logFile` finds a server's log (`undefined`: none known). */

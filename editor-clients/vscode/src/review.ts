@@ -16,12 +16,12 @@ import {
   parseReviewUriPath,
   REVIEW_SCHEME,
   ReviewBook,
-  type ReviewInfo,
   type ReviewSide,
   rejection,
   reviewTitle,
   reviewUriPath,
 } from './reviews';
+import type { ReviewInfo } from './view';
 
 export const ACCEPT_COMMAND = 'agentls.acceptChange';
 export const REJECT_COMMAND = 'agentls.rejectChange';

@@ -6,21 +6,12 @@
  */
 
 import type { ReviewEditParams, ReviewEditResult } from './protocol';
+import type { ReviewInfo } from './view';
 
 /** The scheme of both sides of a review's diff. */
 export const REVIEW_SCHEME = 'agentls-review';
 
 export type ReviewSide = 'original' | 'proposed';
-
-/** What the panel shows of a pending review. */
-export interface ReviewInfo {
-  id: number;
-  sessionId: string;
-  toolCallId: string;
-  toolName: string;
-  /** The file's workspace-relative path (the server's `path`). */
-  path: string;
-}
 
 export interface PendingReview {
   readonly id: number;

@@ -7,9 +7,9 @@
  * `onChange` and calls the actions; actions throw `AgentError` for the UI to show.
  */
 
-import { addChip, type Chip, removeChip, sameAttachment, withoutSent } from './attachments';
+import { addChip, removeChip, sameAttachment, withoutSent } from './attachments';
 import { formatCost, formatTokens, modelKey, parseModelKey, visibleControls } from './format';
-import { applyMcpStatus, mcpSummary, type McpServerView, mcpViews } from './mcp';
+import { applyMcpStatus, mcpSummary, mcpViews } from './mcp';
 import { parsePromptInput } from './promptInput';
 import type {
   AbortResult,
@@ -52,10 +52,9 @@ import {
   withoutItem,
   withText,
 } from './queue';
-import type { ReviewInfo } from './reviews';
 import { Transcript } from './transcript';
 import { branchOutcome, entryBefore, findUserMessage } from './tree';
-import type { Header, PermissionChoice, RunStatus, Stats } from './view';
+import type { Chip, Header, McpServerView, PermissionChoice, ReviewInfo, RunStatus, Stats } from './view';
 
 export interface AgentRpc {
   request<R>(method: string, params: object): Promise<R>;

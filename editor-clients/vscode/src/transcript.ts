@@ -22,7 +22,7 @@
  * take only the rows that changed since it last looked (`takeChanges`).
  */
 
-import { type ContextChip, contextChips, EDITOR_CONTEXT } from './attachments';
+import { contextChips, EDITOR_CONTEXT } from './attachments';
 import {
   appendTail,
   bashLabel,
@@ -53,7 +53,7 @@ import type {
   ToolResult,
   ToolResultMessage,
 } from './protocol';
-import type { BashStatus, PermissionChoice, Row, ToolStatus } from './view';
+import type { BashStatus, ContextChip, PermissionChoice, Row, ToolStatus } from './view';
 
 type ToolRow = Extract<Row, { kind: 'tool' }>;
 type BashRow = Extract<Row, { kind: 'bash' }>;

@@ -7,12 +7,16 @@
  * compaction or summary, and per notice.
  */
 
-import type { Chip, ContextChip, FileEntry } from './attachments';
-import type { SessionEntry } from './format';
-import type { McpServerView } from './mcp';
-import type { McpStatus } from './protocol';
-import type { CommandInfo, CompactionReason, ModelInfo, PermissionOutcome, QueueItem, ThinkingLevel } from './protocol';
-import type { ReviewInfo } from './reviews';
+import type {
+  Attachment,
+  CommandInfo,
+  CompactionReason,
+  McpStatus,
+  ModelInfo,
+  PermissionOutcome,
+  QueueItem,
+  ThinkingLevel,
+} from './protocol';
 
 /**
  * `streaming`: the model is still writing the call; `pending`: written, not started yet;
@@ -83,6 +87,13 @@ export type Row =
   | { kind: 'notice'; id: string; level: 'info' | 'warning' | 'error'; text: string }
   | { kind: 'custom'; id: string; role: string; text: string };
 
+/** A chip on a user message: what the server says it attached (`details.attachments` of `editorContext`). */
+export interface ContextChip {
+  type: string;
+  label: string;
+  title: string;
+}
+
 /** An answer of a permission question: `allowOnce`, `allowAlways`, `allowAlwaysServer` (MCP tools) or `reject`, with the server's label. */
 export interface PermissionChoice {
   id: PermissionOutcome;
@@ -100,6 +111,60 @@ export interface Stats {
   cost: number;
   /** Context use in percent of the model's window, when known. */
   contextPercent: number | null;
+}
+
+/** An attachment as the prompt box shows it. */
+export interface Chip {
+  attachment: Attachment;
+  /** `calc.py:3-4`, `README.md`, `2 problems`. */
+  label: string;
+  /** The tooltip: the full path, the lines. */
+  title: string;
+}
+
+/** A workspace file the `@` completion offers. */
+export interface FileEntry {
+  uri: string;
+  /** Relative to the workspace folder. */
+  path: string;
+}
+
+/** What the panel shows of a pending review. */
+export interface ReviewInfo {
+  id: number;
+  sessionId: string;
+  toolCallId: string;
+  toolName: string;
+  /** The file's workspace-relative path (the server's `path`). */
+  path: string;
+}
+
+/** A server as the panel's MCP menu shows it (`Header.mcp`). */
+export interface McpServerView {
+  name: string;
+  status: McpStatus;
+  /** `ready · 2 tools`, `not trusted`, ... */
+  statusLine: string;
+  /** Where it is configured: `.mcp.json`, `the agentls.mcpServers setting`, ... */
+  source: string;
+  transport: string;
+  error?: string;
+  /** Its tools without the `mcp__SERVER__` prefix. */
+  tools: string[];
+  restartTitle: string;
+  /** Its log file (stderr), when the extension knows where it is. */
+  log?: string;
+}
+
+/** A stored session as the panel's history lists it. */
+export interface SessionEntry {
+  sessionId: string;
+  title: string;
+  /** `12 messages · 5 min ago` */
+  detail: string;
+  /** The full local time, for the tooltip. */
+  updated: string;
+  current: boolean;
 }
 
 /** Everything in the panel except the transcript rows. */

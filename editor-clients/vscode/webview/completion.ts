@@ -10,9 +10,9 @@
  * starts, so new templates and files show. The state is `CompletionState` (src/, tested).
  */
 
-import type { FileEntry } from '../src/attachments';
 import { COMMAND_SOURCE, type CompletionSource, CompletionState, FILE_SOURCE } from '../src/completionState';
 import type { CommandInfo } from '../src/protocol';
+import type { FileEntry } from '../src/view';
 import { el } from './render';
 
 export interface CompletionView<T> extends CompletionSource<T> {

@@ -6,8 +6,7 @@
 import { modelLabels, relativePath } from '../src/format';
 import { parsePromptInput } from '../src/promptInput';
 import { type PermissionOutcome, type QueueItem, THINKING_LEVELS } from '../src/protocol';
-import type { SessionEntry } from '../src/format';
-import type { FromWebview, Header, Row, ToWebview } from '../src/view';
+import type { FromWebview, Header, Row, SessionEntry, ToWebview } from '../src/view';
 import { commandCompletion, fileCompletion } from './completion';
 import { el, renderRow, renderStats } from './render';
 

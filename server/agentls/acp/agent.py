@@ -69,11 +69,11 @@ from agentls.protocol import (
     ImageParam,
     InitializationOptions,
     NewSessionParams,
-    PermissionMode,
     RequestPermissionParams,
 )
 from agentls.session import SessionError, SessionManager
 from agentls.session.events import KernelEvent, McpStatusChanged, SessionEvent
+from agentls.session.permission_presets import PRESETS
 from agentls.session.session import AgentSession
 from agentls.tools.editor import EditorConnection
 from agentls.tools.workspace import Workspace
@@ -81,19 +81,6 @@ from agentls.tools.workspace import Workspace
 logger = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
-
-MODES: dict[str, tuple[str, str, dict[str, PermissionMode]]] = {
-    "ask": ("Ask before edits", "Writes, edits and commands ask first", {"write": "ask", "edit": "ask"}),
-    "acceptEdits": ("Accept edits", "Writes and edits run; commands ask (agentls's default)", {}),
-    "plan": (
-        "Read-only",
-        "Only reading and searching: writes, edits, commands and MCP tools are refused",
-        {"write": "deny", "edit": "deny", "bash": "deny"},
-    ),
-    "bypass": ("Bypass permissions", "Every tool runs without asking", {}),
-}
-READ_ONLY = ("read", "ls", "find", "grep", "diagnostics")
-DEFAULT_MODE = "acceptEdits"
 
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "aborted": "cancelled", "toolUse": "end_turn"}
 
@@ -117,13 +104,11 @@ def _error(error: SessionError) -> RequestError:
 
 
 class _SessionState:
-    """What the front keeps per session: its translator, its mode, its prompts."""
+    """What the front keeps per session: its translator, its prompts."""
 
     def __init__(self, session: AgentSession) -> None:
         self.session = session
         self.translator = EventTranslator(session.cwd, self._changes)
-        self.mode = DEFAULT_MODE
-        self.base_modes = dict(session.permission_modes)
         self.prompting = asyncio.Lock()
         """Held by the prompt whose run is going: a second prompt waits for it."""
         self.rejected: set[str] = set()
@@ -409,43 +394,32 @@ class AcpAgent:
     # --- modes and options ------------------------------------------------------------------
 
     def _modes(self, state: _SessionState) -> SessionModeState:
+        """The session's permission presets as ACP's session modes."""
         return SessionModeState(
-            current_mode_id=state.mode,
+            current_mode_id=state.session.permissions.preset,
             available_modes=[
-                SessionMode(id=key, name=name, description=text) for key, (name, text, _) in MODES.items()
+                SessionMode(id=preset.id, name=preset.name, description=preset.description)
+                for preset in PRESETS.values()
             ],
         )
 
     def _apply_mode(self, state: _SessionState) -> None:
-        """The session's policy: its own modes with the mode's over them, then "reject always" answers.
-
-        ``bypass`` and ``plan`` set every tool, MCP tools joining later too (the ``*`` mode).
-        """
-        base = state.base_modes
-        if state.mode == "bypass":
-            modes = {**dict.fromkeys(base, "allow"), "*": "allow"}
-        elif state.mode == "plan":
-            modes = {**dict.fromkeys(base, "deny"), "*": "deny", **dict.fromkeys(READ_ONLY, "allow")}
-        else:
-            modes = {**base, **MODES[state.mode][2]}
-        modes.update(dict.fromkeys(state.rejected, "deny"))
-        state.session.permission_modes.clear()
-        state.session.permission_modes.update(modes)
+        """The tools answered "reject always" are denied for the rest of the session, in every mode."""
+        state.session.permissions.deny_for_session(state.rejected)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
         state = self._session(session_id)
-        if mode_id not in MODES:
-            raise RequestError.invalid_params(
-                {"message": f"Unknown mode {mode_id!r}; the modes are {', '.join(MODES)}"}
-            )
-        state.mode = mode_id
-        self._apply_mode(state)
+        try:
+            state.session.permissions.use_preset(mode_id)
+        except SessionError as error:
+            raise _error(error) from None
         self._send(
             session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
         )
         return SetSessionModeResponse()
 
     def _config(self, state: _SessionState) -> list[SessionConfigOptionSelect]:
+        """The model (``PROVIDER/ID`` of the session's models) and the levels the model supports."""
         session = state.session
         model = session.agent.state.model
         models = [
@@ -454,7 +428,6 @@ class AcpAgent:
             )
             for m in session.models.get_models()
         ]
-        levels = ["off", "minimal", "low", "medium", "high", "xhigh"]
         return [
             SessionConfigOptionSelect(
                 type="select",
@@ -469,8 +442,11 @@ class AcpAgent:
                 id="thinking",
                 name="Thinking",
                 category="thought_level",
-                current_value=str(session.agent.state.thinking_level),
-                options=[SessionConfigSelectOption(value=level, name=level) for level in levels],
+                current_value=session.thinking_level_in_effect(),
+                options=[
+                    SessionConfigSelectOption(value=level, name=level)
+                    for level in session.available_thinking_levels()
+                ],
             ),
         ]
 
@@ -481,13 +457,17 @@ class AcpAgent:
         session = state.session
         if config_id == "model" and isinstance(value, str):
             provider, _, model_id = value.partition("/")
-            found = session.models.get_model(provider, model_id) if model_id else None
-            if found is None:
-                raise RequestError.invalid_params(
-                    {"message": f"Unknown model {value!r}: use one of the option's values"}
-                )
-            await self._call(session.set_model(found))
+            await self._call(session.select_model(provider, model_id))
         elif config_id == "thinking" and isinstance(value, str):
+            levels = session.available_thinking_levels()
+            if value not in levels:
+                model = session.agent.state.model
+                raise RequestError.invalid_params(
+                    {
+                        "message": f"{model.provider}/{model.id} has no thinking level {value!r}: "
+                        f"use one of the option's values ({', '.join(levels)})"
+                    }
+                )
             await self._call(session.set_thinking_level(value))
         else:
             raise RequestError.invalid_params({"message": f"Unknown option {config_id!r} (model, thinking)"})

@@ -14,17 +14,18 @@ import json
 import logging
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 from acp import run_agent
 
 from agentls.acp.agent import AcpAgent
-from agentls.ai.local_files import read_json_file
 from agentls.ai.secrets import RedactingFilter
+from agentls.json_depth import TooDeep, parse_body
+from agentls.mcp.config import McpConfigError, read_mcp_config
 from agentls.protocol import InitializationOptions, ModelRef
 from agentls.server.boot import valid_id
 from agentls.server.framing import OutputWriter, max_unread_bytes
-from agentls.server.nesting import TooDeep, parse_body
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +39,16 @@ def options_from(
     """
     values: dict[str, Any] = {"dataDir": data_dir, "fauxScript": faux_script}
     if model is not None:
-        provider, _, model_id = model.partition("/")
-        if not model_id:
-            raise ValueError(f"--model {model!r}: expected PROVIDER/ID, e.g. anthropic/claude-sonnet-4-5")
-        values["model"] = ModelRef(provider=provider, id=model_id)
+        try:
+            values["model"] = ModelRef.parse(model)
+        except ValueError:
+            raise ValueError(
+                f"--model {model!r}: expected PROVIDER/ID, e.g. anthropic/claude-sonnet-4-5"
+            ) from None
     if mcp_config is not None:
         try:
-            values["mcpServers"] = read_json_file(mcp_config)
-        except (OSError, ValueError) as error:
+            values["mcpServers"] = read_mcp_config(Path(mcp_config))
+        except McpConfigError as error:
             raise ValueError(f"--mcp-config {mcp_config}: {error}") from None
     return InitializationOptions.model_validate({k: v for k, v in values.items() if v is not None})
 
@@ -64,7 +67,7 @@ def _screen(line: bytes) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     The SDK logs and skips a line that is not JSON, so its sender never learns why no
     answer comes; a line that is JSON but not an object ends its receive loop; one
     nesting deeper than its parser's stack allows fails it. Too deep a line is answered
-    from its top level (``agentls.server.nesting``): a request with its id, an answer to
+    from its top level (:mod:`agentls.json_depth`): a request with its id, an answer to
     one of the agent's requests becomes an error answer for the SDK (the request fails),
     a notification is dropped.
     """

@@ -50,48 +50,11 @@ from agentls.ai import (
     UserMessage,
     to_wire,
 )
-from agentls.mcp.names import server_of
 from agentls.session.file_changes import FileChange
+from agentls.tools.catalogue import tool_kind, tool_title
 
 Update = Any
 """One of the SDK's ``session/update`` models."""
-
-KINDS = {
-    "read": "read",
-    "write": "edit",
-    "edit": "edit",
-    "bash": "execute",
-    "grep": "search",
-    "find": "search",
-    "ls": "search",
-    "diagnostics": "read",
-}
-
-
-def tool_kind(name: str) -> str:
-    return KINDS.get(name, "other")
-
-
-def _one_line(text: str, limit: int = 80) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def tool_title(name: str, args: Any) -> str:
-    """``Read src/main.ts``, ``Run npm test``, ``quirky · echo``..."""
-    args = args if isinstance(args, dict) else {}
-    path = args.get("path") if isinstance(args.get("path"), str) else None
-    if name in ("read", "write", "edit") and path:
-        return f"{name.capitalize()} {path}"
-    if name == "bash" and isinstance(args.get("command"), str):
-        return f"Run {_one_line(args['command'])}"
-    if name in ("grep", "find") and isinstance(args.get("pattern"), str):
-        return f"{'Search' if name == 'grep' else 'Find'} {_one_line(args['pattern'])}"
-    if name == "ls":
-        return f"List {path or '.'}"
-    if (server := server_of(name)) is not None:
-        return f"{server} · {name.split('__', 2)[2]}"
-    return name
 
 
 def tool_locations(name: str, args: Any, cwd: str) -> list[ToolCallLocation] | None:

@@ -21,9 +21,15 @@ from agentls.ai.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from agentls.ai.models import Models, Provider, StreamFn, error_stream
+from agentls.ai.models import (
+    Models,
+    Provider,
+    StreamFn,
+    clamp_thinking_level,
+    error_stream,
+    supported_thinking_levels,
+)
 from agentls.ai.types import (
-    THINKING_LEVELS,
     AgentMessage,
     AssistantMessage,
     Context,
@@ -32,13 +38,11 @@ from agentls.ai.types import (
     Message,
     Model,
     ModelCost,
-    ModelThinkingLevel,
     StopReason,
     StreamOptions,
     TextContent,
     ThinkingBudgets,
     ThinkingContent,
-    ThinkingLevel,
     Tool,
     ToolCall,
     ToolResultMessage,
@@ -51,6 +55,7 @@ from agentls.ai.types import (
 )
 from agentls.ai.validation import ToolArgumentsError, validate_tool_arguments, validate_tool_call
 from agentls.ai.wire import dumps_compact, dumps_pretty, to_wire
+from agentls.thinking_levels import THINKING_LEVELS, ModelThinkingLevel, ThinkingLevel
 
 __all__ = [
     "THINKING_LEVELS",
@@ -98,12 +103,14 @@ __all__ = [
     "Usage",
     "UsageCost",
     "UserMessage",
+    "clamp_thinking_level",
     "dumps_compact",
     "dumps_pretty",
     "error_stream",
     "now_ms",
     "parse_message",
     "sleep_or_abort",
+    "supported_thinking_levels",
     "to_wire",
     "user_message",
     "validate_tool_arguments",

@@ -1,4 +1,5 @@
-"""The ``Models`` collection: registered providers, their models, and one ``stream_simple`` entry point.
+"""The ``Models`` collection: registered providers, their models, and one ``stream_simple`` entry point;
+the thinking levels a model supports (pi-ai's ``models.js``).
 
 A :data:`StreamFn` must never raise for a failed request: it returns a stream
 whose last event is ``error`` and whose result is an assistant message with
@@ -15,6 +16,7 @@ from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.events import ErrorEvent
 from agentls.ai.secrets import redact
 from agentls.ai.types import AssistantMessage, Context, Model, StreamOptions
+from agentls.thinking_levels import THINKING_LEVELS
 
 StreamFn: TypeAlias = Callable[
     [Model, Context, StreamOptions | None],
@@ -60,6 +62,36 @@ def error_stream(model: Model, message: str) -> AssistantMessageEventStream:
     stream.push(ErrorEvent(reason="error", error=failure))
     stream.end(failure)
     return stream
+
+
+def supported_thinking_levels(model: Model) -> list[str]:
+    """The levels ``model`` supports (pi-ai's ``getSupportedThinkingLevels``): only ``off`` without
+    reasoning; else every level but those its map sets to ``null``, and ``xhigh`` and ``max`` only
+    where its map names them."""
+    if not model.reasoning:
+        return ["off"]
+    level_map = model.thinking_level_map or {}
+    return [
+        level
+        for level in THINKING_LEVELS
+        if not (level in level_map and level_map[level] is None)
+        and (level not in ("xhigh", "max") or level in level_map)
+    ]
+
+
+def clamp_thinking_level(model: Model, level: str) -> str:
+    """``level`` if ``model`` supports it, else the nearest higher level it supports, else the nearest
+    lower one (pi-ai's ``clampThinkingLevel``)."""
+    available = supported_thinking_levels(model)
+    if level in available:
+        return level
+    if level not in THINKING_LEVELS:
+        return available[0] if available else "off"
+    requested = THINKING_LEVELS.index(level)
+    for candidate in (*THINKING_LEVELS[requested:], *reversed(THINKING_LEVELS[:requested])):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
 
 
 class Models:

@@ -24,13 +24,15 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+# Re-exported: the model layer's types name them, their definition is the leaf module's.
+from agentls.thinking_levels import THINKING_LEVELS as THINKING_LEVELS
+from agentls.thinking_levels import ModelThinkingLevel as ModelThinkingLevel
+from agentls.thinking_levels import ThinkingLevel
+
 if TYPE_CHECKING:
     from agentls.ai.abort import AbortSignal
 
 StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted", "deferred"]
-ThinkingLevel: TypeAlias = Literal["minimal", "low", "medium", "high", "xhigh", "max"]
-ModelThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 def now_ms() -> int:
@@ -234,6 +236,10 @@ class Model(WireModel):
     context_window: int = 0
     max_tokens: int = 0
     headers: dict[str, str] | None = None
+    thinking_level_map: dict[str, str | None] | None = None
+    """What each thinking level is called on the provider's wire; ``null`` for a level the model
+    lacks (pi-ai's ``thinkingLevelMap``). Without an entry, ``xhigh`` and ``max`` are lacking and
+    the others keep their names."""
 
 
 # --- tools and context -----------------------------------------------------------------

@@ -267,3 +267,36 @@ def session_servers(
         source, stored = (str(stored_in), True) if stored_in is not None else ("newSession", False)
         result.merge(parse_servers(requested, source, base=Path(cwd), needs_trust=stored))
     return result
+
+
+class McpConfigError(ValueError):
+    """A ``--mcp-config`` file that cannot be used; the message says why (without the file's name)."""
+
+
+def read_mcp_config(path: Path) -> dict[str, Any]:
+    """The servers of a ``--mcp-config`` file, in the ``.mcp.json`` format, for the ``mcpServers`` option.
+
+    A relative ``cwd`` is made absolute from the file's folder, as for the configuration files
+    (the option's own are relative to the session's folder). Raises :class:`McpConfigError`
+    when the file cannot be read, is not JSON, or is not ``{"mcpServers": {NAME: {...}}}``: a
+    file named on the command line is a mistake to refuse before anything starts, where one
+    found in a folder is a problem reported beside the servers that still start.
+    """
+    try:
+        data = read_json_file(path)
+    except OSError as error:
+        raise McpConfigError(f"cannot read it ({error.strerror or error})") from None
+    except json.JSONDecodeError as error:
+        raise McpConfigError(f"not JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    except ValueError as error:
+        raise McpConfigError(f"cannot read it ({error})") from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise McpConfigError('expected {"mcpServers": {NAME: {"command": ...} or {"url": ...}}}')
+    folder = path.resolve().parent
+    for name, entry in servers.items():
+        if not isinstance(entry, dict):
+            raise McpConfigError(f"mcpServers.{name} must be an object, not {type(entry).__name__}")
+        if isinstance(entry.get("cwd"), str) and not Path(entry["cwd"]).is_absolute():
+            servers[name] = {**entry, "cwd": str(folder / entry["cwd"])}
+    return servers

@@ -5,10 +5,11 @@ asked for it first; it starts when a session that uses it starts and runs for th
 server's life. A project's ``.mcp.json`` servers (and those of a loaded session's file)
 wait for the user's trust: a permission question (``toolName: "mcp"``), remembered as an
 "allow always" rule per folder and configuration. The same question asks whether to
-trust the folder's project files (:mod:`agentls.session.project_trust`) when that is not
-decided yet: one answer for both. It shows everything that changes what a server runs,
-secrets masked (:mod:`agentls.mcp.display`), and what changed since the user last trusted
-that server in that folder (:mod:`agentls.mcp.trusted`).
+trust the folder's project files (the session's question, seen through
+:class:`~agentls.mcp.ports.FolderTrustQuestion`) when that is not decided yet: one answer
+for both. It shows everything that changes what a server runs, secrets masked
+(:mod:`agentls.mcp.display`), and what changed since the user last trusted that server in
+that folder (:mod:`agentls.mcp.trusted`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,9 @@ from agentls.agent.types import AgentTool
 from agentls.ai.secrets import redact
 from agentls.mcp.config import ServerConfig, session_servers
 from agentls.mcp.display import changes
+from agentls.mcp.ports import FolderTrustQuestion, TrustRules
 from agentls.mcp.trusted import TrustedForms
 from agentls.protocol import McpServerInfo, PermissionOption, RequestPermissionParams
-from agentls.session.permissions import PermissionRules
-from agentls.session.project_trust import FolderTrust
 
 if TYPE_CHECKING:
     from agentls.mcp.connection import McpConnection
@@ -87,7 +87,7 @@ class SessionMcp:
 
 class McpHub:
     def __init__(
-        self, data_dir: Path, notify: Notify, ask: Ask, rules: PermissionRules, trust: FolderTrust
+        self, data_dir: Path, notify: Notify, ask: Ask, rules: TrustRules, trust: FolderTrustQuestion
     ) -> None:
         self.data_dir = data_dir
         self._notify = notify

@@ -11,17 +11,15 @@ never answered and its call waits forever.
 :data:`MAX_MESSAGE_BYTES` without holding it; a line is parsed by orjson (in a worker
 thread when it is long) and refused when it nests more than :data:`MAX_MESSAGE_DEPTH`
 levels. An answer that cannot be read becomes a JSON-RPC error for its request's id
-(found by :func:`top_level`, which does not recurse), so the call ends at once with a
-message that says why, and the connection goes on.
+(found by :func:`~agentls.json_depth.top_level`, which does not recurse), so the call
+ends at once with a message that says why, and the connection goes on.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import IO, Any
+from typing import IO
 
 import anyio
 import anyio.lowlevel
@@ -40,6 +38,8 @@ from mcp.client.stdio import (
 )
 from mcp.shared.message import SessionMessage
 
+from agentls.json_depth import depth_of, top_level
+
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 """The longest message (one line) read from a server; a longer one is dropped as it arrives."""
 MAX_MESSAGE_DEPTH = 256
@@ -51,74 +51,19 @@ READ_CHUNK = 1024 * 1024
 _HEAD_BYTES = 64 * 1024
 """What is kept of a line that is too long: enough to find its id in."""
 _WRITER_FLUSH_SECONDS = 0.5
-_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
-
-
-def top_level(line: bytes | bytearray) -> tuple[set[str], Any]:
-    """The keys of the JSON object ``line`` holds, and the value of its ``id`` (``None`` if none).
-
-    A scan of the tokens that counts the nesting and looks only at the first level, so
-    that however deep the rest goes, it costs a pass over the text (a truncated line too).
-    """
-    depth = 0
-    keys: set[str] = set()
-    key: str | None = None
-    expecting_key = False
-    found: Any = None
-    for match in _TOKEN.finditer(line):
-        token = match.group()
-        first = token[:1]
-        if first in (b"{", b"["):
-            depth += 1
-            expecting_key = depth == 1 and first == b"{"
-        elif first in (b"}", b"]"):
-            depth -= 1
-        elif depth != 1 or first == b":":
-            continue
-        elif first == b",":
-            expecting_key = True
-        elif expecting_key:
-            key = _json(token) if first == b'"' else None
-            if isinstance(key, str):
-                keys.add(key)
-            expecting_key = False
-        elif key == "id":
-            found = _json(token)
-    return keys, found
-
-
-def _json(token: bytes) -> Any:
-    try:
-        return json.loads(token)
-    except ValueError:
-        return None
 
 
 def _unreadable(line: bytes | bytearray, reason: str, error: Exception) -> SessionMessage | Exception:
     """A JSON-RPC error answering the request ``line`` answered, or ``error`` if it answered none."""
-    keys, request_id = top_level(line)
-    answers = ("result" in keys or "error" in keys) and "method" not in keys
-    if not answers or isinstance(request_id, bool) or not isinstance(request_id, int | str):
+    top = top_level(line)
+    request_id = top.fields.get("id")
+    if top.kind != "response" or isinstance(request_id, bool) or not isinstance(request_id, int | str):
         return error
     message = f"its answer could not be read: {reason}"
     failure = types.JSONRPCError(
         jsonrpc="2.0", id=request_id, error=types.ErrorData(code=types.PARSE_ERROR, message=message)
     )
     return SessionMessage(failure)
-
-
-def _nests_deeper(data: Any, limit: int) -> bool:
-    """Whether objects and arrays in ``data`` nest more than ``limit`` levels (a walk without recursion)."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if not isinstance(value, dict | list):
-            continue
-        children = value.values() if isinstance(value, dict) else value
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
 
 
 def _parse(line: bytearray) -> SessionMessage | Exception:
@@ -130,8 +75,8 @@ def _parse(line: bytearray) -> SessionMessage | Exception:
         if "depth limit" in str(error):
             return _too_deep(line)
         return _unreadable(line, f"it is not JSON ({error})", error)
-    brackets = line.count(b"[") + line.count(b"{")  # no more than the limit: no need to walk
-    if brackets > MAX_MESSAGE_DEPTH and _nests_deeper(data, MAX_MESSAGE_DEPTH):
+    brackets = line.count(b"[") + line.count(b"{")  # no more than the limit: no need to scan
+    if brackets > MAX_MESSAGE_DEPTH and depth_of(line) > MAX_MESSAGE_DEPTH:
         return _too_deep(line)
     try:
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(data, by_name=False))

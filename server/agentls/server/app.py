@@ -97,7 +97,7 @@ from agentls.server.progress import ToolProgress
 from agentls.server.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
 from agentls.session import AgentSession, SessionError, SessionManager
 from agentls.session.events import McpStatusChanged, SessionEvent
-from agentls.session.providers import model_listing, resolve_model, warm_up
+from agentls.session.providers import model_listing, warm_up
 from agentls.session.store import finish_writing
 from agentls.tools.editor import EditorWorkspace
 
@@ -463,7 +463,7 @@ def create_server() -> AgentServer:
     @request("agent/setModel", SetModelParams)
     async def set_model(ls: AgentServer, p: SetModelParams) -> Any:
         session = ls.manager.get(p.session_id)
-        await session.set_model(resolve_model(session.models, p.provider, p.id))
+        await session.select_model(p.provider, p.id)
         return session.state()
 
     @request("agent/listModels", ListModelsParams)

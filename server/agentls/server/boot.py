@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentls import __version__
+from agentls.json_depth import parse_body
 from agentls.protocol import (
     FAUX_SCRIPT_ENV,
     PROTOCOL_VERSION,
@@ -36,7 +37,6 @@ from agentls.protocol import (
     InitializationOptions,
 )
 from agentls.server.framing import Frame, FrameParser, FramingError, frame_bytes
-from agentls.server.nesting import parse_body
 
 logger = logging.getLogger(__name__)
 

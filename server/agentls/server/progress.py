@@ -17,19 +17,9 @@ from typing import Any
 
 from lsprotocol import types as lsp
 
+from agentls.tools.catalogue import progress_title
+
 logger = logging.getLogger(__name__)
-
-_SUMMARY_ARGS = ("command", "path", "pattern")
-
-
-def _title(tool_name: str, args: Any) -> str:
-    summary = ""
-    if isinstance(args, dict):
-        summary = next((str(args[k]) for k in _SUMMARY_ARGS if isinstance(args.get(k), str)), "")
-    summary = summary.splitlines()[0] if summary else ""
-    if len(summary) > 80:
-        summary = summary[:79] + "…"
-    return f"{tool_name}: {summary}" if summary else tool_name
 
 
 def _last_line(result: Any) -> str | None:
@@ -62,7 +52,7 @@ class ToolProgress:
         token = f"agentls/{params.get('sessionId')}/{event.get('toolCallId')}"
         progress = self.server.work_done_progress
         if kind == "tool_execution_start":
-            title = _title(str(event.get("toolName")), event.get("args"))
+            title = progress_title(str(event.get("toolName")), event.get("args"))
             self._then(
                 token, lambda: progress.begin(token, lsp.WorkDoneProgressBegin(title=title)), create=True
             )

@@ -6,7 +6,7 @@ such requests were never answered. :class:`AgentProtocol` replaces that reading 
 and keeps pygls for the rest (handlers, documents, the server's own requests):
 
 - a body that is not JSON gets ``-32700`` (id ``null``);
-- a body nesting deeper than :data:`~agentls.server.nesting.MAX_DEPTH` is refused with
+- a body nesting deeper than :data:`~agentls.json_depth.MAX_DEPTH` is refused with
   the id its top level holds: ``-32602`` when only its params are too deep, else
   ``-32600``; too deep a notification is ignored, too deep an answer to one of the
   server's requests fails that request;
@@ -47,10 +47,10 @@ from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageS
 
 from agentls.ai.json_codec import json_bytes
 from agentls.ai.secrets import redact
+from agentls.json_depth import TooDeep, parse_body
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
 from agentls.server.boot import KEPT_FIELDS, valid_id
 from agentls.server.framing import frame_bytes
-from agentls.server.nesting import TooDeep, parse_body
 
 logger = logging.getLogger(__name__)
 
@@ -427,12 +427,9 @@ class StrictProtocol(LanguageServerProtocol):
             future.cancel()
             self.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
 
-    def lsp_shutdown(self, *args: Any) -> Any:
-        result = yield from super().lsp_shutdown(*args)
-        for future in self._outgoing.values():
-            future.cancel()
-        self._outgoing.clear()
-        return result
+    lsp_shutdown = None  # type: ignore[assignment]
+    """pygls's built-in ``shutdown`` is left out (it would cancel the client's requests still running):
+    the server's own ``shutdown`` feature answers it, and :meth:`_request` marks the shutdown."""
 
     # --- writing -------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from agentls.session.front_matter import FrontMatterError, parse_front_matter
 from agentls.session.resource_files import ResourceReader
-from agentls.tools.search import GitIgnore
+from agentls.tools.ignore import GitIgnore
 
 DESCRIPTION_LENGTH = 60
 IGNORE_FILES = (".gitignore", ".ignore", ".fdignore")

@@ -125,9 +125,13 @@ def catalog(settings: ProviderSettings) -> list[Model]:
 
 def model_listing(models: Iterable[Model]) -> list[dict[str, Any]]:
     """Models as clients see them (``agent/listModels``): the wire form without their ``headers``,
-    which may carry credentials, and with any credential in the base URL redacted."""
+    which may carry credentials, and with any credential in the base URL redacted; without their
+    ``thinkingLevelMap`` too, a provider's detail that protocol.md does not list."""
     return [
-        {**model.model_dump(by_alias=True, exclude={"headers"}), "baseUrl": redact(model.base_url)}
+        {
+            **model.model_dump(by_alias=True, exclude={"headers", "thinking_level_map"}),
+            "baseUrl": redact(model.base_url),
+        }
         for model in models
     ]
 

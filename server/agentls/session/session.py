@@ -51,6 +51,7 @@ from agentls.ai import (
     to_wire,
 )
 from agentls.ai.abort import AbortController
+from agentls.ai.models import clamp_thinking_level, supported_thinking_levels
 from agentls.mcp.hub import SessionMcp
 from agentls.protocol import (
     AbortResult,
@@ -89,6 +90,8 @@ from agentls.session.events import (
 from agentls.session.file_changes import ChangeLog, FileChanges
 from agentls.session.instructions import SessionInstructions
 from agentls.session.messages import branch_summary_message, convert_to_llm
+from agentls.session.permission_presets import SessionPermissions
+from agentls.session.providers import resolve_model
 from agentls.session.rewind import apply_plans, display, find_conflicts, plan_files
 from agentls.session.store import SessionWriter
 from agentls.session.transcript import BranchSummary, TranscriptEntry
@@ -218,7 +221,9 @@ class AgentSession:
         self.mcp = mcp
         """The session's MCP servers: their tools join the session's own before each model call."""
         self.permission_modes = permission_modes if permission_modes is not None else {}
-        """The policy's modes by tool, as its hook reads them at each call (a front may change them)."""
+        """The policy's modes by tool, as its hook reads them at each call (changed by ``permissions``)."""
+        self.permissions = SessionPermissions(self.permission_modes)
+        """Presets over the session's own modes (ACP's session modes), and tools denied for the session."""
         self._own_tools = list(tools)
         self.editor_context = editor_context
         """Turns the ``context`` of prompts into their ``editorContext`` message."""
@@ -900,7 +905,23 @@ class AgentSession:
         self.agent.state.model = model
         await self.writer.append_model_change(model.provider, model.id)
 
+    async def select_model(self, provider: str, model_id: str) -> None:
+        """The model a front names: one of the session's (``unknownModel``, or ``noModel`` for a
+        built-in model whose provider has no API key, otherwise)."""
+        await self.set_model(resolve_model(self.models, provider, model_id))
+
+    def available_thinking_levels(self) -> list[str]:
+        """The levels the current model supports (Pi's ``getAvailableThinkingLevels``)."""
+        return supported_thinking_levels(self.agent.state.model)
+
+    def thinking_level_in_effect(self) -> str:
+        """The session's level among the current model's: itself, else the nearest higher one the model
+        has, else the nearest lower (pi-ai's ``clampThinkingLevel``), for a front to show as current."""
+        return clamp_thinking_level(self.agent.state.model, self.agent.state.thinking_level)
+
     async def set_thinking_level(self, level: str) -> None:
+        """One of ``THINKING_LEVELS``, kept as given (a provider adapts a level its model lacks, as pi-ai's
+        do); the fronts check it (``agent/setThinkingLevel``'s params, ACP's option values)."""
         self.agent.state.thinking_level = level  # type: ignore[assignment]
         await self.writer.append_thinking_level_change(level)
 

@@ -30,7 +30,7 @@ from xml.sax.saxutils import escape
 
 from agentls.session.front_matter import FrontMatterError, parse_front_matter
 from agentls.session.resource_files import ResourceReader
-from agentls.tools.search import GitIgnore
+from agentls.tools.ignore import GitIgnore
 
 logger = logging.getLogger(__name__)
 

@@ -14,44 +14,39 @@ from agentls.session.compaction.serialize import content_text
 from agentls.session.file_changes import FileChanges
 from agentls.session.rewind import display
 from agentls.session.tree import FILE_CHANGES, SessionTree
+from agentls.tools.catalogue import call_argument, one_line
 
 PREVIEW_LENGTH = 120
 _SHOWN = {"message": "message", "compaction": "compaction", "branch_summary": "branchSummary"}
 
 
-def _one_line(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= PREVIEW_LENGTH else text[: PREVIEW_LENGTH - 1].rstrip() + "…"
-
-
-def _first_argument(call: ToolCall) -> str:
-    arguments = call.arguments if isinstance(call.arguments, dict) else {}
-    for key in ("path", "command", "pattern", "query"):
-        if isinstance(arguments.get(key), str):
-            return arguments[key]
-    return next((value for value in arguments.values() if isinstance(value, str)), "")
+def _preview_line(text: str) -> str:
+    """``text`` as a preview: on one line, at most :data:`PREVIEW_LENGTH` characters."""
+    return one_line(text, PREVIEW_LENGTH, rstrip=True)
 
 
 def preview(message: AgentMessage) -> str:
     """One line saying what a message is."""
     if isinstance(message, AssistantMessage):
         text = content_text([block for block in message.content if block.type == "text"])  # type: ignore[arg-type]
-        calls = [f"→ {b.name}({_first_argument(b)})" for b in message.content if isinstance(b, ToolCall)]
-        return _one_line(" ".join(part for part in (text, *calls) if part)) or "(no text)"
+        calls = [
+            f"→ {b.name}({call_argument(b.arguments)})" for b in message.content if isinstance(b, ToolCall)
+        ]
+        return _preview_line(" ".join(part for part in (text, *calls) if part)) or "(no text)"
     role = message.role
     summary = getattr(message, "summary", None)
     if role == "branchSummary" and isinstance(summary, str):
         lines = [line for line in summary.splitlines()[2:] if line.strip() and not line.startswith("#")]
-        return _one_line("Branch summary: " + (lines[0] if lines else ""))
+        return _preview_line("Branch summary: " + (lines[0] if lines else ""))
     if role == "compactionSummary" and isinstance(summary, str):
-        return _one_line("Compaction: " + summary)
+        return _preview_line("Compaction: " + summary)
     if role == "bashExecution":
-        return _one_line("$ " + str(getattr(message, "command", "")))
+        return _preview_line("$ " + str(getattr(message, "command", "")))
     content = getattr(message, "content", "")
     text = content_text(content) if isinstance(content, str | list) else ""
     if role == "toolResult":
-        return _one_line(f"{getattr(message, 'tool_name', 'tool')}: {text}")
-    return _one_line(text) or f"({role})"
+        return _preview_line(f"{getattr(message, 'tool_name', 'tool')}: {text}")
+    return _preview_line(text) or f"({role})"
 
 
 def shown_leaf(tree: SessionTree) -> str | None:

@@ -34,7 +34,7 @@ from typing import TypeVar
 from agentls.ai import AbortSignal
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.tools.files import is_within
-from agentls.tools.matching import GitIgnore
+from agentls.tools.ignore import GitIgnore
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 T = TypeVar("T")

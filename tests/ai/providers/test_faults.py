@@ -12,7 +12,15 @@ import logging
 import time
 
 import pytest
-from agentls.ai import AbortController, StreamOptions, TextContent, ToolCall
+from agentls.ai import (
+    AbortController,
+    AssistantMessage,
+    Context,
+    StreamOptions,
+    TextContent,
+    ToolCall,
+    user_message,
+)
 
 from tests.ai.providers.helpers import (
     DIALECTS,
@@ -123,6 +131,34 @@ async def test_a_refused_connection_ends_with_a_connection_error(dialect: Dialec
     assert message.stop_reason == "error" and message.error_message is not None
     assert "onnect" in message.error_message  # "Connection error" / "connect" in the transport's words
     assert kinds(events) == ["error"]
+
+
+_INT_BELOW_STR = "'<' not supported between instances of 'int' and 'str'"
+
+
+def _unserializable_tool_call() -> Context:
+    """A history whose tool call has arguments JSON cannot encode (a set)."""
+    call = ToolCall(id="call_01", name="read", arguments={"path": {"a", "b"}})
+    answer = AssistantMessage(api="x", provider="x", model="x", stop_reason="toolUse", content=[call])
+    return Context(messages=[user_message("Read it"), answer, user_message("Again")], tools=[READ_TOOL])
+
+
+@pytest.mark.parametrize(
+    ("request_context", "options", "reason"),
+    [
+        (_unserializable_tool_call(), None, "Object of type set is not JSON serializable"),
+        (context(), StreamOptions(max_tokens="many"), _INT_BELOW_STR),  # type: ignore[arg-type]
+    ],
+    ids=["unserializable message", "bad option"],
+)
+async def test_a_request_that_cannot_be_built_ends_with_an_error_and_sends_nothing(
+    dialect: Dialect, request_context: Context, options: StreamOptions | None, reason: str
+) -> None:
+    async with MockServer([Reply(body=dialect.text_events("never"))]) as server:
+        provider = dialect.provider(server.url)
+        events, message = await collect(provider.stream(provider.models[0], request_context, options))
+    assert server.requests == [] and kinds(events) == ["error"]
+    assert message.stop_reason == "error" and message.error_message == f"Cannot build the request: {reason}"
 
 
 async def test_stream_cut_in_the_middle_of_a_tool_calls_arguments(dialect: Dialect) -> None:

@@ -18,12 +18,12 @@ from agentls.ai import (
     ToolResultMessage,
     Usage,
     UserMessage,
+    clamp_thinking_level,
     user_message,
 )
 from agentls.ai.providers.budgets import (
     adjust_max_tokens_for_thinking,
     clamp_max_tokens_to_context,
-    clamp_thinking_level,
     estimate_context_tokens,
 )
 from agentls.ai.providers.retry import (
@@ -161,6 +161,11 @@ def _underscores(call_id: str) -> str:
     return call_id.replace("/", "_")
 
 
+def _timeless(messages: list) -> list:
+    """The messages with their timestamps cleared: a synthesized result is stamped when it is made."""
+    return [m.model_copy(update={"timestamp": 0}) for m in messages]
+
+
 def test_a_request_that_extends_the_last_one_converts_only_its_new_messages_with_the_same_result() -> None:
     messages: list = [
         user_message("go"),
@@ -178,11 +183,11 @@ def test_a_request_that_extends_the_last_one_converts_only_its_new_messages_with
     ]
     resumed = transform_messages(messages, MODEL, _underscores, forms)
     fresh = transform_messages(messages, MODEL, _underscores, WireForms())
-    assert resumed == fresh
+    assert _timeless(resumed) == _timeless(fresh)
     assert resumed[:5] == first[:5] and resumed[1] is first[1], "the converted prefix is reused"
     assert resumed[-1].tool_call_id == "a_1", "a rename made before still applies"  # type: ignore[union-attr]
     shorter = transform_messages(messages[:3], MODEL, _underscores, forms)  # not an extension: afresh
-    assert shorter == transform_messages(messages[:3], MODEL, _underscores, WireForms())
+    assert _timeless(shorter) == _timeless(transform_messages(messages[:3], MODEL, _underscores, WireForms()))
 
 
 def test_failed_responses_are_dropped_and_orphaned_calls_get_an_error_result() -> None:
@@ -253,11 +258,13 @@ def test_thinking_budgets_and_levels() -> None:
     assert adjust_max_tokens_for_thinking(None, 32000, "medium", None) == (32000, 8192)
     assert adjust_max_tokens_for_thinking(1000, 32000, "low", None) == (3048, 2048)
     assert adjust_max_tokens_for_thinking(None, 2000, "high", None) == (2000, 976)
-    levels = {"off": None, "xhigh": "xhigh"}
-    assert clamp_thinking_level(MODEL, levels, "max") == "xhigh"
-    assert clamp_thinking_level(MODEL, {}, "max") == "high"
-    assert clamp_thinking_level(MODEL, {"minimal": None}, "minimal") == "low"
-    assert clamp_thinking_level(MODEL.model_copy(update={"reasoning": False}), {}, "high") == "off"
+    def mapped(levels: dict[str, str | None]) -> Model:
+        return MODEL.model_copy(update={"thinking_level_map": levels})
+
+    assert clamp_thinking_level(mapped({"off": None, "xhigh": "xhigh"}), "max") == "xhigh"
+    assert clamp_thinking_level(MODEL, "max") == "high"
+    assert clamp_thinking_level(mapped({"minimal": None}), "minimal") == "low"
+    assert clamp_thinking_level(MODEL.model_copy(update={"reasoning": False}), "high") == "off"
 
 
 def test_anthropic_messages_of_a_request_that_extends_the_last_one_reuse_its_wire_forms() -> None:

@@ -4,13 +4,17 @@
 ---
 --- Completion of models and `/` commands asks the running server and waits at most a second;
 --- without a server (or, for `/` commands, without a current session) there is nothing to
---- offer. `@path` completes from the workspace folder, without the server.
+--- offer, except for models, whose completion starts the server and waits longer for its first
+--- answer. `@path` completes from the workspace folder, without the server.
 local client = require("agentls.client")
 local state = require("agentls.state")
 
 local M = {}
 
 local TIMEOUT_MS = 1000
+--- A server answers `initialize` before it has loaded (agentls.server.boot): its first answer
+--- after a start can take a few seconds.
+local STARTING_TIMEOUT_MS = 5000
 
 local function starting_with(names, lead)
   return vim.tbl_filter(function(name)
@@ -20,9 +24,11 @@ end
 
 --- -complete of :AgentModel: the server's models as "provider/id".
 function M.model(lead)
+  local running = client.get() and client.get().initialized
   M.ensure_server()
   local session = state.current and not state.detached[state.current] and state.current or nil
-  local result = client.request_sync("agent/listModels", { sessionId = session }, TIMEOUT_MS)
+  local timeout = running and TIMEOUT_MS or STARTING_TIMEOUT_MS
+  local result = client.request_sync("agent/listModels", { sessionId = session }, timeout)
   local names = vim.tbl_map(function(model)
     return model.provider .. "/" .. model.id
   end, result and result.models or {})

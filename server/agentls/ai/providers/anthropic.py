@@ -27,7 +27,6 @@ from typing import Any
 import httpx
 
 from agentls.ai.event_stream import AssistantMessageEventStream
-from agentls.ai.json_codec import json_bytes
 from agentls.ai.models import error_stream
 from agentls.ai.providers.budgets import (
     adjust_max_tokens_for_thinking,
@@ -36,19 +35,10 @@ from agentls.ai.providers.budgets import (
     clamp_thinking_budget_to_answer_room,
 )
 from agentls.ai.providers.catalog import ProviderSpec
-from agentls.ai.providers.clients import http_client
 from agentls.ai.providers.json_parse import parse_json_with_repair
-from agentls.ai.providers.retry import (
-    Failure,
-    Timeouts,
-    idle_limited,
-    idle_wait,
-    request_settings,
-    status_failure,
-    transport_failure,
-)
-from agentls.ai.providers.sse import iter_sse
-from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
+from agentls.ai.providers.sse import ServerSentEvent
+from agentls.ai.providers.sse_request import SsePost, StatusError, StreamEnded, StreamError, stream_sse
+from agentls.ai.providers.streaming import ResponseBuilder
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
 from agentls.ai.providers.wire_forms import MessageForms, WireForms, WirePrefix
 from agentls.ai.secrets import CredentialError
@@ -371,7 +361,7 @@ def beta_features(model: Model, context: Context, compat: AnthropicCompat, think
 # --- the response ---------------------------------------------------------------------------
 
 
-class AnthropicStreamError(Exception):
+class AnthropicStreamError(StreamError):
     """An ``error`` event in the stream: ``{"type": "error", "error": {"type", "message"}}``."""
 
     def __init__(self, data: str) -> None:
@@ -380,12 +370,12 @@ class AnthropicStreamError(Exception):
             error = parse_json_with_repair(data).get("error") or {}
             error_type = str(error.get("type") or error_type)
             message = str(error.get("message") or message)
-        super().__init__(f"Anthropic stream error ({error_type}): {message}")
+        super().__init__(
+            f"Anthropic stream error ({error_type}): {message}",
+            error_type,
+            retryable=error_type in _RETRYABLE_ERROR_TYPES,
+        )
         self.error_type = error_type
-
-
-class AnthropicStreamEnded(Exception):
-    """The stream ended early; when nothing was streamed yet, trying again may work."""
 
 
 def map_stop_reason(reason: str, details: dict[str, Any] | None) -> tuple[str, str | None]:
@@ -405,7 +395,7 @@ def map_stop_reason(reason: str, details: dict[str, Any] | None) -> tuple[str, s
 
 
 class _EventReader:
-    """Applies the events of one response to a :class:`ResponseBuilder`."""
+    """Applies the events of one response to a :class:`ResponseBuilder` (an :class:`EventReader`)."""
 
     def __init__(self, builder: ResponseBuilder) -> None:
         self.builder = builder
@@ -415,6 +405,25 @@ class _EventReader:
         self.cache_write_1h = 0
         self.saw_start = False
         self.saw_stop = False
+
+    def feed(self, sse: ServerSentEvent) -> bool:
+        if sse.event == "error":
+            raise AnthropicStreamError(sse.data)
+        if sse.event in _MESSAGE_EVENTS:
+            try:
+                event = parse_json_with_repair(sse.data)
+            except ValueError as error:
+                raise ValueError(
+                    f"Could not parse Anthropic SSE event {sse.event}: {error}; data={sse.data}"
+                ) from None
+            self.apply(event)
+        return False
+
+    def end(self) -> None:
+        if self.saw_start and not self.saw_stop:
+            raise StreamEnded("Anthropic stream ended before message_stop")
+        if self.builder.output.stop_reason == "pending":
+            raise StreamEnded("Anthropic stream ended without a stop reason")
 
     def apply(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -535,96 +544,35 @@ class AnthropicProvider:
             return error_stream(model, f"No API key for provider '{model.provider}': {self.spec.key_hint}")
         compat = self.compat(model)
         level_map = self.spec.thinking_level_map(model)
-        try:
+
+        def prepare() -> SsePost:
             thinking = plan_thinking(model, context, options, compat, level_map)
             params = build_params(model, context, options, compat, thinking, level_map, self._forms)
-        except Exception as error:  # content the API cannot take: an error message, not an exception
-            return error_stream(model, f"Cannot build the request: {error}")
-        betas = beta_features(model, context, compat, thinking)
-        if betas:
-            headers = {"anthropic-beta": ",".join(betas), **headers}
-        policy, timeouts = request_settings(self.spec.retry, self.spec.timeouts, options)
-        request = _Request(
-            model, options, params, api_key, headers, timeouts, model.base_url or self.spec.base_url
-        )
-        return stream_response(model, options, request, classify=classify, policy=policy, logger=logger)
+            betas = beta_features(model, context, compat, thinking)
+            base_url = model.base_url or self.spec.base_url
+            return SsePost(
+                url=f"{base_url.rstrip('/')}/v1/messages",
+                body=params,
+                headers={
+                    "content-type": "application/json",
+                    "accept": "application/json",
+                    "anthropic-version": API_VERSION,
+                    **({"x-api-key": api_key} if api_key else {}),
+                    **({"anthropic-beta": ",".join(betas)} if betas else {}),
+                    **headers,
+                },
+                status_error=AnthropicStatusError,
+                reader=_EventReader,
+                stream_after_hook=True,
+            )
+
+        return stream_sse(self.spec, model, options, prepare, logger)
 
 
-class _Request:
-    """One request, as many times as it is attempted (the payload hook runs once)."""
-
-    def __init__(
-        self,
-        model: Model,
-        options: StreamOptions | None,
-        params: dict[str, Any],
-        api_key: str | None,
-        headers: dict[str, str],
-        timeouts: Timeouts,
-        base_url: str,
-    ) -> None:
-        self.model = model
-        self.options = options
-        self.params = params
-        self.api_key = api_key
-        self.headers = headers
-        self.timeouts = timeouts
-        self.url = f"{base_url.rstrip('/')}/v1/messages"
-        self._payload_ready = False
-
-    async def _payload(self) -> dict[str, Any]:
-        if not self._payload_ready:
-            replaced = await payload_hook(self.options, self.params, self.model)
-            if replaced is not self.params:
-                self.params = {**replaced, "stream": True}
-            self._payload_ready = True
-        return self.params
-
-    async def __call__(self, builder: ResponseBuilder) -> None:
-        payload = await self._payload()
-        headers = {
-            "content-type": "application/json",
-            "accept": "application/json",
-            "anthropic-version": API_VERSION,
-            **({"x-api-key": self.api_key} if self.api_key else {}),
-            **self.headers,
-        }
-        idle = self.timeouts.idle
-        client = http_client(self.timeouts.connect)
-        async with contextlib.AsyncExitStack() as stack:
-            request = client.stream("POST", self.url, content=json_bytes(payload), headers=headers)
-            response = await idle_wait(stack.enter_async_context(request), idle, "response")
-            if response.status_code >= 400:
-                body = await idle_wait(response.aread(), idle, "response")
-                raise AnthropicStatusError(
-                    response.status_code, response.headers, body.decode("utf-8", "replace")
-                )
-            await response_hook(self.options, response.status_code, response.headers, self.model)
-            reader = _EventReader(builder)
-            async for sse in idle_limited(iter_sse(response.aiter_bytes()), idle, "data"):
-                if sse.event == "error":
-                    raise AnthropicStreamError(sse.data)
-                if sse.event not in _MESSAGE_EVENTS:
-                    continue
-                try:
-                    event = parse_json_with_repair(sse.data)
-                except ValueError as error:
-                    raise ValueError(
-                        f"Could not parse Anthropic SSE event {sse.event}: {error}; data={sse.data}"
-                    ) from None
-                reader.apply(event)
-        if reader.saw_start and not reader.saw_stop:
-            raise AnthropicStreamEnded("Anthropic stream ended before message_stop")
-        if builder.output.stop_reason == "pending":
-            raise AnthropicStreamEnded("Anthropic stream ended without a stop reason")
-
-
-class AnthropicStatusError(Exception):
+class AnthropicStatusError(StatusError):
     """An error status: ``429 rate_limit_error: <the API's message>`` when the body says so."""
 
     def __init__(self, status: int, headers: httpx.Headers, body: str) -> None:
-        self.status = status
-        self.headers = headers
         detail = f"{status}: {body.strip()[:_ERROR_BODY_LIMIT]}" if body.strip() else f"{status} status code"
         with contextlib.suppress(ValueError, AttributeError):  # not JSON, or not an object: the raw body
             error = parse_json_with_repair(body).get("error")
@@ -632,18 +580,4 @@ class AnthropicStatusError(Exception):
                 kind = error.get("type") or "error"
                 text = error.get("message")
                 detail = f"{status} {kind}: {text}" if text else f"{status} {kind}"
-        super().__init__(detail)
-
-
-def classify(error: BaseException) -> Failure:
-    """What a failed attempt means: retryable before any content, and the message to show."""
-    if isinstance(error, AnthropicStatusError):
-        return status_failure(error.status, error.headers, str(error))
-    if isinstance(error, AnthropicStreamError):
-        return Failure(str(error), error.error_type, retryable=error.error_type in _RETRYABLE_ERROR_TYPES)
-    if isinstance(error, AnthropicStreamEnded):
-        return Failure(str(error), "stream ended early", retryable=True)
-    transport = transport_failure(error)
-    if transport is not None:
-        return transport
-    return Failure(str(error) or type(error).__name__, type(error).__name__)
+        super().__init__(status, headers, detail)

@@ -30,7 +30,6 @@ from agentls.ai.wire import dumps_compact
 CONTEXT_SAFETY_TOKENS = 4096
 MIN_ANSWER_TOKENS = 1024
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 _CHARS_PER_TOKEN = 4
 _IMAGE_CHARS = 4800
 
@@ -146,31 +145,3 @@ def adjust_max_tokens_for_thinking(
 def always_thinks(level_map: Mapping[str, str | None]) -> bool:
     """A model whose ``off`` level maps to ``null`` cannot be told not to think."""
     return "off" in level_map and level_map["off"] is None
-
-
-def supported_thinking_levels(model: Model, level_map: Mapping[str, str | None]) -> list[str]:
-    """A model's levels: all but ``xhigh`` and ``max`` unless mapped, none that map to ``null``."""
-    if not model.reasoning:
-        return ["off"]
-    levels = []
-    for level in LEVELS:
-        if level in level_map and level_map[level] is None:
-            continue
-        if level in ("xhigh", "max") and level not in level_map:
-            continue
-        levels.append(level)
-    return levels
-
-
-def clamp_thinking_level(model: Model, level_map: Mapping[str, str | None], level: str) -> str:
-    """The requested level if the model has it, else the nearest higher one, else the nearest lower one."""
-    available = supported_thinking_levels(model, level_map)
-    if level in available:
-        return level
-    if level not in LEVELS:
-        return available[0] if available else "off"
-    requested = LEVELS.index(level)
-    for candidate in (*LEVELS[requested:], *reversed(LEVELS[:requested])):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"

@@ -37,11 +37,12 @@ from agentls.ai.local_files import read_json_file
 from agentls.ai.providers.retry import RetryPolicy, Timeouts
 from agentls.ai.secrets import CredentialError, clean_credential
 from agentls.ai.types import Model, ModelCost, StreamOptions
+from agentls.thinking_levels import ModelThinkingLevel
 
 ANTHROPIC_MESSAGES = "anthropic-messages"
 OPENAI_COMPLETIONS = "openai-completions"
 Api: TypeAlias = Literal["anthropic-messages", "openai-completions"]
-LevelName: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
+LevelName: TypeAlias = ModelThinkingLevel
 D = TypeVar("D")
 
 
@@ -226,8 +227,7 @@ class ProviderSpec:
         return own.over(self.compat) if own is not None else self.compat
 
     def thinking_level_map(self, model: Model) -> dict[str, str | None]:
-        config = self.model_configs.get(model.id)
-        return dict(config.thinking_level_map or {}) if config is not None else {}
+        return dict(model.thinking_level_map or {})
 
     @property
     def usable(self) -> bool:
@@ -264,6 +264,8 @@ def _model(provider_id: str, api: Api, base_url: str, config: ModelConfig, heade
         context_window=config.context_window,
         max_tokens=config.max_tokens,
     )
+    if config.thinking_level_map:
+        model.thinking_level_map = dict(config.thinking_level_map)
     if headers:
         model.headers = headers
     return model

@@ -32,23 +32,13 @@ from typing import Any
 import httpx
 
 from agentls.ai.event_stream import AssistantMessageEventStream
-from agentls.ai.json_codec import json_bytes
-from agentls.ai.models import error_stream
-from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context, clamp_thinking_level
+from agentls.ai.models import clamp_thinking_level, error_stream
+from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context
 from agentls.ai.providers.catalog import ProviderSpec
-from agentls.ai.providers.clients import http_client
 from agentls.ai.providers.json_parse import parse_json_with_repair
-from agentls.ai.providers.retry import (
-    Failure,
-    Timeouts,
-    idle_limited,
-    idle_wait,
-    request_settings,
-    status_failure,
-    transport_failure,
-)
-from agentls.ai.providers.sse import iter_sse
-from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
+from agentls.ai.providers.sse import ServerSentEvent
+from agentls.ai.providers.sse_request import SsePost, StatusError, StreamEnded, StreamError, stream_sse
+from agentls.ai.providers.streaming import ResponseBuilder
 from agentls.ai.providers.transform import sanitize_surrogates, transform_messages
 from agentls.ai.providers.wire_forms import MessageForms, WirePrefix
 from agentls.ai.secrets import CredentialError
@@ -412,7 +402,7 @@ def build_params(
     if options and options.tool_choice and compat.supports_tool_choice:
         params["tool_choice"] = options.tool_choice
     level = options.reasoning if options else None
-    effort = clamp_thinking_level(model, level_map, level) if level else None
+    effort = clamp_thinking_level(model, level) if level else None
     _apply_reasoning(params, model, compat, None if effort == "off" else effort, level_map)
     return params
 
@@ -420,12 +410,10 @@ def build_params(
 # --- the response ---------------------------------------------------------------------------
 
 
-class OpenAIStatusError(Exception):
+class OpenAIStatusError(StatusError):
     """An error status; the message carries the server's own error message."""
 
     def __init__(self, status: int, headers: httpx.Headers, body: str) -> None:
-        self.status = status
-        self.headers = headers
         detail = body.strip()[:_ERROR_BODY_LIMIT]
         with contextlib.suppress(ValueError, AttributeError):  # not JSON, or not an object: the raw body
             error = parse_json_with_repair(body).get("error")
@@ -433,10 +421,12 @@ class OpenAIStatusError(Exception):
                 detail = str(error["message"])
             elif isinstance(error, str) and error:  # Ollama's {"error": "..."}
                 detail = error
-        super().__init__(f"{status}: {detail}" if detail else f"{status} status code (no body)")
+        super().__init__(
+            status, headers, f"{status}: {detail}" if detail else f"{status} status code (no body)"
+        )
 
 
-class OpenAIStreamError(Exception):
+class OpenAIStreamError(StreamError):
     """An error sent as a chunk of the stream (OpenRouter does that): ``{"error": {"message", "code"}}``."""
 
     def __init__(self, error: Any) -> None:
@@ -447,12 +437,9 @@ class OpenAIStreamError(Exception):
         text = str(message or error)
         if raw and str(raw) not in text:
             text += f"\n{raw}"
-        super().__init__(text)
-        self.retryable = isinstance(code, int) and (code == 429 or code >= 500)
-
-
-class StreamEnded(Exception):
-    """The stream ended without a finish reason; when nothing was streamed yet, trying again may work."""
+        super().__init__(
+            text, "stream error", retryable=isinstance(code, int) and (code == 429 or code >= 500)
+        )
 
 
 def map_stop_reason(reason: str | None) -> tuple[str, str | None]:
@@ -484,15 +471,31 @@ def parse_usage(raw: dict[str, Any]) -> Usage:
 
 
 class _ChunkReader:
-    """Applies the chunks of one response to a :class:`ResponseBuilder`."""
+    """Applies the chunks of one response to a :class:`ResponseBuilder` (an :class:`EventReader`)."""
 
-    def __init__(self, builder: ResponseBuilder) -> None:
+    def __init__(self, builder: ResponseBuilder, compat: OpenAICompat) -> None:
         self.builder = builder
+        self.compat = compat
         self.text: int | None = None
         self.thinking: int | None = None
         self.calls_by_index: dict[int, int] = {}
         self.calls_by_id: dict[str, int] = {}
         self.has_finish_reason = False
+
+    def feed(self, sse: ServerSentEvent) -> bool:
+        if sse.data.startswith("[DONE]"):
+            return True
+        if not sse.data:
+            return False
+        try:
+            chunk = parse_json_with_repair(sse.data)
+        except ValueError as error:
+            raise ValueError(f"Could not parse SSE data: {error}; data={sse.data}") from None
+        if sse.event == "error" or (isinstance(chunk, dict) and chunk.get("error")):
+            raise OpenAIStreamError(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
+        if isinstance(chunk, dict):
+            self.apply(chunk)
+        return False
 
     def apply(self, chunk: dict[str, Any]) -> None:
         output = self.builder.output
@@ -552,8 +555,9 @@ class _ChunkReader:
             block.name = function["name"]
         self.builder.add_arguments(index, function.get("arguments") or "")
 
-    def finish(self, compat: OpenAICompat) -> None:
+    def end(self) -> None:
         """The stream ended: close every block, then settle the stop reason."""
+        compat = self.compat
         output = self.builder.output
         for index in range(len(output.content)):
             self.builder.close(index)
@@ -595,96 +599,16 @@ class OpenAICompatProvider:
         if api_key:  # local servers need none
             headers["Authorization"] = f"Bearer {api_key}"
         headers.update(extra_headers)
-        policy, timeouts = request_settings(self.spec.retry, self.spec.timeouts, options)
-        request = _Request(
-            model,
-            context,
-            options,
-            compat,
-            self.spec.thinking_level_map(model),
-            base_url,
-            headers,
-            timeouts,
-            self._forms,
-        )
-        return stream_response(model, options, request, classify=classify, policy=policy, logger=logger)
+        level_map = self.spec.thinking_level_map(model)
 
-
-class _Request:
-    """One request, as many times as it is attempted (the body is built and hooked once)."""
-
-    def __init__(
-        self,
-        model: Model,
-        context: Context,
-        options: StreamOptions | None,
-        compat: OpenAICompat,
-        level_map: dict[str, str | None],
-        base_url: str,
-        headers: dict[str, str],
-        timeouts: Timeouts,
-        forms: MessageForms,
-    ) -> None:
-        self.model = model
-        self.context = context
-        self.options = options
-        self.compat = compat
-        self.level_map = level_map
-        self.url = f"{base_url.rstrip('/')}/chat/completions"
-        self.base_url = base_url
-        self.headers = headers
-        self.timeouts = timeouts
-        self.params: dict[str, Any] | None = None
-        self.forms = forms
-        """The provider's wire forms of messages, kept between requests."""
-
-    async def _payload(self) -> dict[str, Any]:
-        if self.params is None:
-            params = build_params(
-                self.model, self.context, self.options, self.compat, self.level_map, self.base_url, self.forms
+        def prepare() -> SsePost:
+            params = build_params(model, context, options, compat, level_map, base_url, self._forms)
+            return SsePost(
+                url=f"{base_url.rstrip('/')}/chat/completions",
+                body=params,
+                headers=headers,
+                status_error=OpenAIStatusError,
+                reader=lambda builder: _ChunkReader(builder, compat),
             )
-            self.params = await payload_hook(self.options, params, self.model)
-        return self.params
 
-    async def __call__(self, builder: ResponseBuilder) -> None:
-        payload = await self._payload()
-        idle = self.timeouts.idle
-        client = http_client(self.timeouts.connect)
-        async with contextlib.AsyncExitStack() as stack:
-            request = client.stream("POST", self.url, content=json_bytes(payload), headers=self.headers)
-            response = await idle_wait(stack.enter_async_context(request), idle, "response")
-            if response.status_code >= 400:
-                body = await idle_wait(response.aread(), idle, "response")
-                raise OpenAIStatusError(
-                    response.status_code, response.headers, body.decode("utf-8", "replace")
-                )
-            await response_hook(self.options, response.status_code, response.headers, self.model)
-            reader = _ChunkReader(builder)
-            async for sse in idle_limited(iter_sse(response.aiter_bytes()), idle, "data"):
-                if sse.data.startswith("[DONE]"):
-                    break
-                if not sse.data:
-                    continue
-                try:
-                    chunk = parse_json_with_repair(sse.data)
-                except ValueError as error:
-                    raise ValueError(f"Could not parse SSE data: {error}; data={sse.data}") from None
-                if sse.event == "error" or (isinstance(chunk, dict) and chunk.get("error")):
-                    raise OpenAIStreamError(chunk.get("error", chunk) if isinstance(chunk, dict) else chunk)
-                if isinstance(chunk, dict):
-                    reader.apply(chunk)
-        reader.finish(self.compat)
-
-
-def classify(error: BaseException) -> Failure:
-    """What a failed attempt means: retryable before any content, and the message to show."""
-    if isinstance(error, OpenAIStatusError):
-        return status_failure(error.status, error.headers, str(error))
-    if isinstance(error, OpenAIStreamError):
-        return Failure(str(error), "stream error", retryable=error.retryable)
-    if isinstance(error, StreamEnded):
-        return Failure(str(error), "stream ended early", retryable=True)
-    transport = transport_failure(error)
-    if transport is not None:
-        return transport
-    return Failure(str(error) or type(error).__name__, type(error).__name__)
+        return stream_sse(self.spec, model, options, prepare, logger)

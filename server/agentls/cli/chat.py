@@ -45,8 +45,12 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
+from agentls.cli.mcp_report import McpReport
+from agentls.cli.options import check_options, client_options, server_data_dir
+from agentls.cli.permissions import Choice, permission_choices
+from agentls.cli.printer import Transcript, human_seconds
 from agentls.client import AgentClient, AgentClientError, Notification
-from agentls.printer import Choice, Transcript, human_seconds, permission_choices
+from agentls.protocol import ModelRef
 from agentls.terminal_text import visible, visible_text
 
 BUILTINS = {
@@ -90,11 +94,6 @@ def message_text(message: dict[str, Any]) -> str:
     return "\n".join(part for part in parts if isinstance(part, str))
 
 
-def one_line(text: str, width: int = 80) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1] + "…"
-
-
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits."""
 
@@ -130,8 +129,6 @@ class Chat:
         model: Any,
         data_dir: Path | None = None,
     ) -> None:
-        from agentls.cli import McpReport
-
         self.client = client
         self.console = console
         self.cwd = cwd
@@ -385,12 +382,13 @@ class Chat:
                 mark = "●" if ref == current else " "
                 self.note(f"{mark} {ref}  {model.get('name') or ''}", "bold" if mark == "●" else "")
             return
-        provider, _, model_id = argument.partition("/")
-        if not model_id:
+        try:
+            chosen = ModelRef.parse(argument)
+        except ValueError:
             self.note("✗ /model takes PROVIDER/ID, e.g. faux/faux-1", "red")
             return
-        await self.client.set_model(self.session_id, provider, model_id)
-        self.model = (provider, model_id)
+        await self.client.set_model(self.session_id, chosen.provider, chosen.id)
+        self.model = (chosen.provider, chosen.id)
         self.transcript.usage.model = argument
         self.note(f"model: {argument} (from the next model call)")
 
@@ -448,6 +446,8 @@ class Chat:
             self.note(f"nothing to {command}: no message of yours yet")
             return None
         if not number:
+            from agentls.tools.catalogue import one_line  # the tools layer takes half a second to load
+
             listing = [(f"  {message.number:>2}  {one_line(message.text)}", "") for message in messages]
             hint = (
                 "/rewind N: back to before message N (keep-files, force, summarize) · /fork N: a new session"
@@ -499,6 +499,8 @@ class Chat:
             )
             self.notes(lines)
             return
+        from agentls.tools.catalogue import one_line  # the tools layer takes half a second to load
+
         report = [(f"↶ rewound to before message {message.number}: {one_line(message.text, 60)}", "bold")]
         reverted = [f"{file.action} {file.path}" for file in result.reverted]
         if reverted:
@@ -646,9 +648,7 @@ class Chat:
 
 async def chat(args: Any) -> int:
     """``agentls chat``: returns the exit code."""
-    from agentls.cli import _check_options, _client_options, _data_dir
-
-    model, problem = _check_options(args, "chat")
+    model, problem = check_options(args, "chat")
     if problem:
         print(problem, file=sys.stderr)
         return 2
@@ -663,7 +663,7 @@ async def chat(args: Any) -> int:
 
     try:
         async with (
-            AgentClient(initialization_options=_client_options(args), on_permission=ask) as client,
+            AgentClient(initialization_options=client_options(args), on_permission=ask) as client,
             client.subscribe() as notes,  # from before the session starts: its MCP servers' first status
         ):
             with patch_stdout(raw=True):
@@ -675,7 +675,7 @@ async def chat(args: Any) -> int:
                     width=width,
                     highlight=False,
                 )
-                session = Chat(client, console, cwd=args.cwd, model=model, data_dir=_data_dir(args))
+                session = Chat(client, console, cwd=args.cwd, model=model, data_dir=server_data_dir(args))
                 holder["chat"] = session
                 await session.open_session(args.session)
                 console.print(

@@ -191,29 +191,6 @@ def _plural(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def _short(text: str, width: int = 60) -> str:
-    """The first line of ``text``, cut at ``width``; only ``\\n`` ends a line (a ``\\r`` is shown)."""
-    line = text.strip().split("\n")[0]
-    more = "…" if len(line) > width or "\n" in text.strip() else ""
-    return line[:width] + more
-
-
-def call_summary(name: str, args: Any) -> str:
-    """What a tool call is about, in a few words: its path, command or pattern."""
-    args = args if isinstance(args, dict) else {}
-    if name == "bash":
-        return _short(str(args.get("command", "")))
-    if name == "grep":
-        where = f" {args['path']}" if args.get("path") else ""
-        return f"{_short(str(args.get('pattern', '')), 40)!r}{where}"
-    if name == "find":
-        return _short(str(args.get("pattern", "")))
-    if name in ("read", "write", "edit", "ls"):
-        return str(args.get("path") or ".")
-    text = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
-    return text if len(text) <= 60 else text[:59] + "…"
-
-
 def _diff_counts(diff: str) -> tuple[int, int]:
     lines = diff.splitlines()
     added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
@@ -300,6 +277,9 @@ class Usage:
 
 def _tool_title(name: str, args: Any) -> Text:
     """``read README.md``: a tool call's name (bold) and what it is about."""
+    # imported at the first tool line: the tools layer takes half a second that `run -p` never needs
+    from agentls.tools.catalogue import call_summary
+
     return Text.assemble(visible_text(name, "bold"), " ", visible_text(call_summary(name, args)))
 
 
@@ -474,7 +454,9 @@ class Transcript:
         line = Text.assemble(("✗ ", "red") if failed else ("✓ ", "green"), _tool_title(name, args))
         preview: list[Text] = []
         if failed:
-            line.append_text(visible_text(" · " + _short(_error_reason(text), 100), "red"))
+            from agentls.tools.catalogue import first_line  # loaded by the line's title already
+
+            line.append_text(visible_text(" · " + first_line(_error_reason(text), 100), "red"))
             if name == "bash":
                 output = text.rsplit("\n\n", 1)[0] if "\n\n" in text else ""
                 preview = _output_rows(_lines(output)[-TOOL_PREVIEW_LINES:])
@@ -587,74 +569,3 @@ def final_text(messages: list[dict[str, Any]]) -> str:
                 return content
             return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
     return ""
-
-
-# --- MCP servers and permission questions (``agentls run``, ``agentls chat``) ----------------
-
-STDERR_MARK = "; its stderr ends with:\n"
-"""How the server joins a failed MCP server's reason and the tail of its stderr."""
-
-
-def mcp_status_line(server: dict[str, Any]) -> str | None:
-    """An MCP server that failed or waits for trust (an ``agent/mcpStatus`` or a server of
-    ``agent/listMcpServers``), as one line; ``None`` for the other statuses."""
-    name, status = server.get("name"), server.get("status")
-    if status == "failed":
-        error = str(server.get("error") or "it stopped")
-        reason, _, tail = error.partition(STDERR_MARK)
-        last = [line.strip() for line in tail.splitlines() if line.strip()][-1:]
-        reason = " ".join(reason.split())
-        return f"! MCP server {name} failed: {reason}" + (f" (its stderr: {last[0]})" if last else "")
-    if status == "needsTrust":
-        source = str(server.get("source") or "")
-        return f"! MCP server {name} ({source.rsplit('/', 1)[-1]}) is not started: it waits for your trust"
-    return None
-
-
-def mcp_problem_line(problem: str) -> str:
-    """A mistake in the MCP configuration (``problems`` of ``agent/listMcpServers``), as one line."""
-    return "! MCP configuration: " + " ".join(problem.split())
-
-
-@dataclass(frozen=True)
-class Choice:
-    """One answer to a permission question on the terminal: its key, outcome and words."""
-
-    key: str
-    outcome: str
-    words: str
-    """``[o]nce``: what the prompt shows."""
-    said: str
-    """``allowed once``: what is shown once it is chosen."""
-
-
-def _field(option: Any, name: str) -> str:
-    value = option.get(name) if isinstance(option, dict) else getattr(option, name, None)
-    return str(value or "")
-
-
-def permission_choices(tool_name: str, options: list[Any]) -> list[Choice]:
-    """The answers a question offers (its ``options``, each with ``id`` and ``label``), with keys:
-    ``o`` once, ``a`` always (``t`` trust, for MCP servers' trust question), ``s`` every tool of
-    the MCP server, ``r`` reject."""
-    trust = tool_name == "mcp"
-    choices: list[Choice] = []
-    for option in options:
-        outcome, label = (_field(option, "id"), _field(option, "label"))
-        if outcome == "allowOnce":
-            choices.append(Choice("o", outcome, "[o]nce", "allowed once"))
-        elif outcome == "allowAlways" and trust:
-            choices.append(
-                Choice("t", outcome, "[t]rust", "trusted (in this folder, until the command changes)")
-            )
-        elif outcome == "allowAlways":
-            choices.append(Choice("a", outcome, "[a]lways", "allowed always (in this folder)"))
-        elif outcome == "allowAlwaysServer":
-            every = label.split(": ", 1)[1] if label.startswith("Allow always: ") else label
-            choices.append(
-                Choice("s", outcome, f"[s] always: {every}", f"allowed always: {every} (in this folder)")
-            )
-        elif outcome == "reject":
-            said = "not trusted: the servers stay stopped" if trust else "rejected"
-            choices.append(Choice("r", outcome, "[r]eject", said))
-    return choices

@@ -1,6 +1,8 @@
 /**
- * The end-to-end self-test, run inside the real extension host when
- * `AGENTLS_VSCODE_SELFTEST=<result file>` is set (see e2e/run.mjs).
+ * The end-to-end self-test, run inside the real extension host by the test extension
+ * (./extension.ts) when `AGENTLS_VSCODE_SELFTEST=<result file>` is set (see e2e/run.mjs).
+ * It reaches agentls only through the API its `activate()` returns (src/api.ts): the
+ * imports of ../../../src are types, and the build fails if one brings code along.
  *
  * It drives a faux-model session through the same code paths as the panel and the
  * commands (e2e/fixture/faux-script.json scripts the model, one response per model call
@@ -34,10 +36,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { chipFor } from './attachments';
-import { secretKey } from './config';
-import { contentText } from './format';
-import type { AgentExtension } from './extension';
+import type { AgentExtension } from '../../../src/api';
 import type {
   BashExecutionMessage,
   CompactionSummaryMessage,
@@ -49,9 +48,9 @@ import type {
   SettledNotification,
   QueueLists,
   StateResult,
-} from './protocol';
-import type { QueueState } from './queue';
-import type { Row } from './view';
+} from '../../../src/protocol';
+import type { QueueState } from '../../../src/queue';
+import type { Row } from '../../../src/view';
 
 export const SELFTEST_ENV = 'AGENTLS_VSCODE_SELFTEST';
 /** The `.mcp.json` of the MCP step (the driver writes it outside the workspace; the step puts it in place). */
@@ -602,7 +601,7 @@ async function apiKey(api: AgentExtension, rec: Recorder): Promise<void> {
   const mainScript = fs.readFileSync(script, 'utf8');
   const parsed = JSON.parse(mainScript) as { responses: unknown[] };
   fs.writeFileSync(script, JSON.stringify({ ...parsed, responses: parsed.responses.slice(-1) }));
-  await api.secrets.store(secretKey('OPENAI_API_KEY'), API_KEY_VALUE);
+  await api.setApiKey('OPENAI_API_KEY', API_KEY_VALUE);
   try {
     await restart();
     await c.bash('printenv OPENAI_API_KEY', true);
@@ -613,7 +612,7 @@ async function apiKey(api: AgentExtension, rec: Recorder): Promise<void> {
     rec.check(step, 'the API key of SecretStorage is in the server environment (its models are listed)', openai.length > 0, c.models.length);
     rec.check(step, 'a shell command does not get the API key', row !== undefined && row.output.trim() === '' && row.exitCode === 1, row);
   } finally {
-    await api.secrets.delete(secretKey('OPENAI_API_KEY'));
+    await api.setApiKey('OPENAI_API_KEY', '');
     try {
       await restart();
     } finally {
@@ -871,7 +870,7 @@ function userRow(api: AgentExtension, text: string): Extract<Row, { kind: 'user'
 /** The `editorContext` message just before the user message `text` in `agent/getMessages`. */
 async function contextMessage(api: AgentExtension, text: string): Promise<CustomTypeMessage | undefined> {
   const list = await messages(api);
-  const index = list.findLastIndex((m) => m.role === 'user' && contentText((m as { content: unknown }).content) === text);
+  const index = list.findLastIndex((m) => m.role === 'user' && messageText((m as { content: unknown }).content) === text);
   const before = index > 0 ? list[index - 1] : undefined;
   return before?.role === 'custom' ? (before as CustomTypeMessage) : undefined;
 }
@@ -926,7 +925,7 @@ async function editorContext(api: AgentExtension, rec: Recorder, folder: string)
       infos[1]?.type === 'file' && infos[1].path === ATTACH.file,
     infos,
   );
-  const content = contentText(message?.content);
+  const content = messageText(message?.content);
   rec.check(step, 'the model got the selected text', content.includes(SELECTED.text) && content.includes('hello world'), content);
   const user = userRow(api, CONTEXT_PROMPT);
   rec.check(
@@ -951,7 +950,11 @@ async function diagnostics(api: AgentExtension, rec: Recorder, folder: string): 
   const first = reported[0];
   rec.check(step, `VS Code reports a problem in ${BROKEN}`, first !== undefined, reported);
   // A diagnostics attachment, then the model calls the diagnostics tool: both ask agent/getDiagnostics.
-  c.addAttachment(chipFor({ type: 'diagnostics', uri: uri.toString() }, BROKEN));
+  c.addAttachment({
+    attachment: { type: 'diagnostics', uri: uri.toString() },
+    label: `${BROKEN}: problems`,
+    title: `The problems of ${BROKEN}`,
+  });
   const next = nextSettled(api);
   await c.submit(DIAGNOSTICS_PROMPT, 'prompt');
   await waitFor(api, () => next() !== undefined, 60_000, 'the run that calls the diagnostics tool');
@@ -1245,9 +1248,16 @@ async function askAndMove(api: AgentExtension, rec: Recorder, waiting: Waiting, 
   return lastNotice(api, prefix) ?? '';
 }
 
+/** The text of a message's content as the server sends it: a string, or text blocks. */
+function messageText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  const blocks = Array.isArray(content) ? (content as { type?: string; text?: string }[]) : [];
+  return blocks.flatMap((block) => (block?.type === 'text' && block.text !== undefined ? [block.text] : [])).join('\n');
+}
+
 /** The messages as `role: text` lines, to compare transcripts. */
 function lines(list: readonly Message[]): string[] {
-  return list.map((m) => `${m.role}: ${contentText((m as { content?: unknown }).content)}`);
+  return list.map((m) => `${m.role}: ${messageText((m as { content?: unknown }).content)}`);
 }
 
 /**

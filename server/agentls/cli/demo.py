@@ -1,18 +1,28 @@
-"""An offline demonstration of the agent loop: the faux model calls two tools, then answers.
+"""``agentls demo``: the agent loop in-process; the faux model calls two tools, then answers.
 
-Everything is local and scripted, so it runs anywhere without a key or a network.
+Everything is local and scripted, so it runs anywhere without a key or a network. The
+kernel's event stream is shown as it is (:class:`~agentls.cli.printer.EventPrinter`), or as
+JSON lines in Pi's shapes.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import asyncio
 import operator
+import sys
 from typing import Any
 
+from rich.console import Console
+
+from agentls import __version__
 from agentls.agent import Agent, AgentState, AgentTool, AgentToolResult
-from agentls.ai import AbortSignal, TextContent
-from agentls.ai.providers.faux import FauxProvider, FauxScript, TokenSize
+from agentls.ai import AbortSignal, TextContent, to_wire
+from agentls.ai.providers.faux import FauxProvider, FauxScript, FauxScriptError, TokenSize
+from agentls.cli.options import write_json
+from agentls.cli.printer import EventPrinter
+from agentls.protocol import event_to_wire
 
 DEMO_PROMPT = "What is 6 * 7, and how many words are in 'the quick brown fox jumps over the lazy dog'?"
 
@@ -150,3 +160,25 @@ def demo_agent(script: FauxScript | None = None, tokens_per_second: float | None
         ),
         stream_fn=faux.stream,
     )
+
+
+async def demo(args: argparse.Namespace) -> int:
+    """``agentls demo``: returns the exit code."""
+    try:
+        script = FauxScript.from_file(args.script) if args.script else None
+    except FauxScriptError as error:
+        print(f"agentls demo: {error}", file=sys.stderr)
+        return 2
+    agent = demo_agent(script, tokens_per_second=args.tokens_per_second)
+    if args.json:
+        agent.subscribe(lambda event, signal: write_json(to_wire(event)))
+    else:
+        console = Console(highlight=False)
+        console.rule(f"agentls {__version__} · offline demo of the agent loop (faux provider)")
+        printer = EventPrinter(console)
+        agent.subscribe(lambda event, signal: printer(event_to_wire(event)))
+    await agent.prompt(args.prompt)
+    if agent.state.error_message:
+        print(f"agentls demo: the run ended with an error: {agent.state.error_message}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,125 @@
+-- End-to-end tests of what the Neovim plugin's panel shows and how it opens: the coding
+-- agent's roles, an edit's diff and <CR> folding, markdown and thinking, its width, its keys,
+-- split and float, against the real server on the faux provider.
+--
+--   nvim --headless --clean -l editor-clients/nvim/tests/panel.lua [AGENTLS_EXECUTABLE]
+--
+-- Alone, or with the other features in one Neovim and one server (run.lua); per-test lines
+-- on stdout, "N passed, M failed" last.
+local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
+package.path = here .. "/?.lua;" .. package.path
+
+local h = require("helpers")
+local env = h.start()
+local panel = require("agentls.panel")
+
+local test, expect = h.test, h.expect
+local keys_in, panel_keys = h.keys_in, h.panel_keys
+
+test("a rebuilt transcript shows the coding agent's roles", function()
+  local t = require("agentls.transcript").new("roles")
+  t:load({
+    { role = "bashExecution", command = "make", output = "built\n", exitCode = 0, cancelled = false,
+      truncated = true, fullOutputPath = "/tmp/make.log", excludeFromContext = true },
+    { role = "bashExecution", command = "sleep 9", output = "", cancelled = true, truncated = false },
+    { role = "custom", customType = "note", content = "Remember the tests.", display = true },
+    { role = "custom", customType = "hidden", content = "Never shown.", display = false },
+    { role = "branchSummary", summary = "Tried the other parser.", fromId = "e1" },
+    { role = "compactionSummary", summary = "## Goal\nShip it.", tokensBefore = 123456 },
+  })
+  local text = h.rendered_text(t)
+  h.expect_shown(text, {
+    "▍$ make  · exit 0 · not sent to the model\n  │ built\n",
+    "  … the output was cut; all of it is in /tmp/make.log\n",
+    "▍$ sleep 9  · cancelled\n",
+    "▍note\n  Remember the tests.\n",
+    "▍Branch summary\n  ▸ summary, 1 line: Tried the other parser. (<CR> shows it)\n",
+    "▍Compaction · 123,456 tokens before\n  ▸ summary, 2 lines: Ship it. (<CR> shows it)\n",
+  })
+  expect(not text:find("Never shown", 1, true), "a custom message with display = false is not shown")
+end)
+
+test("tool rows show the edit's diff, and <CR> unfolds the arguments and the whole output", function()
+  local lines = {}
+  for i = 1, 20 do
+    lines[i] = "line " .. i
+  end
+  vim.fn.writefile(lines, env.ws .. "/long.txt")
+  h.settled_run({
+    h.tool_call("x1", "edit", { path = "long.txt", edits = { { oldText = "line 10\n", newText = "LINE TEN\n" } } }),
+    { content = "Changed." },
+  }, "change line 10")
+  local text = h.panel_text()
+  local folded = "edit  long.txt  · done\n    │ Edited long.txt (1 replacement):\n    │ -line 10\n    │ +LINE TEN\n    … "
+  expect(text:find(folded, 1, true), "the change itself under the row:\n" .. text)
+  panel_keys("edit  long.txt  · done", "<CR>")
+  text = h.panel_text()
+  expect(text:find("edit  long.txt  · done\n    arguments:\n      edits: [", 1, true), "the arguments:\n" .. text)
+  expect(text:find("      path: long.txt\n", 1, true), "the path argument:\n" .. text)
+  expect(text:find("    │ @@ ", 1, true) and text:find("    │  line 9\n", 1, true), "the whole diff:\n" .. text)
+  panel_keys("edit  long.txt  · done", "<CR>")
+  expect(h.panel_text():find(folded, 1, true), "folded again:\n" .. h.panel_text())
+  vim.fn.delete(env.ws .. "/long.txt")
+end)
+
+test("the panel is markdown; thinking has a label and folds", function()
+  h.settled_run({
+    {
+      content = {
+        { type = "thinking", thinking = "Let me think.\nA second thought." },
+        { type = "text", text = "Here:\n\n```lua\nprint(1)\n```" },
+      },
+    },
+  }, "show code")
+  expect(vim.bo[panel.buf].filetype == "markdown", "filetype " .. vim.bo[panel.buf].filetype)
+  local text = h.panel_text()
+  expect(text:find("  ▸ Thinking · 2 lines (<CR> shows it)\n", 1, true), "thinking folded:\n" .. text)
+  expect(not text:find("A second thought", 1, true), "its text hidden")
+  expect(text:find("  ```lua\n  print(1)\n  ```\n", 1, true), "the code fence, as markdown:\n" .. text)
+  panel_keys("Thinking · 2 lines", "<CR>")
+  text = h.panel_text()
+  expect(text:find("  ▾ Thinking (<CR> folds it)\n  Let me think.\n  A second thought.\n", 1, true), text)
+end)
+
+test("the panel's width adapts; a reopened panel follows the newest output; ? lists the keys", function()
+  expect(panel.split_width(80) == 40, "half of 80 columns: " .. panel.split_width(80))
+  expect(panel.split_width(200) == 80, "0.4 of 200 columns: " .. panel.split_width(200))
+  local win = panel.windows()[1]
+  expect(vim.api.nvim_win_get_width(win) == panel.split_width(), "the split's width " .. vim.api.nvim_win_get_width(win))
+  vim.api.nvim_win_set_cursor(win, { 1, 0 })
+  panel.close()
+  vim.cmd("AgentPanel")
+  win = panel.windows()[1]
+  local last = vim.api.nvim_buf_line_count(panel.buf)
+  expect(vim.api.nvim_win_get_cursor(win)[1] == last, "the cursor at the end")
+  h.notes = {}
+  keys_in(win, "?")
+  expect(h.noted("a      allow the tool call waiting for permission, once"), "? lists the keys")
+  expect(vim.fn.maparg("<Plug>(agentls-prompt)", "n") ~= "", "<Plug> mappings")
+  vim.cmd("wincmd p")
+end)
+
+test("the panel toggles, also as a float; :AgentPanel from elsewhere enters it", function()
+  local config = require("agentls.config")
+  vim.cmd("wincmd p")
+  if vim.api.nvim_get_current_win() == panel.windows()[1] then
+    vim.cmd("wincmd p")
+  end
+  expect(vim.api.nvim_get_current_win() ~= panel.windows()[1], "the cursor is outside the panel")
+  vim.cmd("AgentPanel")
+  expect(panel.is_open() and vim.api.nvim_get_current_win() == panel.windows()[1], ":AgentPanel enters the panel")
+  vim.cmd("AgentPanel")
+  expect(not panel.is_open(), ":AgentPanel in the panel closes it")
+  config.options.panel.layout = "float"
+  vim.cmd("AgentPanel")
+  local win = panel.windows()[1]
+  expect(win and vim.api.nvim_win_get_config(win).relative == "editor", "a floating panel")
+  expect(vim.api.nvim_get_current_win() == win, ":AgentPanel enters it")
+  expect(h.panel_text():find("You\n  show code", 1, true), "showing the session")
+  vim.cmd("AgentPanel")
+  expect(not panel.is_open(), "closed again")
+  config.options.panel.layout = "split"
+  panel.open(false)
+end)
+
+h.finish()

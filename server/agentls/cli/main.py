@@ -1,0 +1,229 @@
+"""``agentls``'s parser, and the start of the command it names.
+
+Each command's module is imported when that command runs (:func:`main`): ``agentls serve``
+answers ``initialize`` before the server is imported, and ``--help`` loads no command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentls import __version__
+from agentls.thinking_levels import THINKING_LEVELS
+
+MAX_MESSAGE_BYTES_ENV = "AGENTLS_MAX_MESSAGE_BYTES"
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) == 0:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {text!r}")
+    return int(text)
+
+
+def _env_positive_int(parser: argparse.ArgumentParser, name: str) -> int | None:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        return _positive_int(text)
+    except argparse.ArgumentTypeError as error:
+        parser.error(f"${name}: {error}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="agentls", description="A coding agent for editors and scripts.")
+    parser.add_argument("--version", action="version", version=f"agentls {__version__}")
+    stdio_help = "accepted for LSP launchers that add it (stdio is the only transport)"
+    size_help = "refuse messages with a larger body (default: $AGENTLS_MAX_MESSAGE_BYTES, or 64 MiB)"
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    serve = commands.add_parser("serve", help="run the JSON-RPC server on stdio (the default command)")
+    for command in (parser, serve):
+        command.add_argument("--stdio", action="store_true", help=stdio_help)
+        command.add_argument("--max-message-bytes", type=_positive_int, metavar="N", help=size_help)
+
+    def server_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--faux-script", metavar="FILE", help="use the offline faux model with this script"
+        )
+        command.add_argument("--data-dir", metavar="DIR", help="where sessions are stored")
+        command.add_argument("--json", action="store_true", help="print JSON lines instead of text")
+
+    def mcp_option(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--mcp-config",
+            metavar="FILE",
+            help='MCP servers to use, a file like .mcp.json: {"mcpServers": {NAME: {"command": ...}}}',
+        )
+
+    def trust_options(command: argparse.ArgumentParser) -> None:
+        """Pi's ``--approve`` / ``--no-approve``: the folder's project files trusted, or not, for this run."""
+        trust = command.add_mutually_exclusive_group()
+        trust.add_argument(
+            "-a",
+            "--approve",
+            dest="approve",
+            action="store_const",
+            const=True,
+            help="load the folder's AGENTS.md, skills and prompt templates without asking (this run only)",
+        )
+        trust.add_argument(
+            "--no-approve",
+            dest="approve",
+            action="store_const",
+            const=False,
+            help="leave the folder's AGENTS.md, skills and prompt templates out, unasked (this run only)",
+        )
+
+    acp = commands.add_parser(
+        "acp", help="run the agent for Agent Client Protocol clients (Zed, JetBrains, ...) on stdio"
+    )
+    acp.add_argument("--faux-script", metavar="FILE", help="use the offline faux model with this script")
+    acp.add_argument("--data-dir", metavar="DIR", help="where sessions are stored")
+    acp.add_argument("--model", metavar="PROVIDER/ID", help="the model of new sessions")
+    mcp_option(acp)
+
+    run = commands.add_parser("run", help="run one prompt through the server and show it as it streams")
+    run.add_argument(
+        "prompt", nargs="*", help="the prompt (quoted or as words); text piped into stdin is added to it"
+    )
+    run.add_argument(
+        "-p", "--print", action="store_true", help="print only the final answer (for scripts and pipes)"
+    )
+    run.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
+    run.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
+    run.add_argument("--session", metavar="ID", help="continue a stored session (its id, or the start of it)")
+    run.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true", help="continue the folder's latest session"
+    )
+    run.add_argument("--thinking", choices=THINKING_LEVELS, help="the thinking level of a new session")
+    run.add_argument("--system-prompt", metavar="TEXT", help="replace agentls's base system prompt")
+    run.add_argument(
+        "--demo",
+        action="store_true",
+        help="answer with the bundled faux script, which reads README.md of --cwd",
+    )
+    run.add_argument(
+        "--allow",
+        action="append",
+        metavar="TOOL",
+        help="run TOOL without asking (repeatable), e.g. --allow bash or --allow 'mcp__SERVER__*' "
+        "(every tool of an MCP server); on a terminal the others ask",
+    )
+    mcp_option(run)
+    trust_options(run)
+    server_options(run)
+
+    chat = commands.add_parser("chat", help="an interactive session on the terminal")
+    chat.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
+    chat.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
+    chat.add_argument("--session", metavar="ID", help="continue a stored session")
+    chat.add_argument(
+        "--demo", action="store_true", help="answer with the bundled faux script, which reads README.md"
+    )
+    chat.add_argument(
+        "--allow",
+        action="append",
+        metavar="TOOL",
+        help="run TOOL without asking (repeatable; 'mcp__SERVER__*': every tool of an MCP server)",
+    )
+    mcp_option(chat)
+    trust_options(chat)
+    server_options(chat)
+
+    models = commands.add_parser("models", help="list the models of the configured providers")
+    server_options(models)
+
+    sessions = commands.add_parser("sessions", help="list stored sessions")
+    sessions.add_argument("--cwd", help="only the sessions of this folder")
+    server_options(sessions)
+
+    demo = commands.add_parser(
+        "demo", help="run the agent loop in-process on the scripted faux model and show its event stream"
+    )
+    demo.add_argument("--prompt", default=None, help="the user prompt (the model's answers are scripted)")
+    demo.add_argument(
+        "--script", type=Path, help="a faux script (JSON, the conformance scenario 'model' format)"
+    )
+    demo.add_argument(
+        "--json", action="store_true", help="print every event as one JSON line, in Pi's shapes"
+    )
+    demo.add_argument(
+        "--tokens-per-second",
+        type=float,
+        default=None,
+        metavar="N",
+        help="streaming pace of the faux model (default: the script's, or 150; 0 for no delay)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # --cwd as the server stores folders (absolute, links resolved)
+    args.folder = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
+    if args.command in (None, "serve"):
+        from agentls.server.boot import boot
+        from agentls.server.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+        limit = (
+            args.max_message_bytes
+            or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
+            or DEFAULT_MAX_MESSAGE_BYTES
+        )
+        started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
+        from agentls.server import serve
+
+        return serve(limit, started)
+    if args.command == "acp":
+        from agentls.acp.main import options_from, serve_acp
+
+        try:
+            options = options_from(args.data_dir, args.faux_script, args.model, args.mcp_config)
+        except ValueError as error:
+            parser.error(str(error))
+        return serve_acp(options)
+    if args.command == "demo":
+        from agentls.cli.demo import DEMO_PROMPT, demo
+
+        args.prompt = args.prompt or DEMO_PROMPT
+        if args.tokens_per_second is None and not args.script:
+            args.tokens_per_second = 150.0
+        if args.tokens_per_second is not None and args.tokens_per_second < 0:
+            parser.error("--tokens-per-second must be 0 or more")
+        return asyncio.run(demo(args))
+    if args.command == "run":
+        from agentls.cli.run import run
+
+        try:
+            return asyncio.run(run(args))
+        except KeyboardInterrupt:
+            print("agentls run: interrupted; the server aborted the run", file=sys.stderr)
+            return 130
+    if args.command == "chat":
+        from agentls.cli.chat import chat
+
+        return asyncio.run(chat(args))
+    from agentls.cli.listings import show_models, show_sessions
+
+    return asyncio.run(show_models(args) if args.command == "models" else show_sessions(args))
+
+
+def console_main(argv: Any = None) -> None:
+    try:
+        code = main(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `agentls run --json ... | head`: the reader left; so do we, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 141
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    console_main()
