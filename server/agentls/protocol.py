@@ -9,15 +9,12 @@ params with these models, the client builds its requests with them, and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from agentls.thinking_levels import ModelThinkingLevel
-
-if TYPE_CHECKING:
-    from agentls.agent import AgentEvent
 
 PROTOCOL_VERSION = 1
 
@@ -754,26 +751,7 @@ class EventNotification(ResultModel):
     """``null`` for the events of a message that joins the transcript between runs (``agent/bash``)."""
     seq: int
     event: dict[str, Any]
-
-    @staticmethod
-    def params(session_id: str, run_id: str | None, seq: int, event: AgentEvent) -> dict[str, Any]:
-        """The params of the ``agent/event`` of ``event``, built as they are, not validated: one is sent
-        for every delta a provider streams."""
-        return {"sessionId": session_id, "runId": run_id, "seq": seq, "event": event_to_wire(event)}
-
-
-def event_to_wire(event: AgentEvent) -> dict[str, Any]:
-    """An agent event in Pi's shape, less what a client can rebuild.
-
-    ``message_update`` drops the cumulative partial message and the ``partial`` of
-    its assistant message event: the delta and ``contentIndex`` are enough.
-    """
-    if event.type == "message_update":
-        # Left out while serialising, not dropped after: dumping the whole partial message for
-        # every delta made a long answer cost the square of its length.
-        update = event.assistant_message_event.model_dump(mode="python", by_alias=True, exclude={"partial"})
-        return {"type": "message_update", "assistantMessageEvent": update}
-    return event.model_dump(mode="python", by_alias=True)
+    """An agent event in Pi's shape, less what a client can rebuild (``agentls.server.event_wire``)."""
 
 
 class QueueNotification(ResultModel):

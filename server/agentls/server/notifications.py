@@ -1,8 +1,8 @@
 """The LSP front's wire for what sessions tell it: each typed event as its ``agent/*`` notification.
 
 The params are built by :mod:`agentls.protocol`'s notification models (``protocol.md``); the
-``agent/event`` of each kernel event, sent for every streamed delta, by the helper beside its
-model, which skips validation.
+``agent/event`` of each kernel event, sent for every streamed delta, by
+:func:`~agentls.server.event_wire.event_params`, which skips validation.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from agentls.protocol import (
     BashOutputNotification,
     BranchNotification,
     CompactionNotification,
-    EventNotification,
     QueueNotification,
     SettledNotification,
 )
+from agentls.server.event_wire import event_params
 from agentls.session.events import (
     BashEnded,
     BashOutput,
@@ -38,7 +38,7 @@ AGENT_EVENT = "agent/event"
 def notification(event: SessionEvent | McpStatusChanged) -> tuple[str, dict[str, Any]]:
     """The method and params of the notification that tells ``event``."""
     if type(event) is KernelEvent:  # one for every streamed delta: no pattern matching's work
-        return AGENT_EVENT, EventNotification.params(event.session_id, event.run_id, event.seq, event.event)
+        return AGENT_EVENT, event_params(event.session_id, event.run_id, event.seq, event.event)
     match event:
         case QueueChanged(session_id, queue):
             note = QueueNotification(
