@@ -751,6 +751,7 @@ class EventNotification(ResultModel):
     """``null`` for the events of a message that joins the transcript between runs (``agent/bash``)."""
     seq: int
     event: dict[str, Any]
+    """An agent event in Pi's shape, less what a client can rebuild (``agentls.fronts.lsp.event_wire``)."""
 
 
 class QueueNotification(ResultModel):
@@ -772,7 +773,7 @@ class BranchNotification(ResultModel):
     message_count: int
 
     def wire(self) -> dict[str, Any]:
-        return {**super().wire(), "leafId": self.leaf_id}
+        return self.model_dump(mode="json", by_alias=True)  # leafId null too
 
 
 class BashOutputNotification(ResultModel):

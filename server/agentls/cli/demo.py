@@ -22,7 +22,7 @@ from agentls.ai import AbortSignal, TextContent, to_wire
 from agentls.ai.providers.faux import FauxProvider, FauxScript, FauxScriptError, TokenSize
 from agentls.cli.options import write_json
 from agentls.cli.printer import EventPrinter
-from agentls.session import event_to_wire
+from agentls.fronts.lsp.event_wire import event_to_wire
 
 DEMO_PROMPT = "What is 6 * 7, and how many words are in 'the quick brown fox jumps over the lazy dog'?"
 

@@ -20,6 +20,7 @@ import importlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,17 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 Ask = Callable[[RequestPermissionParams], Awaitable[str]]
-Notify = Callable[[str, dict[str, Any]], None]
+
+
+@dataclass(slots=True)
+class McpStatusChanged:
+    """An MCP server started, failed, became ready, or waits for the user's trust."""
+
+    server: McpServerInfo
+
+
+Notify = Callable[[McpStatusChanged], None]
+"""Told of every change of a server's status."""
 
 TRUST_OPTIONS = [
     PermissionOption(id="allowAlways", label="Trust"),
@@ -242,7 +253,7 @@ class McpHub:
         await connection.restart()
 
     def _changed(self, connection: McpConnection) -> None:
-        self._notify("agent/mcpStatus", self.info(connection).wire())
+        self._notify(McpStatusChanged(self.info(connection)))
 
     async def close(self) -> None:
         for task in list(self._tasks):

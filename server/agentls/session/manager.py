@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from agentls.agent import AgentTool
 from agentls.ai import THINKING_LEVELS, Model, Models, now_ms
-from agentls.mcp.hub import McpHub, SessionMcp
+from agentls.mcp.hub import McpHub, McpStatusChanged, SessionMcp
 from agentls.protocol import (
     CompactionSettings,
     InitializationOptions,
@@ -21,6 +21,7 @@ from agentls.protocol import (
     NewSessionParams,
     PermissionMode,
     PermissionRule,
+    RequestPermissionParams,
     SessionInfo,
 )
 from agentls.session.editor_context import EditorContext
@@ -38,8 +39,11 @@ from agentls.session.history.store import (
     default_data_dir,
     new_session_id,
 )
-from agentls.session.instructions.instructions import PromptSettings, SessionInstructions
-from agentls.session.policy.permissions import Ask, PermissionRules, loaded_policy, permission_hook
+from agentls.session.instructions.instructions import (
+    PromptSettings,
+    SessionInstructions,
+)
+from agentls.session.policy.permissions import PermissionRules, loaded_policy, permission_hook
 from agentls.session.policy.project_trust import FolderTrust
 from agentls.session.policy.providers import (
     MODELS_FILE,
@@ -48,11 +52,11 @@ from agentls.session.policy.providers import (
     resolve_model,
     session_models,
 )
-from agentls.session.session import AgentSession, Notify
+from agentls.session.session import AgentSession
 from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
 from agentls.tools.bounds import OutputFiles, with_outputs
 from agentls.tools.diagnostics import diagnostics_tool
-from agentls.tools.editor import EditorConnection, EditorWorkspace
+from agentls.tools.editor import EditorConnection
 from agentls.tools.environment import ToolEnvironment
 from agentls.tools.review import EditReviews
 
@@ -84,34 +88,46 @@ def _prompt_settings(loaded: LoadedSession) -> PromptSettings:
 
 
 class SessionFront(Protocol):
-    """What a front gives the sessions it creates besides events and questions."""
+    """How a front plugs into the sessions it creates: their files, tools and questions, and their events.
+
+    The LSP front gives the editor (its buffers, edits, diagnostics and reviews); the ACP
+    front its client's files and terminals. Each translates the events to its own wire.
+    """
+
+    @property
+    def editor(self) -> EditorConnection | None:
+        """The editor the tools use for diagnostics and edit reviews, and whose position encoding
+        editor context is in (``None``: no editor)."""
+        ...
 
     def workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace | None:
-        """The session's files (``None``: the editor's or the disk's, as usual)."""
+        """The session's files (``None``: the disk's)."""
         ...
 
     def tools(self, session_id: str, cwd: str, tools: list[AgentTool]) -> list[AgentTool]:
         """The session's tools, some maybe replaced (``bash`` running in the client's terminal)."""
         ...
 
+    async def ask(self, request: RequestPermissionParams) -> str:
+        """Ask the user a permission question; the outcome chosen (``reject`` when there is none)."""
+        ...
+
+    def session_opened(self, session: AgentSession) -> None:
+        """A session was created or loaded, before it runs: the front subscribes to its events here."""
+        ...
+
+    def mcp_status_changed(self, event: McpStatusChanged) -> None:
+        """An MCP server's status changed (the sessions of a folder share their servers)."""
+        ...
+
 
 class SessionManager:
     """Every :class:`AgentSession` of a server, by id, backed by a :class:`SessionStore`."""
 
-    def __init__(
-        self,
-        options: InitializationOptions,
-        notify: Notify,
-        ask: Ask,
-        editor: EditorConnection | None = None,
-        front: SessionFront | None = None,
-    ) -> None:
+    def __init__(self, options: InitializationOptions, front: SessionFront) -> None:
         self.options = options
-        self.editor = editor
         self.front = front
-        """What a front other than the LSP one puts in sessions (the ACP front's files and terminals)."""
-        self.notify = notify
-        self.ask = ask
+        self.editor = front.editor
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
         self.providers = ProviderSettings(
             faux_script=options.faux_script, models_file=self.store.root / MODELS_FILE
@@ -122,7 +138,9 @@ class SessionManager:
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
         self.trust = FolderTrust(self.permission_rules, options.project_trust)
         """Whether the user trusts a folder's project files (asked with its MCP servers)."""
-        self.mcp = McpHub(self.store.root, notify, ask, self.permission_rules, self.trust)
+        self.mcp = McpHub(
+            self.store.root, front.mcp_status_changed, front.ask, self.permission_rules, self.trust
+        )
         """The MCP servers of every session, shared by the sessions of a folder."""
         self._refreshing: set[asyncio.Task[None]] = set()
 
@@ -159,8 +177,7 @@ class SessionManager:
         modes = {**(self.options.permissions or {}), **(permissions or {})}
         outputs = OutputFiles(processes.outputs)  # beside bash's cut outputs
         tools = self._tools(with_outputs(workspace, outputs), processes, reviews, changes)
-        if self.front is not None:
-            tools = self.front.tools(session_id, cwd, tools)
+        tools = self.front.tools(session_id, cwd, tools)
         session = AgentSession(
             session_id=session_id,
             cwd=cwd,
@@ -174,13 +191,12 @@ class SessionManager:
             editor_context=self._editor_context(workspace),
             processes=processes,
             writer=writer,
-            notify=self.notify,
             before_tool_call=permission_hook(
                 session_id=session_id,
                 workspace=cwd,
                 modes=modes,
                 rules=self.permission_rules,
-                ask=self.ask,
+                ask=self.front.ask,
                 allow_outside=allow_outside,
                 reviews=reviews,
             ),
@@ -193,6 +209,7 @@ class SessionManager:
         )
         self.sessions[session_id] = session
         self._policies[session_id] = (permissions, allow_outside)
+        self.front.session_opened(session)
         return session
 
     def _activate(self, session: AgentSession) -> None:
@@ -217,20 +234,11 @@ class SessionManager:
         return EditReviews(session_id, self.editor.review_edit)
 
     def _workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace:
-        """A session's files: through the front or the editor when there is one, else on disk.
+        """A session's files: through the front when it has them (the editor's, the client's), else on disk.
 
         The data folder is off limits to the tools in every one (see :meth:`Workspace.protect`).
         """
-        workspace: Workspace
-        if (
-            self.front is not None
-            and (own := self.front.workspace(session_id, cwd, allow_outside)) is not None
-        ):
-            workspace = own
-        elif self.editor is not None:
-            workspace = EditorWorkspace(cwd, self.editor, allow_outside)
-        else:
-            workspace = DiskWorkspace(cwd, allow_outside)
+        workspace = self.front.workspace(session_id, cwd, allow_outside) or DiskWorkspace(cwd, allow_outside)
         workspace.protect(self.store.root)
         return workspace
 

@@ -3,10 +3,10 @@
 Product policy on top of the kernel lives here, not in the server: run ids,
 queued continuations (a run lasts until nothing queued is left to do), queue
 items with ids that clients can show and remove, persistence of every finished
-message, and the shape of events on the wire (``message_update`` without the
-cumulative partial message). The transcript keeps every message; the agent holds the
-context, which a :class:`~agentls.session.compaction.Compactor` keeps inside the
-model's window.
+message, and what the session tells its subscribers (typed events,
+:mod:`agentls.session.events`; each front puts them on its wire). The transcript keeps
+every message; the agent holds the context, which a
+:class:`~agentls.session.compaction.Compactor` keeps inside the model's window.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from agentls.agent import (
     ContinueError,
     MessageEndEvent,
     MessageStartEvent,
-    MessageUpdateEvent,
     PendingMessageQueue,
     TurnContext,
     TurnUpdate,
@@ -79,13 +78,23 @@ from agentls.session.compaction.branch_summary import summarize_branch
 from agentls.session.compaction.tokens import estimate_messages_tokens
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
+from agentls.session.events import (
+    BranchMoved,
+    KernelEvent,
+    QueueChanged,
+    RunSettled,
+    SessionEvent,
+    SessionListener,
+)
 from agentls.session.history.file_changes import ChangeLog, FileChanges
 from agentls.session.history.rewind import apply_plans, display, find_conflicts, plan_files
 from agentls.session.history.store import SessionWriter
 from agentls.session.history.transcript import BranchSummary, TranscriptEntry
 from agentls.session.history.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree, settings_on
 from agentls.session.history.tree_view import shown_leaf, tree_view
-from agentls.session.instructions.instructions import SessionInstructions
+from agentls.session.instructions.instructions import (
+    SessionInstructions,
+)
 from agentls.session.messages import branch_summary_message, convert_to_llm
 from agentls.session.policy.permission_presets import SessionPermissions
 from agentls.session.policy.providers import resolve_model
@@ -95,9 +104,6 @@ from agentls.tools.processes import ProcessTracker
 from agentls.tools.workspace import Workspace
 
 logger = logging.getLogger(__name__)
-
-Notify = Callable[[str, dict[str, Any]], None]
-"""Sends a server -> client notification: ``notify(method, params)``."""
 
 
 def _new_id(prefix: str) -> str:
@@ -132,27 +138,24 @@ def _coalescing(stream_fn: StreamFn) -> StreamFn:
     return stream
 
 
-def event_to_wire(event: AgentEvent) -> dict[str, Any]:
-    """An agent event in Pi's shape, less what a client can rebuild.
-
-    ``message_update`` drops the cumulative partial message and the ``partial`` of
-    its assistant message event: the delta and ``contentIndex`` are enough.
-    """
-    if isinstance(event, MessageUpdateEvent):
-        # Left out while serialising, not dropped after: dumping the whole partial message for
-        # every delta made a long answer cost the square of its length.
-        update = event.assistant_message_event.model_dump(mode="python", by_alias=True, exclude={"partial"})
-        return {"type": "message_update", "assistantMessageEvent": update}
-    return to_wire(event)
 
 
 @dataclass
-class _Run:
+class Run:
+    """One run of a session: from a prompt (or ``continue``) until nothing it queued is left to do."""
+
     run_id: str
     aborted: bool = False
-    done: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    settled: asyncio.Future[RunSettled] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    """Done, with the :class:`RunSettled` event told to the subscribers, once the run is over."""
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     """Set by an abort (ends what the run waits for before its kernel starts)."""
+
+    async def outcome(self) -> RunSettled:
+        """How the run ended, once it has (a waiter cancelled does not cancel the run)."""
+        return await asyncio.shield(self.settled)
 
 
 class AgentSession:
@@ -170,7 +173,6 @@ class AgentSession:
         writer: SessionWriter,
         workspace: Workspace,
         tools: list[AgentTool],
-        notify: Notify,
         changes: ChangeLog | None = None,
         before_tool_call: BeforeToolCall | None = None,
         processes: ProcessTracker | None = None,
@@ -211,12 +213,12 @@ class AgentSession:
         self.load_warnings: list[str] = []
         """What loading the session found to report (a rewind that was cut short)."""
         transcript = self.tree.transcript(self.tree.leaf_id)
-        self._notify = notify
+        self._listeners: tuple[SessionListener, ...] = ()
         self._seq = 0
-        self._run: _Run | None = None
+        self._run: Run | None = None
         self._items: dict[str, QueueItem] = {}
         """The queue items still in the kernel's queues, by id (the kernel holds their messages)."""
-        self._last_queue: dict[str, Any] | None = None
+        self._last_queue: QueueState | None = None
         self._emitting = asyncio.Lock()
         """Held while an event is persisted and sent, so that a bash message joining the transcript
         between runs is sent whole before the next run's first event."""
@@ -225,7 +227,7 @@ class AgentSession:
         self.user_bash = UserBash(
             session_id=session_id,
             cwd=cwd,
-            notify=notify,
+            emit=self._publish,
             record=self._record_bash,
             environment=processes.environment if processes is not None else None,
             outputs=self.outputs.folder,
@@ -255,7 +257,7 @@ class AgentSession:
             transcript=transcript,
             settings=compaction or CompactionSettings(),
             writer=writer,
-            notify=notify,
+            emit=self._publish,
             run_id=lambda: self.run_id,
             announce=self._announce,
         )
@@ -265,6 +267,21 @@ class AgentSession:
         """Set while a rewind or branch switch summarises and puts files back: busy, and abortable."""
 
     # --- events --------------------------------------------------------------------------
+
+    def subscribe(self, listener: SessionListener) -> Callable[[], None]:
+        """Tell ``listener`` every event from now on, after the listeners before it (Pi's
+        ``AgentSession.subscribe``); the function returned unsubscribes it."""
+        self._listeners = (*self._listeners, listener)
+
+        def unsubscribe() -> None:
+            self._listeners = tuple(other for other in self._listeners if other is not listener)
+
+        return unsubscribe
+
+    def _publish(self, event: SessionEvent) -> None:
+        # A listener that unsubscribes meanwhile changes self._listeners, not the tuple iterated.
+        for listener in self._listeners:
+            listener(event)
 
     async def _on_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         async with self._emitting:
@@ -291,10 +308,7 @@ class AgentSession:
     def _send(self, event: AgentEvent) -> None:
         run_id = self._run.run_id if self._run else None
         self._seq += 1
-        self._notify(
-            "agent/event",
-            {"sessionId": self.session_id, "runId": run_id, "seq": self._seq, "event": event_to_wire(event)},
-        )
+        self._publish(KernelEvent(self.session_id, run_id, self._seq, event))
         if isinstance(event, MessageStartEvent) and self._forget_delivered():
             self._publish_queue()
 
@@ -321,12 +335,17 @@ class AgentSession:
         return bool(delivered)
 
     def _publish_queue(self) -> None:
-        state = self._queue_state().wire()
+        state = self._queue_state()
         if state != self._last_queue:
             self._last_queue = state
-            self._notify("agent/queue", {"sessionId": self.session_id, **state})
+            self._publish(QueueChanged(self.session_id, state))
 
     # --- runs ----------------------------------------------------------------------------
+
+    @property
+    def run(self) -> Run | None:
+        """The run going on, if any."""
+        return self._run
 
     @property
     def run_id(self) -> str | None:
@@ -346,7 +365,7 @@ class AgentSession:
         """Start a run; a ``prompt`` run's kernel starts after the check for compaction, as in Pi."""
         if busy := self._busy():
             raise SessionError("busy", busy)
-        run = _Run(_new_id("run"))
+        run = Run(_new_id("run"))
         self._run = run
         task = None
         if not prompt:
@@ -362,7 +381,7 @@ class AgentSession:
         asyncio.get_running_loop().create_task(self._drive(run, task or self._prompt_after_check(run, start)))
         return run.run_id
 
-    async def _prompt_after_check(self, run: _Run, start: Callable[[], asyncio.Task[None]]) -> None:
+    async def _prompt_after_check(self, run: Run, start: Callable[[], asyncio.Task[None]]) -> None:
         """Compact first if the context needs it, then prompt; an abort meanwhile aborts the prompt's run
         (the prompt is kept, answered as aborted)."""
         await self._trust_answered(run)
@@ -372,7 +391,7 @@ class AgentSession:
             self.agent.abort()
         await task
 
-    async def _drive(self, run: _Run, task: Awaitable[None]) -> None:
+    async def _drive(self, run: Run, task: Awaitable[None]) -> None:
         """Await the kernel run, then compact, retry or run what is queued as Pi does, then settle."""
         failure: str | None = None
         try:
@@ -396,17 +415,16 @@ class AgentSession:
             last = next((m for m in messages if isinstance(m, AssistantMessage)), None)
             stop_reason = "error" if failure else (last.stop_reason if last else "stop")
             error_message = failure or (last.error_message if last else None)
-            settled: dict[str, Any] = {
-                "sessionId": self.session_id,
-                "runId": run.run_id,
-                "stopReason": stop_reason,
-            }
-            if error_message and stop_reason in ("error", "aborted"):
-                settled["errorMessage"] = error_message
+            settled = RunSettled(
+                self.session_id,
+                run.run_id,
+                stop_reason,
+                error_message if error_message and stop_reason in ("error", "aborted") else None,
+            )
             self._publish_queue()
-            self._notify("agent/settled", settled)
-            if not run.done.done():
-                run.done.set_result(None)
+            self._publish(settled)
+            if not run.settled.done():
+                run.settled.set_result(settled)
 
     def _can_continue_queued(self) -> bool:
         if not self.agent.has_queued_messages():
@@ -420,7 +438,7 @@ class AgentSession:
         """Pi's ``recordBashResult``: into the transcript at once, or after the running run.
 
         A message added during a run could land between a tool call and its result, so
-        it waits for the run's end, after any queued continuation, before ``agent/settled``.
+        it waits for the run's end, after any queued continuation, before :class:`RunSettled`.
         """
         if self._run is not None:
             self._waiting_bash.append(message)
@@ -442,9 +460,9 @@ class AgentSession:
             except Exception:  # the store failed: the run must still settle
                 logger.exception("a bash message of session %s could not be recorded", self.session_id)
 
-    async def wait_for_settled(self) -> None:
-        if self._run is not None:
-            await asyncio.shield(self._run.done)
+    async def wait_for_settled(self) -> RunSettled | None:
+        """Until the run going on (if any) is over; how it ended."""
+        return await self._run.outcome() if self._run is not None else None
 
     # --- the system prompt and the user's commands ---------------------------------------
 
@@ -476,7 +494,7 @@ class AgentSession:
         context = dataclasses.replace(context, system_prompt=state.system_prompt, tools=list(state.tools))
         return TurnUpdate(context=context, model=state.model, thinking_level=state.thinking_level)
 
-    async def _trust_answered(self, run: _Run) -> None:
+    async def _trust_answered(self, run: Run) -> None:
         """While the question whether to trust the folder is open, the first turn waits for the
         answer (or an abort), so that it sees the project's files the user trusts."""
         answer = self.instructions.trust_pending() if self.instructions is not None else None
@@ -514,8 +532,8 @@ class AgentSession:
                 return PromptResult(queued=self._queue(when_busy, text, images, context, attached))
             raise SessionError(
                 "busy",
-                f"{busy}: send it with agent/steer or agent/followUp, pass whenBusy, or wait for "
-                "agent/settled (agent/compact's answer).",
+                f"{busy}: send it with agent/steer or agent/followUp, pass whenBusy, "
+                "or wait for agent/settled (agent/compact's answer).",
             )
         message = _user_message(text, images)
         messages = [attached, message] if attached is not None else [message]
@@ -635,7 +653,7 @@ class AgentSession:
         run.stopped.set()
         self.compactor.abort()
         self.agent.abort()
-        await asyncio.shield(run.done)
+        await run.outcome()
         return AbortResult(aborted=True, run_id=run.run_id, queue=self._queue_state())
 
     async def continue_(self) -> str:
@@ -740,10 +758,7 @@ class AgentSession:
             skipped=[{"path": self._shown(p.path), "reason": p.reason} for p in [*problems, *failed]],
             summary=getattr(summary[0], "summary", None) if summary is not None else None,
         )
-        self._notify(
-            "agent/branch",
-            {"sessionId": self.session_id, "leafId": result.leaf_id, "messageCount": result.message_count},
-        )
+        self._publish(BranchMoved(self.session_id, result.leaf_id, result.message_count))
         return result
 
     def _shown(self, path: str) -> str:

@@ -4,9 +4,9 @@ The user typed the command, so no permission question is asked. It runs in the s
 folder through the ``bash`` tool's executor (:class:`~agentls.tools.shell.ShellCommand`):
 the same process group, abort and truncation rules, and no time limit, as the tool
 without its ``timeout`` argument and as Pi's ``!cmd``. Its output streams as
-``agent/bashOutput`` notifications; when it ends, its ``bashExecution`` message goes to
-the session (``record``), which puts it in the transcript or holds it until the running
-run ends, and then ``agent/bashEnd`` carries the message.
+:class:`~agentls.session.events.BashOutput` events; when it ends, its ``bashExecution``
+message goes to the session (``record``), which puts it in the transcript or holds it until
+the running run ends, and then :class:`~agentls.session.events.BashEnded` carries the message.
 
 Processes a command leaves in the background are the user's, not a run's: they live
 until the session is closed (or the server exits), whereas those of the ``bash`` tool end
@@ -23,10 +23,10 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from agentls.ai import AbortController, AgentMessage, to_wire
+from agentls.ai import AbortController, AgentMessage
 from agentls.session.errors import SessionError
+from agentls.session.events import BashEnded, BashOutput, SessionListener
 from agentls.session.messages import bash_execution_message
 from agentls.tools.environment import ToolEnvironment
 from agentls.tools.output_files import OutputFolder
@@ -43,7 +43,7 @@ class _Command:
     exclude_from_context: bool
     controller: AbortController = field(default_factory=AbortController)
     ended: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
-    """Done once the command's ``agent/bashEnd`` has been sent."""
+    """Done once the command's :class:`BashEnded` has been told."""
 
 
 _ANSI = re.compile(
@@ -91,14 +91,14 @@ class UserBash:
         *,
         session_id: str,
         cwd: str,
-        notify: Callable[[str, dict[str, Any]], None],
+        emit: SessionListener,
         record: Callable[[AgentMessage], Awaitable[None]],
         environment: ToolEnvironment | None = None,
         outputs: OutputFolder | None = None,
     ) -> None:
         self._session_id = session_id
         self._cwd = cwd
-        self._notify = notify
+        self._emit = emit
         self._record = record
         self._tracker = ProcessTracker(environment, outputs)
         self._running: _Command | None = None
@@ -112,8 +112,8 @@ class UserBash:
         if self._running is not None:
             raise SessionError(
                 "busy",
-                f"Session {self._session_id} is running the command {self._running.bash_id}: wait for its "
-                "agent/bashEnd or stop it with agent/abortBash.",
+                f"Session {self._session_id} is running the command {self._running.bash_id}: "
+                "wait for its agent/bashEnd or stop it with agent/abortBash.",
             )
         running = _Command(f"bash-{uuid.uuid4().hex[:12]}", command, exclude_from_context)
         self._running = running
@@ -130,9 +130,7 @@ class UserBash:
 
     def _chunk_sender(self, running: _Command) -> Callable[[str], None]:
         def send(chunk: str) -> None:
-            self._notify(
-                "agent/bashOutput", {"sessionId": self._session_id, "bashId": running.bash_id, "chunk": chunk}
-            )
+            self._emit(BashOutput(self._session_id, running.bash_id, chunk))
 
         return send
 
@@ -152,10 +150,7 @@ class UserBash:
             logger.exception(
                 "the command %s of session %s could not be recorded", running.bash_id, self._session_id
             )
-        self._notify(
-            "agent/bashEnd",
-            {"sessionId": self._session_id, "bashId": running.bash_id, "message": to_wire(message)},
-        )
+        self._emit(BashEnded(self._session_id, running.bash_id, message))
         self._end(running)
 
     def _end(self, running: _Command) -> None:
@@ -167,7 +162,7 @@ class UserBash:
     async def abort(self) -> bool:
         """Stop the running command (its output so far is kept, ``cancelled: true``); whether one ran.
 
-        Returns once its ``agent/bashEnd`` has been sent.
+        Returns once its :class:`BashEnded` has been told.
         """
         running = self._running
         if running is None:

@@ -1,10 +1,11 @@
 """The ACP agent: ACP requests mapped onto agentls's session layer (see protocol.md, "The ACP front").
 
 One :class:`SessionManager` as ``agentls serve`` has, created at ``initialize`` (when
-the client's capabilities are known); its notifications become ``session/update``s and
-its permission questions ``session/request_permission``. A prompt resolves when its run
-settles. A prompt sent while the session runs waits for that run to settle, then runs
-(as Zed queues a message sent while the agent works).
+the client's capabilities are known), with this agent as its :class:`SessionFront`: the
+events of each session become ``session/update``s and its permission questions
+``session/request_permission``. A prompt resolves when its run settles. A prompt sent
+while the session runs waits for that run to settle, then runs (as Zed queues a message
+sent while the agent works).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from functools import partial
 from typing import Any
 
 from acp import RequestError
@@ -58,7 +60,7 @@ from acp.schema import (
 )
 
 from agentls import __version__
-from agentls.agent.types import AgentTool
+from agentls.agent.types import AgentTool, MessageEndEvent
 from agentls.fronts.acp.files import AcpWorkspace, ClientFiles
 from agentls.fronts.acp.terminal import terminal_bash_tool
 from agentls.fronts.acp.updates import EventTranslator, replay, tool_kind, tool_title
@@ -70,8 +72,10 @@ from agentls.protocol import (
     RequestPermissionParams,
 )
 from agentls.session import SessionError, SessionManager
+from agentls.session.events import KernelEvent, McpStatusChanged, SessionEvent
 from agentls.session.policy.permission_presets import PRESETS
 from agentls.session.session import AgentSession
+from agentls.tools.editor import EditorConnection
 from agentls.tools.workspace import Workspace
 
 logger = logging.getLogger(__name__)
@@ -123,7 +127,6 @@ class AcpAgent:
         self.capabilities = ClientCapabilities()
         self._manager: SessionManager | None = None
         self._states: dict[str, _SessionState] = {}
-        self._runs: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, connection: Any) -> None:
@@ -135,7 +138,10 @@ class AcpAgent:
             raise RequestError(-32002, "Not initialized: send initialize first")
         return self._manager
 
-    # --- the session layer's callbacks -----------------------------------------------------
+    # --- the session layer's front (SessionFront) ------------------------------------------
+
+    editor: EditorConnection | None = None
+    """No editor: the client's files and terminals are the workspace's and ``bash``'s."""
 
     def workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace | None:
         fs = self.capabilities.fs
@@ -151,19 +157,18 @@ class AcpAgent:
             terminal_bash_tool(self.connection, session_id, cwd) if t.name == "bash" else t for t in tools
         ]
 
-    def _notify(self, method: str, params: dict[str, Any]) -> None:
-        session_id = params.get("sessionId")
-        state = self._states.get(session_id) if isinstance(session_id, str) else None
-        if method == "agent/settled":
-            run = self._runs.pop(params.get("runId", ""), None)
-            if run is not None and not run.done():
-                run.set_result(params)
+    def session_opened(self, session: AgentSession) -> None:
+        self._track(session)
+
+    def mcp_status_changed(self, event: McpStatusChanged) -> None:
+        """ACP has no update for it: ``_agentls/mcpServers`` tells the servers' status."""
+
+    def _on_event(self, state: _SessionState, event: SessionEvent) -> None:
+        """A session's agent events as ``session/update``s (a prompt's answer tells how its run settled)."""
+        if not isinstance(event, KernelEvent):
             return
-        if method != "agent/event" or state is None:
-            return
-        event = params["event"]
-        updates = state.translator.updates(event)
-        if event.get("type") == "message_end" and (event.get("message") or {}).get("role") == "assistant":
+        updates = state.translator.updates(event.event)
+        if isinstance(event.event, MessageEndEvent) and event.event.message.role == "assistant":
             updates.append(self._usage(state.session))
         for update in updates:
             self._send(state.session.session_id, update)
@@ -182,7 +187,7 @@ class AcpAgent:
         if not task.cancelled() and task.exception() is not None:
             logger.warning("sending to the ACP client failed: %s", task.exception())
 
-    async def _ask(self, request: RequestPermissionParams) -> str:
+    async def ask(self, request: RequestPermissionParams) -> str:
         """The policy's question as ``session/request_permission``; the answer in agentls's terms."""
         options = [
             PermissionOption(
@@ -227,7 +232,7 @@ class AcpAgent:
     ) -> InitializeResponse:
         self.capabilities = client_capabilities or ClientCapabilities()
         if self._manager is None:
-            self._manager = SessionManager(self.options, self._notify, self._ask, front=self)
+            self._manager = SessionManager(self.options, self)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -287,7 +292,7 @@ class AcpAgent:
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
         state = await self._load(session_id)
-        messages = state.session.messages(0).messages
+        messages = state.session.transcript.messages()
         for update in replay(messages, state.session.cwd):
             await self.connection.session_update(session_id=session_id, update=update)
         self._spawn(self._announce(state))
@@ -335,6 +340,7 @@ class AcpAgent:
         state = self._states.get(session.session_id)
         if state is None:
             state = self._states[session.session_id] = _SessionState(session)
+            session.subscribe(partial(self._on_event, state))
             self._apply_mode(state)
         return state
 
@@ -479,13 +485,12 @@ class AcpAgent:
         async with state.prompting:
             await state.session.wait_for_settled()  # a run started by another front, or a queued continuation
             result = await self._call(state.session.prompt(text, images, None, context or None))
-            assert result.run_id is not None
-            settled = self._runs.setdefault(result.run_id, asyncio.get_running_loop().create_future())
-            outcome = await settled
-        reason = outcome.get("stopReason")
-        if reason == "error":
-            raise RequestError.internal_error({"message": outcome.get("errorMessage") or "The run failed"})
-        return PromptResponse(stop_reason=STOP_REASONS.get(reason, "end_turn"))  # type: ignore[arg-type]
+            run = state.session.run  # the prompt's: a run settles in a task, after the prompt is answered
+            assert run is not None and run.run_id == result.run_id
+            outcome = await run.outcome()
+        if outcome.stop_reason == "error":
+            raise RequestError.internal_error({"message": outcome.error_message or "The run failed"})
+        return PromptResponse(stop_reason=STOP_REASONS.get(outcome.stop_reason, "end_turn"))  # type: ignore[arg-type]
 
     def _prompt_parts(
         self, session: AgentSession, blocks: list[Any]

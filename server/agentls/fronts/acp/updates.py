@@ -9,7 +9,7 @@ and ends ``completed`` or ``failed`` with its result; a ``write``/``edit`` ends 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,29 @@ from acp.schema import (
     UserMessageChunk,
 )
 
+from agentls.agent import (
+    AgentEvent,
+    AgentToolResult,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+)
+from agentls.ai import (
+    AgentMessage,
+    AssistantMessage,
+    AssistantMessageEvent,
+    ImageContent,
+    TextContent,
+    TextDeltaEvent,
+    ThinkingContent,
+    ThinkingDeltaEvent,
+    ToolCall,
+    ToolCallEndEvent,
+    ToolResultMessage,
+    UserMessage,
+    to_wire,
+)
 from agentls.session.history.file_changes import FileChange
 from agentls.tools.catalogue import tool_kind, tool_title
 
@@ -44,22 +67,25 @@ def tool_locations(name: str, args: Any, cwd: str) -> list[ToolCallLocation] | N
     return [ToolCallLocation(path=absolute, line=line)]
 
 
-def _blocks(content: Any) -> list[TextContentBlock | ImageContentBlock]:
+def _blocks(
+    content: str | Sequence[TextContent | ImageContent] | None,
+) -> list[TextContentBlock | ImageContentBlock]:
     """A message's or a tool result's content as ACP content blocks."""
     if isinstance(content, str):
         return [TextContentBlock(type="text", text=content)] if content else []
     blocks: list[TextContentBlock | ImageContentBlock] = []
     for block in content or []:
-        if block.get("type") == "text" and block.get("text"):
-            blocks.append(TextContentBlock(type="text", text=block["text"]))
-        elif block.get("type") == "image":
-            blocks.append(ImageContentBlock(type="image", data=block["data"], mime_type=block["mimeType"]))
+        if isinstance(block, TextContent) and block.text:
+            blocks.append(TextContentBlock(type="text", text=block.text))
+        elif isinstance(block, ImageContent):
+            blocks.append(ImageContentBlock(type="image", data=block.data, mime_type=block.mime_type))
     return blocks
 
 
 def _result_content(
-    result: Any, changes: list[FileChange], terminal: str | None
+    result: Sequence[TextContent | ImageContent] | None, changes: list[FileChange], terminal: str | None
 ) -> list[ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent]:
+    """A tool result's content (``result``), with its terminal and the diffs of the files it changed."""
     content: list[Any] = [TerminalToolCallContent(type="terminal", terminal_id=terminal)] if terminal else []
     for change in changes:
         if change.after.text is not None:
@@ -69,7 +95,7 @@ def _result_content(
                     type="diff", path=change.path, old_text=old, new_text=change.after.text
                 )
             )
-    blocks = _blocks(result.get("content") if isinstance(result, dict) else None)
+    blocks = _blocks(result)
     if terminal is None or not blocks:
         content.extend(ContentToolCallContent(type="content", content=block) for block in blocks)
     return content
@@ -100,55 +126,48 @@ class EventTranslator:
         self._announced.add(call_id)
         return tool_call_start(call_id, name, args, status, self.cwd)
 
-    def updates(self, event: dict[str, Any]) -> list[Update]:
-        kind = event.get("type")
-        if kind == "message_update":
-            return self._assistant(event.get("assistantMessageEvent") or {})
-        call_id = event.get("toolCallId")
-        if not isinstance(call_id, str):
-            return []
-        name, args = event.get("toolName", ""), event.get("args")
-        if kind == "tool_execution_start":
-            if call_id not in self._announced:
-                return [self._start(call_id, name, args, "in_progress")]
-            return [
-                ToolCallProgress(
-                    session_update="tool_call_update", tool_call_id=call_id, status="in_progress"
-                )
-            ]
-        if kind == "tool_execution_update":
-            return self._progress(call_id, event.get("partialResult") or {})
-        if kind == "tool_execution_end":
-            failed = bool(event.get("isError"))
-            result = event.get("result") or {}
-            terminal = self._terminals.pop(call_id, None)
-            content = _result_content(result, [] if failed else self._changes_of(call_id), terminal)
-            self._announced.discard(call_id)
-            return [
-                ToolCallProgress(
-                    session_update="tool_call_update",
-                    tool_call_id=call_id,
-                    status="failed" if failed else "completed",
-                    content=content or None,
-                    raw_output=result.get("details") if isinstance(result, dict) else None,
-                )
-            ]
+    def updates(self, event: AgentEvent) -> list[Update]:
+        match event:
+            case MessageUpdateEvent():
+                return self._assistant(event.assistant_message_event)
+            case ToolExecutionStartEvent(tool_call_id=call_id) if call_id not in self._announced:
+                return [self._start(call_id, event.tool_name, event.args, "in_progress")]
+            case ToolExecutionStartEvent(tool_call_id=call_id):
+                return [
+                    ToolCallProgress(
+                        session_update="tool_call_update", tool_call_id=call_id, status="in_progress"
+                    )
+                ]
+            case ToolExecutionUpdateEvent(tool_call_id=call_id):
+                return self._progress(call_id, event.partial_result)
+            case ToolExecutionEndEvent(tool_call_id=call_id, result=result, is_error=failed):
+                terminal = self._terminals.pop(call_id, None)
+                changes = [] if failed else self._changes_of(call_id)
+                content = _result_content(result.content, changes, terminal)
+                self._announced.discard(call_id)
+                return [
+                    ToolCallProgress(
+                        session_update="tool_call_update",
+                        tool_call_id=call_id,
+                        status="failed" if failed else "completed",
+                        content=content or None,
+                        raw_output=to_wire(result.details),
+                    )
+                ]
         return []
 
-    def _assistant(self, event: dict[str, Any]) -> list[Update]:
-        kind = event.get("type")
-        if kind == "text_delta" and event.get("delta"):
-            return [AgentMessageChunk(session_update="agent_message_chunk", content=_text(event["delta"]))]
-        if kind == "thinking_delta" and event.get("delta"):
-            return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(event["delta"]))]
-        if kind == "toolcall_end":
-            call = event.get("toolCall") or {}
-            if isinstance(call.get("id"), str) and call["id"] not in self._announced:
-                return [self._start(call["id"], call.get("name", ""), call.get("arguments"), "pending")]
+    def _assistant(self, event: AssistantMessageEvent) -> list[Update]:
+        match event:
+            case TextDeltaEvent(delta=delta) if delta:
+                return [AgentMessageChunk(session_update="agent_message_chunk", content=_text(delta))]
+            case ThinkingDeltaEvent(delta=delta) if delta:
+                return [AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(delta))]
+            case ToolCallEndEvent(tool_call=call) if call.id not in self._announced:
+                return [self._start(call.id, call.name, call.arguments, "pending")]
         return []
 
-    def _progress(self, call_id: str, partial: dict[str, Any]) -> list[Update]:
-        details = partial.get("details") if isinstance(partial.get("details"), dict) else {}
+    def _progress(self, call_id: str, partial: AgentToolResult) -> list[Update]:
+        details = partial.details if isinstance(partial.details, dict) else {}
         terminal = details.get("terminalId")
         if isinstance(terminal, str) and call_id not in self._terminals:
             self._terminals[call_id] = terminal
@@ -158,7 +177,7 @@ class EventTranslator:
             ]
         if call_id in self._terminals:
             return []  # the terminal shows the output itself
-        blocks = _blocks(partial.get("content"))
+        blocks = _blocks(partial.content)
         if not blocks:
             return []
         content = [ContentToolCallContent(type="content", content=block) for block in blocks]
@@ -169,41 +188,36 @@ def _text(text: str) -> TextContentBlock:
     return TextContentBlock(type="text", text=text)
 
 
-def replay(messages: list[dict[str, Any]], cwd: str) -> list[Update]:
+def replay(messages: Sequence[AgentMessage], cwd: str) -> list[Update]:
     """A stored transcript as the updates a client would have seen (``session/load``)."""
     updates: list[Update] = []
     calls: set[str] = set()
     for message in messages:
-        role = message.get("role")
-        if role == "user":
+        if isinstance(message, UserMessage):
             updates.extend(
                 UserMessageChunk(session_update="user_message_chunk", content=block)
-                for block in _blocks(message.get("content"))
+                for block in _blocks(message.content)
             )
-        elif role == "assistant":
-            for block in message.get("content") or []:
-                if block.get("type") == "text" and block.get("text"):
+        elif isinstance(message, AssistantMessage):
+            for block in message.content:
+                if isinstance(block, TextContent) and block.text:
                     updates.append(
-                        AgentMessageChunk(session_update="agent_message_chunk", content=_text(block["text"]))
+                        AgentMessageChunk(session_update="agent_message_chunk", content=_text(block.text))
                     )
-                elif block.get("type") == "thinking" and block.get("thinking"):
+                elif isinstance(block, ThinkingContent) and block.thinking:
                     updates.append(
-                        AgentThoughtChunk(
-                            session_update="agent_thought_chunk", content=_text(block["thinking"])
-                        )
+                        AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(block.thinking))
                     )
-                elif block.get("type") == "toolCall":
-                    calls.add(block["id"])
-                    name, args = block.get("name", ""), block.get("arguments")
-                    updates.append(tool_call_start(block["id"], name, args, "pending", cwd))
-        elif role == "toolResult" and message.get("toolCallId") in calls:
-            failed = bool(message.get("isError"))
-            content = _result_content({"content": message.get("content")}, [], None)
+                elif isinstance(block, ToolCall):
+                    calls.add(block.id)
+                    updates.append(tool_call_start(block.id, block.name, block.arguments, "pending", cwd))
+        elif isinstance(message, ToolResultMessage) and message.tool_call_id in calls:
+            content = _result_content(message.content, [], None)
             updates.append(
                 ToolCallProgress(
                     session_update="tool_call_update",
-                    tool_call_id=message["toolCallId"],
-                    status="failed" if failed else "completed",
+                    tool_call_id=message.tool_call_id,
+                    status="failed" if message.is_error else "completed",
                     content=content or None,
                 )
             )

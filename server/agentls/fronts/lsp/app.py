@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import sys
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -26,6 +25,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import lsp_method
 
 from agentls import __version__
+from agentls.agent import AgentTool
 from agentls.ai import to_wire
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.lsp.boot import Boot, agent_capabilities
@@ -40,6 +40,7 @@ from agentls.fronts.lsp.framing import (
     read_frames,
 )
 from agentls.fronts.lsp.logs import ClientLogHandler
+from agentls.fronts.lsp.notifications import AGENT_EVENT, notification
 from agentls.fronts.lsp.progress import ToolProgress
 from agentls.fronts.lsp.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
 from agentls.protocol import (
@@ -94,9 +95,11 @@ from agentls.protocol import (
     TreeResult,
     json_converter,
 )
-from agentls.session import SessionError, SessionManager
+from agentls.session import AgentSession, SessionError, SessionManager
+from agentls.session.events import McpStatusChanged, SessionEvent
 from agentls.session.history.store import finish_writing
 from agentls.session.policy.providers import model_listing, warm_up
+from agentls.tools.editor import EditorWorkspace
 
 logger = logging.getLogger(__name__)
 
@@ -116,33 +119,42 @@ class AgentProtocol(StrictProtocol):
         return result
 
 
-class AgentServer(LanguageServer):
-    def __init__(self) -> None:
-        super().__init__("agentls", __version__, protocol_cls=AgentProtocol, converter_factory=json_converter)
-        self.options = InitializationOptions()
-        self.client_agent = ClientAgentCapabilities()
-        self._manager: SessionManager | None = None
-        self.tool_progress = ToolProgress(self)
-        self.editor = LspEditor(self)
-        self._reading: asyncio.Task[None] | None = None
+class LspFront:
+    """The LSP front as its sessions see it (a :class:`~agentls.session.SessionFront`): the editor's
+    files, the client's answers to permission questions, and every event as its ``agent/*`` notification."""
 
-    @property
-    def manager(self) -> SessionManager:
-        if self._manager is None:
-            self._manager = SessionManager(
-                self.options, self.send_notification, self.ask_permission, editor=self.editor
-            )
-        return self._manager
+    def __init__(self, server: AgentServer) -> None:
+        self.server = server
+        self.editor = server.editor
 
-    async def ask_permission(self, request: RequestPermissionParams) -> str:
+    def workspace(self, session_id: str, cwd: str, allow_outside: bool) -> EditorWorkspace:
+        return EditorWorkspace(cwd, self.editor, allow_outside)
+
+    def tools(self, session_id: str, cwd: str, tools: list[AgentTool]) -> list[AgentTool]:
+        return tools
+
+    def session_opened(self, session: AgentSession) -> None:
+        session.subscribe(self.send)
+
+    def mcp_status_changed(self, event: McpStatusChanged) -> None:
+        self.send(event)
+
+    def send(self, event: SessionEvent | McpStatusChanged) -> None:
+        method, params = notification(event)
+        server = self.server
+        server.protocol.notify(method, params)
+        if method == AGENT_EVENT and server.tool_progress.enabled():
+            server.tool_progress.on_event(params)
+
+    async def ask(self, request: RequestPermissionParams) -> str:
         """Ask the user: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``.
 
         Anything but a valid choice (no answer, a malformed one, the client cancelling the
         question) is a rejection.
         """
-        if self.client_agent.request_permission:
+        if self.server.client_agent.request_permission:
             params = request.model_dump(mode="json", by_alias=True, exclude_none=True)
-            answer = await self._ask("agent/requestPermission", params)
+            answer = await self._request("agent/requestPermission", params)
             if answer is None:
                 return "reject"
             try:
@@ -158,36 +170,33 @@ class AgentServer(LanguageServer):
             message=f"agentls: {request.title}",
             actions=[lsp.MessageActionItem(title=label) for label in labels],
         )
-        chosen = await self._ask(lsp.WINDOW_SHOW_MESSAGE_REQUEST, question)
+        chosen = await self._request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, question)
         title = chosen.get("title") if isinstance(chosen, dict) else None
         return labels.get(title, "reject") if isinstance(title, str) else "reject"
 
-    async def _ask(self, method: str, params: Any) -> Any:
+    async def _request(self, method: str, params: Any) -> Any:
+        """The client's answer; ``None`` when it cancelled the request."""
         try:
-            return await self.request_client(method, params)
+            return await self.server.protocol.request_client(method, params)
         except CancelledByClient:
             return None
 
-    async def request_client(self, method: str, params: Any, seconds: float | None = None) -> Any:
-        """A request to the client; its answer as plain JSON (the caller validates it).
 
-        When the waiting task is cancelled (an abort) or ``seconds`` pass, the request
-        is cancelled at the client too with ``$/cancelRequest`` (pygls itself does not),
-        so an editor closes the question it shows. Raises :class:`CancelledByClient`
-        when the client cancels it, :class:`JsonRpcException` for an error answer.
-        """
-        request_id = str(uuid.uuid4())
-        future = asyncio.wrap_future(self.protocol.send_request(method, params, msg_id=request_id))
-        try:
-            return await asyncio.wait_for(future, seconds)
-        except (asyncio.CancelledError, TimeoutError):
-            self.protocol.cancel_request(request_id)
-            raise
+class AgentServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("agentls", __version__, protocol_cls=AgentProtocol, converter_factory=json_converter)
+        self.options = InitializationOptions()
+        self.client_agent = ClientAgentCapabilities()
+        self._manager: SessionManager | None = None
+        self.tool_progress = ToolProgress(self)
+        self.editor = LspEditor(self)
+        self._reading: asyncio.Task[None] | None = None
 
-    def send_notification(self, method: str, params: dict[str, Any]) -> None:
-        self.protocol.notify(method, params)
-        if method == "agent/event" and self.tool_progress.enabled():
-            self.tool_progress.on_event(params)
+    @property
+    def manager(self) -> SessionManager:
+        if self._manager is None:
+            self._manager = SessionManager(self.options, LspFront(self))
+        return self._manager
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log; request errors already went back to the client as error responses."""

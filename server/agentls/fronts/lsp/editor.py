@@ -13,7 +13,7 @@ import json
 import logging
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import unquote
 
 from lsprotocol import types as lsp
@@ -21,10 +21,12 @@ from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from agentls.fronts.lsp.rpc import CancelledByClient
+from agentls.fronts.lsp.rpc import CancelledByClient, StrictProtocol
 from agentls.protocol import (
+    ClientAgentCapabilities,
     GetDiagnosticsParams,
     GetDiagnosticsResult,
+    InitializationOptions,
     ReviewEditResult,
     SaveDocumentsParams,
     SaveDocumentsResult,
@@ -33,17 +35,31 @@ from agentls.tools.editor import EditOutcome, EditSupport, OpenDocument, Positio
 from agentls.tools.workspace import ToolInputError
 
 if TYPE_CHECKING:
-    from pygls.workspace import TextDocument
-
-    from agentls.fronts.lsp.app import AgentServer
+    from pygls.workspace import TextDocument, Workspace
 
 logger = logging.getLogger(__name__)
+
+
+class EditorServer(Protocol):
+    """What :class:`LspEditor` reads of the server (``agentls.fronts.lsp.app.AgentServer``)."""
+
+    options: InitializationOptions
+    client_agent: ClientAgentCapabilities
+
+    @property
+    def protocol(self) -> StrictProtocol: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+    @property
+    def client_capabilities(self) -> lsp.ClientCapabilities: ...
 
 
 class LspEditor:
     """An :class:`~agentls.tools.editor.EditorConnection` over the server's LSP connection."""
 
-    def __init__(self, server: AgentServer) -> None:
+    def __init__(self, server: EditorServer) -> None:
         self.server = server
         self._version_waiters: dict[str, list[tuple[int, asyncio.Future[bool]]]] = defaultdict(list)
 
@@ -94,7 +110,7 @@ class LspEditor:
         params = lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
         seconds = self.server.options.apply_edit_timeout_ms / 1000
         try:
-            answer = await self.server.request_client(lsp.WORKSPACE_APPLY_EDIT, params, seconds)
+            answer = await self.server.protocol.request_client(lsp.WORKSPACE_APPLY_EDIT, params, seconds)
         except TimeoutError:
             return _refused(f"the editor did not answer workspace/applyEdit within {seconds:g} s")
         except CancelledByClient:
@@ -118,7 +134,7 @@ class LspEditor:
         params = GetDiagnosticsParams(uris=uris).model_dump(mode="json", by_alias=True, exclude_none=True)
         seconds = self.server.options.apply_edit_timeout_ms / 1000
         try:
-            answer = await self.server.request_client("agent/getDiagnostics", params, seconds)
+            answer = await self.server.protocol.request_client("agent/getDiagnostics", params, seconds)
             result = GetDiagnosticsResult.model_validate(answer)
         except TimeoutError:
             raise ToolInputError(
@@ -144,7 +160,7 @@ class LspEditor:
     async def review_edit(self, params: dict[str, Any]) -> Any:
         """``agent/reviewEdit``, waited for as long as the user takes; a cancelled one is a rejection."""
         try:
-            answer = await self.server.request_client("agent/reviewEdit", params)
+            answer = await self.server.protocol.request_client("agent/reviewEdit", params)
         except CancelledByClient:
             return {"outcome": "reject", "reason": "the editor closed the review"}
         except JsonRpcException as error:
@@ -162,7 +178,7 @@ class LspEditor:
         params = SaveDocumentsParams(uris=uris).model_dump(mode="json", by_alias=True)
         try:
             seconds = self.server.options.apply_edit_timeout_ms / 1000
-            answer = await self.server.request_client("agent/saveDocuments", params, seconds)
+            answer = await self.server.protocol.request_client("agent/saveDocuments", params, seconds)
             return set(SaveDocumentsResult.model_validate(answer or {"saved": []}).saved)
         except Exception as error:  # the server writes the disk itself then
             logger.warning("agent/saveDocuments failed (%s); writing the files from the server", error)

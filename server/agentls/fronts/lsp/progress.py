@@ -80,7 +80,9 @@ class ToolProgress:
                 try:
                     params = lsp.WorkDoneProgressCreateParams(token=token)
                     seconds = self.server.options.apply_edit_timeout_ms / 1000
-                    await self.server.request_client(lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, params, seconds)
+                    await self.server.protocol.request_client(
+                        lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, params, seconds
+                    )
                 except Exception as error:  # refused or unanswered: no progress for this tool
                     logger.info("client refused progress token %s: %s", token, error)
                     return False

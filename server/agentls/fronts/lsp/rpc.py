@@ -30,6 +30,7 @@ internal errors, and never sent.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -402,6 +403,22 @@ class StrictProtocol(LanguageServerProtocol):
         self._outgoing[msg_id] = future
         self._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         return future
+
+    async def request_client(self, method: str, params: Any, seconds: float | None = None) -> Any:
+        """A request to the client; its answer as plain JSON (the caller validates it).
+
+        When the waiting task is cancelled (an abort) or ``seconds`` pass, the request
+        is cancelled at the client too with ``$/cancelRequest`` (pygls itself does not),
+        so an editor closes the question it shows. Raises :class:`CancelledByClient`
+        when the client cancels it, :class:`JsonRpcException` for an error answer.
+        """
+        request_id = str(uuid.uuid4())
+        future = asyncio.wrap_future(self.send_request(method, params, msg_id=request_id))
+        try:
+            return await asyncio.wait_for(future, seconds)
+        except (asyncio.CancelledError, TimeoutError):
+            self.cancel_request(request_id)
+            raise
 
     def cancel_request(self, msg_id: MsgId) -> None:
         """Give up on one of the server's requests: forget it and tell the client (``$/cancelRequest``)."""

@@ -13,18 +13,18 @@ Pi checks the context's size in three places, and so does :class:`Compactor`:
 A compaction changes nothing until its summary is there: then the ``compaction`` entry
 is written, the summary joins the transcript and the agent's context becomes the
 summary and the kept messages. An abort or a failed summary leaves the session as it
-was; ``agent/compaction`` notifications say what happened.
+was; :class:`~agentls.session.events.CompactionStarted` and ``CompactionEnded`` events say what
+happened.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from agentls.agent import Agent, AgentContext, AgentEvent, MessageEndEvent, MessageStartEvent
 from agentls.ai import AbortController, AbortSignal, AgentMessage, AssistantMessage
-from agentls.protocol import CompactionNotification, CompactionReason, CompactionSettings, CompactResult
+from agentls.protocol import CompactionReason, CompactionSettings, CompactResult
 from agentls.session.compaction.compact import CompactionResult, Preparation, compact, prepare_compaction
 from agentls.session.compaction.overflow import is_context_overflow, is_recoverable_length
 from agentls.session.compaction.summary import Summarizer, SummaryAborted, SummaryError
@@ -34,11 +34,10 @@ from agentls.session.compaction.tokens import (
     estimate_messages_tokens,
     should_compact,
 )
+from agentls.session.events import CompactionEnded, CompactionStarted, SessionListener
 from agentls.session.history.store import SessionStoreError, SessionWriter
 from agentls.session.history.transcript import Transcript, TranscriptEntry, new_entry_id
 from agentls.session.messages import compaction_summary_message
-
-Notify = Callable[[str, dict[str, Any]], None]
 
 OVERFLOW_RETRY_FAILED = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
@@ -62,7 +61,7 @@ class Compactor:
         transcript: Transcript,
         settings: CompactionSettings,
         writer: SessionWriter | None,
-        notify: Notify,
+        emit: SessionListener,
         run_id: Callable[[], str | None],
         announce: Callable[[AgentMessage], Awaitable[None]],
     ) -> None:
@@ -71,7 +70,7 @@ class Compactor:
         self._agent = agent
         self._transcript = transcript
         self._writer = writer
-        self._notify = notify
+        self._emit = emit
         self._run_id = run_id
         self._announce = announce
         """Sends the summary's ``message_start`` and ``message_end`` events, as for any message."""
@@ -259,10 +258,13 @@ class Compactor:
         await self._announce(summary)
         return estimate_messages_tokens(context)
 
-    # --- notifications ---------------------------------------------------------------------
+    # --- events ----------------------------------------------------------------------------
+
+    def _run_of(self, reason: CompactionReason) -> str | None:
+        return self._run_id() if reason != "manual" else None
 
     def _start(self, reason: CompactionReason, tokens_before: int) -> None:
-        self._send(phase="start", reason=reason, tokens_before=tokens_before)
+        self._emit(CompactionStarted(self.session_id, self._run_of(reason), reason, tokens_before))
 
     def _end(
         self,
@@ -275,19 +277,17 @@ class Compactor:
         aborted: bool | None = None,
         error_message: str | None = None,
     ) -> None:
-        self._send(
-            phase="end",
-            reason=reason,
-            tokens_before=tokens_before,
-            tokens_after=tokens_after,
-            summary=result.summary if result else None,
-            first_kept_entry_id=result.first_kept_entry_id if result else None,
-            will_retry=retry if result and reason == "overflow" else None,
-            aborted=aborted,
-            error_message=error_message,
+        self._emit(
+            CompactionEnded(
+                self.session_id,
+                self._run_of(reason),
+                reason,
+                tokens_before,
+                tokens_after=tokens_after,
+                summary=result.summary if result else None,
+                first_kept_entry_id=result.first_kept_entry_id if result else None,
+                will_retry=retry if result and reason == "overflow" else None,
+                aborted=aborted,
+                error_message=error_message,
+            )
         )
-
-    def _send(self, **fields: Any) -> None:
-        run_id = self._run_id() if fields["reason"] != "manual" else None
-        note = CompactionNotification(session_id=self.session_id, run_id=run_id, **fields)
-        self._notify("agent/compaction", note.wire())

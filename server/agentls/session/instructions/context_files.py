@@ -24,7 +24,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentls.session.instructions.resource_files import ResourceFileError, ResourceReader, read_resource_text
+from agentls.session.instructions.resource_files import (
+    ResourceFileError,
+    ResourceReader,
+    read_resource_text,
+)
 
 CANDIDATES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 """The names looked for in each folder, in order of preference."""

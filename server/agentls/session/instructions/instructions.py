@@ -21,7 +21,10 @@ from pathlib import Path
 
 from agentls.protocol import CommandInfo, ResourceInfo
 from agentls.session.instructions.resources import ProjectResources
-from agentls.session.instructions.system_prompt import build_system_prompt, installed_documentation
+from agentls.session.instructions.system_prompt import (
+    build_system_prompt,
+    installed_documentation,
+)
 from agentls.session.policy.project_trust import FolderTrust, TrustStatus
 
 

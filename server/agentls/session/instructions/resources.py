@@ -31,7 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from agentls.session.instructions.context_files import ContextFile, context_reader, load_context_files
+from agentls.session.instructions.context_files import (
+    ContextFile,
+    context_reader,
+    load_context_files,
+)
 from agentls.session.instructions.prompt_templates import (
     PromptTemplate,
     expand_prompt_template,
