@@ -2,7 +2,7 @@
 
 Every import counts: at module level, inside functions and under ``TYPE_CHECKING``. The layers,
 from the ground up, are those of ``../shared/design.md``: the wire schema and small leaves, the
-model layer (``ai``), the loop kernel (``agent``), tools and MCP, the session, the fronts (and the
+model layer (``ai``), the loop kernel (``agent``), the tools, MCP (a source of tools), the session, the fronts (and the
 protocol's Python client), the command line.
 """
 
@@ -24,12 +24,12 @@ LAYERS: dict[str, int] = {
     "agentls.ai": 1,
     "agentls.agent": 2,
     "agentls.tools": 3,
-    "agentls.mcp": 3,
-    "agentls.session": 4,
-    "agentls.fronts": 5,
-    "agentls.client": 5,
-    "agentls.cli": 6,
-    "agentls.__main__": 6,
+    "agentls.mcp": 4,
+    "agentls.session": 5,
+    "agentls.fronts": 6,
+    "agentls.client": 6,
+    "agentls.cli": 7,
+    "agentls.__main__": 7,
 }
 """Each module's layer, by its longest listed prefix (a new top-level module must be placed here)."""
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from agentls.ai.local_files import read_json_file
 from agentls.mcp.display import Shown, expand, http_lines, one_line, register_secret_values, stdio_lines
-from agentls.mcp.names import name_problem
+from agentls.tools.mcp_names import name_problem
 
 Transport = Literal["stdio", "http", "sse"]
 

@@ -23,8 +23,8 @@ from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, ImageContent, TextContent
 from agentls.ai.abort import unless_aborted
 from agentls.mcp.connection import McpConnection as McpConnection
-from agentls.mcp.names import tool_name
 from agentls.tools.bounds import bound_value
+from agentls.tools.mcp_names import tool_name
 
 MAX_PROGRESS_MESSAGE = 1000
 

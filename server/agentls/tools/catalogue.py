@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agentls.mcp.names import server_of
+from agentls.tools.mcp_names import server_of
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 """ACP's kinds of tool call (``ToolKind``): how a client may show one."""

@@ -111,8 +111,6 @@ class _SessionState:
         self.translator = EventTranslator(session.cwd, self._changes)
         self.prompting = asyncio.Lock()
         """Held by the prompt whose run is going: a second prompt waits for it."""
-        self.rejected: set[str] = set()
-        """Tools the user answered "reject always" for (denied for the session)."""
 
     def _changes(self, tool_call_id: str) -> list[Any]:
         return self.session.changes.peek(tool_call_id)
@@ -219,9 +217,8 @@ class AcpAgent:
             return "reject"  # cancelled: the prompt was cancelled meanwhile
         if outcome.option_id == "rejectAlways":
             state = self._states.get(request.session_id)
-            if state is not None:
-                state.rejected.add(request.tool_name)
-                self._apply_mode(state)
+            if state is not None:  # denied for the rest of the session, in every mode
+                state.session.permissions.deny_for_session([request.tool_name])
             return "reject"
         return outcome.option_id if outcome.option_id in OPTION_KINDS else "reject"
 
@@ -341,7 +338,6 @@ class AcpAgent:
         if state is None:
             state = self._states[session.session_id] = _SessionState(session)
             session.subscribe(partial(self._on_event, state))
-            self._apply_mode(state)
         return state
 
     async def _announce(self, state: _SessionState) -> None:
@@ -402,10 +398,6 @@ class AcpAgent:
                 for preset in PRESETS.values()
             ],
         )
-
-    def _apply_mode(self, state: _SessionState) -> None:
-        """The tools answered "reject always" are denied for the rest of the session, in every mode."""
-        state.session.permissions.deny_for_session(state.rejected)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
         state = self._session(session_id)

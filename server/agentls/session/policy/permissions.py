@@ -29,8 +29,8 @@ from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.ai.local_files import read_json_file
-from agentls.mcp.names import server_of, server_wildcard
 from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
+from agentls.tools.mcp_names import server_of, server_wildcard
 from agentls.tools.review import EditReviews
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 

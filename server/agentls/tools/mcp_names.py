@@ -1,7 +1,8 @@
 """The agent's names of MCP tools: ``mcp__SERVER__TOOL`` (Claude Code's convention).
 
-Apart from the rest of the package so that the permission policy can use them without
-importing the MCP SDK (half a second), which only sessions with MCP servers need.
+In the tools layer, below the MCP package (which imports them to name its tools), so that the
+permission policy and the tool catalogue can use them without importing the MCP SDK (half a
+second), which only sessions with MCP servers need.
 
 A server's name never holds ``__`` nor ends in ``_`` (:func:`name_problem`), so the
 server part of a tool's name is everything before its first ``__``: ``mcp__github__*``
