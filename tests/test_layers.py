@@ -2,8 +2,8 @@
 
 Every import counts: at module level, inside functions and under ``TYPE_CHECKING``. The layers,
 from the ground up, are those of ``../shared/design.md``: the wire schema and small leaves, the
-model layer (``ai``), the loop kernel (``agent``), the tools, MCP (a source of tools), the session, the fronts (and the
-protocol's Python client), the command line.
+model layer (``ai``), the loop kernel (``agent``), the tools, MCP (a source of tools), the
+session, the fronts (and the protocol's Python client), the command line.
 """
 
 from __future__ import annotations
