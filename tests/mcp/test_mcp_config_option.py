@@ -6,6 +6,8 @@ A relative ``cwd`` is taken from the file's folder, as README and protocol.md sa
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,26 @@ def test_acp_reads_it_the_same_way(tmp_path: Path) -> None:
     for model in ("faux", "/faux-1", "faux/"):
         with pytest.raises(ValueError, match="expected PROVIDER/ID"):
             options_from(None, None, model, None)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "said"),
+    [
+        (["--mcp-config", "bad.json"], "--mcp-config bad.json: mcpServers.x must be an object, not list"),
+        (["--mcp-config", "none.json"], "--mcp-config none.json: cannot read it"),
+        (["--model", "/faux-1"], "expected PROVIDER/ID"),
+    ],
+)
+def test_agentls_acp_refuses_a_bad_option_at_start_with_exit_code_2(
+    tmp_path: Path, arguments: list[str], said: str
+) -> None:
+    config(tmp_path / "bad.json", {"mcpServers": {"x": []}})
+    done = subprocess.run(
+        [sys.executable, "-m", "agentls", "acp", "--data-dir", str(tmp_path / "data"), *arguments],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and said in done.stderr and done.stdout == ""
