@@ -26,6 +26,7 @@ from pydantic import BaseModel
 from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
+from pygls.protocol import JsonRPCProtocol
 
 from agentls.protocol import (
     NOTIFICATIONS,
@@ -164,11 +165,31 @@ def default_server_command() -> list[str]:
     return [sys.executable, "-m", "agentls", "serve"]
 
 
+class _ClientProtocol(JsonRPCProtocol):
+    """pygls's JSON-RPC protocol reading the server's ``$/cancelRequest`` as plain JSON.
+
+    The server cancels its own question (a permission request) when the run is aborted or the
+    question times out; pygls reads the id as an attribute of typed params, which this client's
+    plain JSON converter does not make. The handler answering the question is cancelled, and
+    pygls answers the server with ``RequestCancelled``, as LSP asks.
+    """
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        if method_name == "$/cancelRequest":
+            msg_id = params.get("id") if isinstance(params, dict) else None
+            if isinstance(msg_id, str | int) and not isinstance(msg_id, bool):
+                self._handle_cancel_notification(msg_id)
+            else:
+                CLIENT_LOG.warning("$/cancelRequest without a usable id from the server: ignored")
+            return
+        super()._handle_notification(method_name, params)
+
+
 class _Connection(JsonRPCClient):
     """pygls's JSON-RPC client, telling its owner when the server process has exited."""
 
     def __init__(self, on_exit: Callable[[int | None], None]) -> None:
-        super().__init__(converter_factory=json_converter)
+        super().__init__(protocol_cls=_ClientProtocol, converter_factory=json_converter)
         self._on_exit = on_exit
 
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:

@@ -96,10 +96,34 @@ def terminal_asker(transcript: Transcript | None) -> Any:
             # the whole title, newlines written out: no first line can stand for the command
             console.print(Text("\nagentls: ") + visible_text(request.title, newlines=False), soft_wrap=True)
             print(visible(question), end="", file=sys.stderr, flush=True)
-            line = await asyncio.to_thread(sys.stdin.readline)
-            return _chosen(request, line)
+            return _chosen(request, await typed_line())
 
     return ask
+
+
+async def typed_line() -> str:
+    """The line the user types next on standard input ("" at its end), read without a thread.
+
+    A question can be given up while it waits (Ctrl+C, or the server cancels it when the run is
+    aborted): a thread blocked in ``readline`` would then hold the process until a key is pressed,
+    since the event loop waits for its threads before it exits. A terminal is read when it says
+    a line is there; input the loop cannot watch (a regular file) is read at once.
+    """
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str] = loop.create_future()
+
+    def readable() -> None:
+        if not line.done():
+            line.set_result(sys.stdin.readline())
+
+    try:
+        loop.add_reader(sys.stdin.fileno(), readable)
+    except (PermissionError, ValueError, OSError):
+        return sys.stdin.readline()
+    try:
+        return await line
+    finally:
+        loop.remove_reader(sys.stdin.fileno())
 
 
 def refuser() -> Any:

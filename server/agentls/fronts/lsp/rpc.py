@@ -35,6 +35,7 @@ import contextvars
 import json
 import logging
 import uuid
+from collections import deque
 from concurrent.futures import Future
 from functools import partial
 from typing import Any
@@ -87,6 +88,10 @@ def _structure_problem(error: Exception) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+CANCELLED_KEPT = 256
+"""How many of its cancelled requests the server remembers, to take their late answers quietly."""
+
+
 class StrictProtocol(LanguageServerProtocol):
     """pygls's language server protocol with a reading layer that answers every request (module doc)."""
 
@@ -94,6 +99,9 @@ class StrictProtocol(LanguageServerProtocol):
         super().__init__(server, converter)
         self._outgoing: dict[MsgId, Future[Any]] = {}
         """The server's own requests waiting for the client's answer (pygls keeps them with the client's)."""
+        self._cancelled: deque[MsgId] = deque(maxlen=CANCELLED_KEPT)
+        """The server's requests it cancelled lately: the client may still answer them (LSP says it
+        should, with ``RequestCancelled``), and such an answer is expected, not a stray one."""
         self._initialize_seen = False
         self.answered_early: tuple[MsgId, dict[str, Any]] | None = None
         """The ``initialize`` that :mod:`agentls.fronts.lsp.boot` answered: its id and the result it sent."""
@@ -267,6 +275,10 @@ class StrictProtocol(LanguageServerProtocol):
     def _pending(self, msg_id: MsgId) -> Future[Any] | None:
         """The server's request ``msg_id`` answers, now answered (``None``, with a warning, if none)."""
         future = self._outgoing.pop(msg_id, None)
+        if future is None and msg_id in self._cancelled:
+            self._cancelled.remove(msg_id)
+            logger.debug("the answer to %r, which the server cancelled: ignored", msg_id)
+            return None
         if future is None or future.done():
             logger.warning("a response to %r, which is not a pending request of the server: ignored", msg_id)
             return None
@@ -425,6 +437,7 @@ class StrictProtocol(LanguageServerProtocol):
         future = self._outgoing.pop(msg_id, None)
         if future is not None:
             future.cancel()
+            self._cancelled.append(msg_id)
             self.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
 
     lsp_shutdown = None  # type: ignore[assignment]
