@@ -168,3 +168,21 @@ def test_final_text_is_the_last_answer() -> None:
         },
     ]
     assert final_text(messages) == "last" and final_text([]) == ""
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_a_note_during_a_streaming_paragraph_never_splits_it(terminal: bool) -> None:
+    out = io.StringIO()
+    console = Console(file=out, width=80, force_terminal=terminal, color_system=None, highlight=False)
+    transcript = Transcript(console, live=False)
+    transcript({"type": "agent_start"})
+    transcript(update("text_start", contentIndex=0))
+    transcript(update("text_delta", contentIndex=0, delta="Every cal"))
+    transcript.line("queued (follow-up): then run the linter")
+    transcript(update("text_delta", contentIndex=0, delta="ler that streams"))
+    transcript(update("text_end", contentIndex=0))
+    lines = [line.strip() for line in out.getvalue().splitlines() if line.strip()]
+    assert "Every caller that streams" in lines
+    # off a terminal the text was already out: the note follows its line; on one it goes above
+    expected = ["Every caller that streams", "queued (follow-up): then run the linter"]
+    assert lines == (expected if not terminal else expected[::-1])

@@ -236,3 +236,28 @@ def test_chat_trusts_a_project_mcp_server_and_allows_all_its_tools(pane: Pane, t
     assert "✓ mcp__quirky__cwd" in screen and "? Allow the tool cwd" not in screen
     pane.keys("C-d")
     pane.wait_for("[exited 0]")
+
+
+def test_chat_shows_a_queue_notice_above_the_streaming_paragraph_never_inside_it(
+    pane: Pane, tmp_path: Path
+) -> None:
+    folder = workspace(tmp_path)
+    paragraph = "Every call streams slowly so that the notice of the steering message arrives in it."
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [{"content": paragraph}, {"content": "Linted."}],
+        tokens_per_second=20,
+        token_size=(1, 1),
+    )
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for("/help for the keys")
+    pane.type("answer slowly")
+    pane.wait_for("Enter steers")  # the toolbar of a running run: the paragraph is streaming
+    pane.type("then lint")
+    screen = pane.wait_for("Linted.")
+    lines = [line.strip() for line in screen.splitlines()]
+    assert paragraph in lines, "the paragraph is whole, on its line"
+    notice = lines.index("queued (steering): then lint")
+    assert notice < lines.index(paragraph)
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")

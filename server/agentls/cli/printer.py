@@ -327,6 +327,9 @@ class Transcript:
         self._first_chunk = True
         self._ends_with_newline = True
         self._last: str | None = None
+        self._held: list[Text] = []
+        """Lines of the application's own that came while plain output was in the middle of a
+        streamed line: shown when that line ends, so that they never split it."""
         self._live: Live | None = None
         self._bash_line = ""
 
@@ -409,6 +412,8 @@ class Transcript:
             if delta:
                 self.console.print(visible(delta), end="", markup=False, highlight=False, soft_wrap=True)
                 self._ends_with_newline = delta.endswith("\n")
+                if self._ends_with_newline:
+                    self._show_held()
             return
         blocks, self._pending = split_blocks(self._pending + delta)
         for block in blocks:
@@ -424,6 +429,7 @@ class Transcript:
         elif self._pending.strip():
             self._commit(self._pending)
         self._block, self._pending = None, ""
+        self._show_held()
         self._refresh()
 
     def markdown(self, text: str) -> None:
@@ -438,11 +444,26 @@ class Transcript:
     def line(self, text: str | Text, kind: str = "note", style: str | None = None) -> None:
         """One line of the application's own (a note, a question, an error). A ``str`` is shown
         with its control characters written out; a :class:`Text` is shown as it is (build it with
-        :func:`~agentls.terminal_text.visible_text` from untrusted text)."""
-        self._end_block()
-        self._gap(kind)
+        :func:`~agentls.terminal_text.visible_text` from untrusted text).
+
+        It never goes into a paragraph that is streaming: on a terminal that paragraph is not
+        printed yet (it follows, whole, below the line); in plain output the line waits for the
+        streamed line to end."""
         shown = visible_text(text) if isinstance(text, str) else text
-        self.console.print(shown, style=style, markup=False, highlight=False)
+        if style is not None:
+            shown = shown.copy()
+            shown.stylize(style)
+        if self._block is not None and not self.rich and not self._ends_with_newline:
+            self._held.append(shown)
+            return
+        self._gap(kind)
+        self.console.print(shown, markup=False, highlight=False)
+
+    def _show_held(self) -> None:
+        held, self._held = self._held, []
+        for shown in held:
+            self._gap("note")
+            self.console.print(shown, markup=False, highlight=False)
 
     def _tool_end(self, event: dict[str, Any]) -> None:
         call = self.calls.pop(str(event.get("toolCallId")), None)
