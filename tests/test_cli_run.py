@@ -589,3 +589,22 @@ def test_untrusted_text_shows_its_control_characters_off_a_terminal_too(tmp_path
     for output in (run.stdout, run.stderr, sessions.stdout):
         assert not any(char in output for char in "\r\x1b\x07\x9b\u202e")
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_models_and_sessions_into_a_pipe_are_tab_separated_whole_values(tmp_path: Path) -> None:
+    script = write_faux_script(tmp_path / "faux.json", [{"content": "Hi."}])
+    options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data")]
+    title = "a prompt long enough that a table would cut it " * 4
+    assert agentls("run", title, *options, "--cwd", str(tmp_path)).returncode == 0
+    [stored] = [json.loads(line) for line in agentls("sessions", "--json", *options).stdout.splitlines()]
+    sessions = agentls("sessions", *options)
+    assert sessions.returncode == 0
+    header, row = [line.split("\t") for line in sessions.stdout.splitlines()]
+    assert header == ["session", "updated", "msgs", "model", "cwd", "title"]
+    assert row[0] == stored["sessionId"] and row[2] == "2" and row[3] == "faux/faux-1"
+    assert row[4] == str(tmp_path) and row[5] == stored["title"]
+    models = agentls("models", *options)
+    assert [line.split("\t") for line in models.stdout.splitlines()] == [
+        ["model", "name", "context", "max output", "input"],
+        ["faux/faux-1", "faux-1", "128,000", "16,384", "text, image"],
+    ]

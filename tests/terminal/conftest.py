@@ -53,10 +53,10 @@ class Pane:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def start(self, args: list[str], cwd: Path) -> None:
+    def start(self, args: list[str], cwd: Path, *, width: int = WIDTH) -> None:
         command = shlex.join([sys.executable, "-m", "agentls", *args])
         shell = f'{command}; echo "[exited $?]"; read line'
-        self._tmux("new-session", "-d", "-x", str(WIDTH), "-y", str(HEIGHT), "-c", str(cwd), shell)
+        self._tmux("new-session", "-d", "-x", str(width), "-y", str(HEIGHT), "-c", str(cwd), shell)
 
     def screen(self, *, colours: bool = False) -> str:
         """What the pane shows, scrollback included (``-e``: with its escape sequences)."""

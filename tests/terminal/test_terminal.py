@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from tests.server.conftest import LONG_TEXT, write_faux_script
-from tests.terminal.conftest import Pane
+from tests.terminal.conftest import Pane, environment
 
 
 def workspace(tmp_path: Path) -> Path:
@@ -261,3 +263,24 @@ def test_chat_shows_a_queue_notice_above_the_streaming_paragraph_never_inside_it
     assert notice < lines.index(paragraph)
     pane.keys("C-d")
     pane.wait_for("[exited 0]")
+
+
+def test_sessions_on_a_terminal_never_cut_the_id_or_the_model(pane: Pane, tmp_path: Path) -> None:
+    folder = tmp_path / ("a-project-folder-whose-name-is-long-" * 3)
+    folder.mkdir()
+    script = write_faux_script(tmp_path / "faux.json", [{"content": "Hi."}])
+    data = ["--data-dir", str(tmp_path / "data")]
+    prompt = "a prompt whose title is long enough to need the room " * 3
+    pane.start(["run", prompt, "--faux-script", str(script), *data], folder)
+    pane.wait_for("[exited 0]")
+    listed = subprocess.run(
+        [sys.executable, "-m", "agentls", "sessions", "--json", *data],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=environment(),
+    )
+    session_id = json.loads(listed.stdout)["sessionId"]
+    pane.start(["sessions", *data], folder, width=80)
+    screen = pane.wait_for("[exited 0]")
+    assert session_id in screen and "faux/faux-1" in screen

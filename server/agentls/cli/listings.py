@@ -31,16 +31,17 @@ async def show_models(args: argparse.Namespace) -> int:
             "No models: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or define providers in models.json (README)."
         )
         return 0
-    table = Table("model", "name", "context", "max output", "input", box=None, pad_edge=False)
-    for model in models:
-        table.add_row(
-            visible_text(f"{model['provider']}/{model['id']}", newlines=False),
-            visible_text(str(model.get("name") or ""), newlines=False),
+    rows = [
+        [
+            f"{model['provider']}/{model['id']}",
+            str(model.get("name") or ""),
             f"{model.get('contextWindow', 0):,}",
             f"{model.get('maxTokens', 0):,}",
             ", ".join(model.get("input") or []),
-        )
-    Console().print(table)
+        ]
+        for model in models
+    ]
+    print_listing(["model", "name", "context", "max output", "input"], rows, whole=1)
     return 0
 
 
@@ -60,13 +61,31 @@ async def show_sessions(args: argparse.Namespace) -> int:
         where = f" in {args.folder}" if args.folder else ""
         print(f"No stored sessions{where}.")
         return 0
-    table = Table("session", "updated", "msgs", "model", "cwd", "title", box=None, pad_edge=False)
-    table.columns[0].no_wrap = True
-    table.columns[1].no_wrap = True
+    rows = []
     for info in sessions:
         model = f"{info.model.provider}/{info.model.id}" if info.model else ""
         updated = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated_at / 1000))
-        shown = [visible_text(text, newlines=False) for text in (model, info.cwd, info.title or "")]
-        table.add_row(info.session_id, updated, str(info.message_count), *shown)
-    Console().print(table)
+        rows.append([info.session_id, updated, str(info.message_count), model, info.cwd, info.title or ""])
+    print_listing(["session", "updated", "msgs", "model", "cwd", "title"], rows, whole=4)
     return 0
+
+
+def print_listing(header: list[str], rows: list[list[str]], *, whole: int) -> None:
+    """A listing: on a terminal a table whose first ``whole`` columns (what one copies: ids, dates,
+    counts, models) are never cut, the others wrapped to fit; anything else gets tab-separated
+    lines of whole values (a header line first), for ``cut`` and ``awk``. Values show their control
+    characters written out (and tabs, so that a value cannot add a column)."""
+    console = Console()
+    if not console.is_terminal:
+        for row in (header, *rows):
+            print("\t".join(visible(value).replace("\t", "\\t") for value in row))
+        return
+    table = Table(*header, box=None, pad_edge=False)
+    for index, column in enumerate(table.columns[:whole]):
+        column.no_wrap = True
+        column.min_width = max(len(header[index]), *(len(row[index]) for row in rows))
+    for column in table.columns[whole:]:
+        column.overflow = "fold"
+    for row in rows:
+        table.add_row(*(visible_text(value, newlines=False) for value in row))
+    console.print(table)
