@@ -608,3 +608,12 @@ def test_models_and_sessions_into_a_pipe_are_tab_separated_whole_values(tmp_path
         ["model", "name", "context", "max output", "input"],
         ["faux/faux-1", "faux-1", "128,000", "16,384", "text, image"],
     ]
+
+
+def test_a_missing_faux_script_says_so_and_points_at_the_flag_not_at_every_option(tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent.json"
+    done = agentls("run", "hi", "--faux-script", str(missing), "--data-dir", str(tmp_path / "data"))
+    assert done.returncode == 2
+    assert f"cannot read faux script {missing}: No such file or directory" in done.stderr
+    assert "Check the file given to --faux-script" in done.stderr
+    assert "--demo, --faux-script FILE" not in done.stderr

@@ -104,6 +104,11 @@ def server_data_dir(args: argparse.Namespace) -> Path | None:
 
 def cli_hint(error: Any) -> str:
     """What the command line's own options can do about an error (its text names the server's)."""
+    if getattr(error, "kind", None) == "noModel" and "faux script cannot be used" in str(error):
+        return (
+            "\nCheck the file given to --faux-script (or AGENTLS_FAUX_SCRIPT): README, "
+            '"The demo", has its format.'
+        )
     if getattr(error, "kind", None) == "noModel":
         return (
             "\nFrom the command line: --demo, --faux-script FILE, or --model PROVIDER/ID once a provider "
