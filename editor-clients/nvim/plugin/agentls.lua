@@ -57,7 +57,7 @@ command("AgentReject", "reject", {
 command("AgentReview", "review", { nargs = 0, desc = "agentls: show the change waiting for review again" })
 command("AgentPanel", "panel", {
   nargs = 0,
-  desc = "agentls: open or enter the transcript panel (close it from inside)",
+  desc = "agentls: open or enter the transcript panel (q in it closes it)",
 })
 command("AgentThinking", "thinking", {
   nargs = "?",

@@ -99,7 +99,7 @@ test("the panel's width adapts; a reopened panel follows the newest output; ? li
   vim.cmd("wincmd p")
 end)
 
-test("the panel toggles, also as a float; :AgentPanel from elsewhere enters it", function()
+test(":AgentPanel from elsewhere enters the panel, in it stays; q closes it; also as a float", function()
   local config = require("agentls.config")
   vim.cmd("wincmd p")
   if vim.api.nvim_get_current_win() == panel.windows()[1] then
@@ -109,7 +109,9 @@ test("the panel toggles, also as a float; :AgentPanel from elsewhere enters it",
   vim.cmd("AgentPanel")
   expect(panel.is_open() and vim.api.nvim_get_current_win() == panel.windows()[1], ":AgentPanel enters the panel")
   vim.cmd("AgentPanel")
-  expect(not panel.is_open(), ":AgentPanel in the panel closes it")
+  expect(panel.is_open() and vim.api.nvim_get_current_win() == panel.windows()[1], ":AgentPanel in the panel stays")
+  keys_in(panel.windows()[1], "q")
+  expect(not panel.is_open(), "q in the panel closes it")
   config.options.panel.layout = "float"
   vim.cmd("AgentPanel")
   local win = panel.windows()[1]
@@ -117,6 +119,8 @@ test("the panel toggles, also as a float; :AgentPanel from elsewhere enters it",
   expect(vim.api.nvim_get_current_win() == win, ":AgentPanel enters it")
   expect(h.panel_text():find("You\n  show code", 1, true), "showing the session")
   vim.cmd("AgentPanel")
+  expect(vim.api.nvim_get_current_win() == win, "and stays in it")
+  keys_in(win, "q")
   expect(not panel.is_open(), "closed again")
   config.options.panel.layout = "split"
   panel.open(false)

@@ -473,13 +473,12 @@ function M.review()
   require("agentls.review").show()
 end
 
---- :AgentPanel: open and enter the panel; enter it when the cursor is elsewhere; close it when
---- the cursor is in it.
+--- :AgentPanel: open and enter the panel; in it, stay there.
 function M.panel()
   if not panel.transcript and state.current then
     panel.show(state.current_transcript())
   end
-  panel.focus_or_toggle()
+  panel.focus()
 end
 
 M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh", "max" }

@@ -283,13 +283,11 @@ function M.resize()
   end
 end
 
---- :AgentPanel: enter the panel when the cursor is elsewhere, close it when the cursor is in it,
---- open it when it is closed.
-function M.focus_or_toggle()
+--- :AgentPanel: open the panel and enter it; from inside it, stay (`q` closes it).
+function M.focus()
   local wins = M.windows()
-  local current = api.nvim_get_current_win()
-  if vim.tbl_contains(wins, current) then
-    return M.close()
+  if vim.tbl_contains(wins, api.nvim_get_current_win()) then
+    return
   end
   local here = vim.tbl_filter(function(win)
     return api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
