@@ -109,10 +109,65 @@ end
 
 local PERMISSION_MODES = { "allow", "ask", "deny", "review" }
 
+--- The options whose value is the user's own (a table of any keys, or nil by default): their
+--- keys are not checked.
+local FREE_FORM = { cmd = true, cmd_env = true, model = true, root_dir = true, permissions = true,
+  mcp_servers = true, init_options = true }
+
+--- The number of single-character edits between `a` and `b` (Levenshtein).
+local function distance(a, b)
+  local row = {}
+  for j = 0, #b do
+    row[j] = j
+  end
+  for i = 1, #a do
+    local diagonal = row[0]
+    row[0] = i
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      diagonal, row[j] = row[j], math.min(row[j] + 1, row[j - 1] + 1, diagonal + cost)
+    end
+  end
+  return row[#b]
+end
+
+--- The key of `known` closest to `key`, if one is close enough to be a typo of it.
+local function closest(key, known)
+  local best, best_distance
+  for name in pairs(known) do
+    local d = distance(key:lower(), name:lower())
+    if not best_distance or d < best_distance or (d == best_distance and name < best) then
+      best, best_distance = name, d
+    end
+  end
+  return best and best_distance <= math.max(2, math.floor(#key / 3)) and best or nil
+end
+
+--- The keys of `opts` that `defaults` does not have (below `prefix`), as warnings naming the
+--- closest valid key: `unknown option pannel (did you mean panel?)`.
+local function unknown_keys(opts, defaults, prefix, warnings)
+  for key, value in pairs(opts) do
+    local name = prefix .. tostring(key)
+    if type(key) ~= "string" or defaults[key] == nil then
+      local guess = type(key) == "string" and closest(key, defaults)
+      local known = vim.tbl_keys(defaults)
+      table.sort(known)
+      warnings[#warnings + 1] = guess and ("unknown option %s (did you mean %s%s?)"):format(name, prefix, guess)
+        or ("unknown option %s (the options: %s)"):format(name, table.concat(known, ", "))
+    elseif type(value) == "table" and type(defaults[key]) == "table" and not (prefix == "" and FREE_FORM[key]) then
+      unknown_keys(value, defaults[key], name .. ".", warnings)
+    end
+  end
+  return warnings
+end
+
+--- Merge `opts` over the defaults. An unknown key is no error (the rest still applies) but
+--- a warning, in `warnings`.
 ---@param opts table?
----@return boolean ok, string? error
+---@return boolean ok, string? error, string[] warnings
 function M.set(opts)
   opts = opts or {}
+  local warnings = unknown_keys(opts, vim.tbl_extend("keep", vim.deepcopy(M.defaults), FREE_FORM), "", {})
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   if opts.cmd ~= nil then -- a list replaces the default list rather than merging into it
     merged.cmd = vim.deepcopy(type(opts.cmd) == "string" and { opts.cmd } or opts.cmd)
@@ -158,7 +213,7 @@ function M.set(opts)
     return false, "prompt_when_busy must be \"followUp\", \"steer\" or \"reject\""
   end
   M.options = merged
-  return true
+  return true, nil, warnings
 end
 
 --- The workspace folder, absolute.
