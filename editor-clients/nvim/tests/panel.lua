@@ -62,6 +62,38 @@ test("tool rows show the edit's diff, and <CR> unfolds the arguments and the who
   vim.fn.delete(env.ws .. "/long.txt")
 end)
 
+test("an unfolded edit shows its blank context lines; a read says its size once; 1 more line", function()
+  vim.fn.writefile({ "one", "", "three", "four", "" , "six" }, env.ws .. "/gaps.txt")
+  vim.fn.writefile({ "1", "2", "3", "4", "5", "6", "7" }, env.ws .. "/seven.txt")
+  local asked = h.stub_select("allowOnce")
+  h.settled_run({
+    {
+      content = {
+        { type = "toolCall", id = "g1", name = "edit",
+          arguments = { path = "gaps.txt", edits = { { oldText = "three\n", newText = "THREE\n" } } } },
+        { type = "toolCall", id = "g2", name = "read", arguments = { path = "seven.txt" } },
+        { type = "toolCall", id = "g3", name = "bash", arguments = { command = "seq 6" } },
+      },
+      stopReason = "toolUse",
+    },
+    { content = "Done." },
+  }, "edit, read, count")
+  expect(#asked == 1, "bash asked")
+  local text = h.panel_text()
+  expect(text:find("read  seven.txt  · done\n    │ 7 lines (<CR> shows them)\n  ✓ bash", 1, true), "the read's size:\n" .. text)
+  expect(not text:find("7 more lines", 1, true), "no '7 more lines' after '7 lines':\n" .. text)
+  expect(text:find("    │ 6\n    … 1 more line (<CR> shows it)\n", 1, true), "one more line, singular:\n" .. text)
+  panel_keys("edit  gaps.txt  · done", "<CR>")
+  text = h.panel_text()
+  local hunk = text:match("    │ @@[^\n]*\n(.-)\n  ✓ read")
+  expect(hunk, "the hunk:\n" .. text)
+  local rows = vim.split(hunk, "\n", { plain = true })
+  local want = { "    │  one", "    │  ", "    │ -three", "    │ +THREE", "    │  four", "    │  ", "    │  six" }
+  expect(vim.deep_equal(rows, want), "every line of the hunk, the blank ones too:\n" .. hunk)
+  vim.fn.delete(env.ws .. "/gaps.txt")
+  vim.fn.delete(env.ws .. "/seven.txt")
+end)
+
 test("the panel is markdown; thinking has a label and folds", function()
   h.settled_run({
     {

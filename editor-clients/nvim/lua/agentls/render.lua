@@ -81,6 +81,19 @@ local function non_empty(lines)
   return kept
 end
 
+--- `lines` without the blank lines at their start and end (those inside stay: a diff's blank
+--- context line is a line of the file).
+local function trimmed(lines)
+  local first, last = 1, #lines
+  while first <= last and not lines[first]:match("%S") do
+    first = first + 1
+  end
+  while last >= first and not lines[last]:match("%S") do
+    last = last - 1
+  end
+  return vim.list_slice(lines, first, last)
+end
+
 local function tail(lines, count)
   return vim.list_slice(lines, math.max(1, #lines - count + 1), #lines)
 end
@@ -108,7 +121,8 @@ local function changed_lines(lines)
 end
 
 --- The output lines shown under a folded tool row, and how many lines it leaves out.
-local function tool_output(tool, max_lines)
+local function tool_output(tool, opts)
+  local max_lines = opts.tool_output_lines or 5
   local lines = non_empty(lines_of(tool.output))
   if #lines == 0 or max_lines <= 0 then
     return {}, 0
@@ -119,7 +133,8 @@ local function tool_output(tool, max_lines)
   if tool.status == "done" then
     local style = M.finished_output[tool.name] or "first"
     if style == "count" then
-      return { #lines == 1 and "1 line" or ("%d lines"):format(#lines) }, #lines
+      -- the count stands for the lines: no "… N more lines" after it
+      return { M.plural(#lines, "line") .. M.toggle_hint(opts, "shows them") }, 0
     elseif style == "diff" then
       local changed = changed_lines(lines)
       if #changed == 0 then
@@ -163,9 +178,16 @@ local function argument_lines(args)
 end
 
 --- What the toggle key does, for the hint of a folded entry: " (<CR> shows it)".
-local function toggle_hint(opts, what)
+function M.toggle_hint(opts, what)
   local key = opts.keymaps and opts.keymaps.toggle
   return key and (" (%s %s)"):format(key, what) or ""
+end
+
+local toggle_hint = M.toggle_hint
+
+--- `1 problem`, `2 problems`.
+function M.plural(count, word)
+  return ("%d %s%s"):format(count, word, count == 1 and "" or "s")
 end
 
 ---@class agentls.Builder
@@ -234,19 +256,20 @@ function Builder:tool_row(tool, opts)
       self:line("      " .. arg, "AgentlsToolOutput")
       self:target(tool)
     end
-    for _, out in ipairs(non_empty(lines_of(tool.output))) do
+    for _, out in ipairs(trimmed(lines_of(tool.output))) do
       self:output(out, "    ", true)
       self:target(tool)
     end
     return
   end
-  local shown, hidden = tool_output(tool, opts.tool_output_lines or 5)
+  local shown, hidden = tool_output(tool, opts)
   for _, out in ipairs(shown) do
     self:output(out, "    ")
     self:target(tool)
   end
   if hidden > 0 then
-    self:line(("    … %d more lines%s"):format(hidden, toggle_hint(opts, "shows them")), "AgentlsHint")
+    local more = M.plural(hidden, "more line")
+    self:line(("    … %s%s"):format(more, toggle_hint(opts, hidden == 1 and "shows it" or "shows them")), "AgentlsHint")
     self:target(tool)
   end
 end
@@ -348,7 +371,9 @@ local function render_bash(b, entry, opts)
   local lines = non_empty(lines_of(entry.output))
   local shown = entry.expanded and lines or tail(lines, opts.tool_output_lines or 5)
   if #shown < #lines then
-    b:line(("  … %d earlier lines%s"):format(#lines - #shown, toggle_hint(opts, "shows them")), "AgentlsHint")
+    local earlier = #lines - #shown
+    local hint = toggle_hint(opts, earlier == 1 and "shows it" or "shows them")
+    b:line(("  … %s%s"):format(M.plural(earlier, "earlier line"), hint), "AgentlsHint")
   end
   for _, out in ipairs(shown) do
     b:output(out, "  ")
@@ -406,11 +431,6 @@ local function render_assistant(b, entry, transcript, opts)
   elseif entry.stop_reason == "length" then
     b:line("  … cut short: the output token limit", "AgentlsNotice")
   end
-end
-
---- `1 problem`, `2 problems`.
-function M.plural(count, word)
-  return ("%d %s%s"):format(count, word, count == 1 and "" or "s")
 end
 
 --- `3`, or `3-4`.
