@@ -68,9 +68,13 @@ function M.is_open()
   return #M.windows() > 0
 end
 
---- The tool waiting for permission that a key of the panel answers: the one on the cursor's
---- row, else the only one waiting.
+--- The question that a key of the panel answers: the trust question or the tool waiting for
+--- permission on the cursor's row, else the only one waiting.
 local function asking_tool_at(row)
+  local question = (cache.questions or {})[row]
+  if question then
+    return question
+  end
   local tool = M.target_at(row)
   if type(tool) == "table" and tool.status == "asking" and tool.id then
     return tool.id
@@ -396,12 +400,17 @@ function M.render()
     add(entry_lines, entry_hls)
   end
   cache.footer_start = start + #lines
-  cache.queue_items = {}
+  cache.queue_items, cache.questions = {}, {}
   local pending = require("agentls.context").labels()
   if t then
-    local footer_lines, footer_hls, items = render.footer(t, pending, require("agentls.review").waiting(t.session_id))
-    for row, item in pairs(items or {}) do
+    local reviews = require("agentls.review").waiting(t.session_id)
+    local questions = require("agentls.permissions").trust_questions(t.session_id)
+    local footer_lines, footer_hls, items, asking = render.footer(t, pending, reviews, questions, opts)
+    for row, item in pairs(items) do
       cache.queue_items[cache.footer_start + row] = item
+    end
+    for row, id in pairs(asking) do
+      cache.questions[cache.footer_start + row] = id
     end
     add(footer_lines, footer_hls)
   else

@@ -564,12 +564,21 @@ function M.review_line(reviews)
   )
 end
 
---- The lines after the entries: the queue, the reviews waiting, the pending attachments,
---- and a hint when there is nothing yet. The third result maps a line (0-based) of the queue
---- to its item: `{item, kind = "steering"|"followUp", index (1-based, in its queue)}`.
-function M.footer(transcript, pending, reviews)
+--- The lines after the entries: the trust questions waiting, the queue, the reviews waiting,
+--- the pending attachments, and a hint when there is nothing yet. The third result maps a
+--- line (0-based) of the queue to its item: `{item, kind = "steering"|"followUp", index
+--- (1-based, in its queue)}`; the fourth a line of a trust question to its id.
+---@param questions {id: string, params: table}[]? the trust questions (permissions.trust_questions)
+function M.footer(transcript, pending, reviews, questions, opts)
   local b = builder()
-  local items = {}
+  local items, asking = {}, {}
+  for _, question in ipairs(questions or {}) do
+    local visible = require("agentls.util").visible
+    b:line(("%s %s"):format(M.icons.asking, visible(question.params.title or "Trust this folder?", true)), "AgentlsToolAsking")
+    asking[#b.lines - 1] = question.id
+    b:line("    " .. M.permission_hint(opts or {}, question.params), "AgentlsToolAsking")
+    asking[#b.lines - 1] = question.id
+  end
   if #transcript.entries == 0 and not transcript.running then
     b:line("Ask the agent with :AgentPrompt {text}.", "AgentlsHint")
   end
@@ -587,7 +596,7 @@ function M.footer(transcript, pending, reviews)
   if pending and #pending > 0 then
     b:line(M.pending_line(pending), "AgentlsAttachment")
   end
-  return b.lines, b.hls, items
+  return b.lines, b.hls, items, asking
 end
 
 local function escape(text)
