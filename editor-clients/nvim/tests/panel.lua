@@ -126,16 +126,23 @@ test("the panel's width adapts; a reopened panel follows the newest output; ? li
   expect(vim.api.nvim_win_get_cursor(win)[1] == last, "the cursor at the end")
   h.notes = {}
   keys_in(win, "?")
-  expect(h.noted("a      allow the tool call waiting for permission, once"), "? lists the keys")
+  local help = panel.help_win
+  expect(help and vim.api.nvim_win_get_config(help).relative == "win", "? opens the list of keys in a float")
+  local keys = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(help), 0, -1, false), "\n")
+  expect(keys:find("  a      allow the tool call waiting for permission, once", 1, true), keys)
+  expect(#h.notes == 0, "in a window, not a notification of many lines: " .. vim.inspect(h.notes))
+  keys_in(help, "q")
+  expect(not vim.api.nvim_win_is_valid(help), "q closes it")
   expect(vim.fn.maparg("<Plug>(agentls-prompt)", "n") ~= "", "<Plug> mappings")
   vim.cmd("wincmd p")
 end)
 
 test(":AgentPanel from elsewhere enters the panel, in it stays; q closes it; also as a float", function()
   local config = require("agentls.config")
-  vim.cmd("wincmd p")
-  if vim.api.nvim_get_current_win() == panel.windows()[1] then
-    vim.cmd("wincmd p")
+  for _, other in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if other ~= panel.windows()[1] and vim.api.nvim_win_get_config(other).relative == "" then
+      vim.api.nvim_set_current_win(other)
+    end
   end
   expect(vim.api.nvim_get_current_win() ~= panel.windows()[1], "the cursor is outside the panel")
   vim.cmd("AgentPanel")

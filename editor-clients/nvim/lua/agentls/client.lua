@@ -122,7 +122,8 @@ local function server_gone(client_id, code, signal)
     local resume = state.current and (" The next prompt resumes session %s."):format(state.current:sub(1, 8))
       or " It restarts on the next command."
     local how = code and ("exit code %d, signal %d"):format(code, signal or 0) or "stopped"
-    vim.notify(("agentls: the server stopped (%s)%s; see :LspLog.%s"):format(how, what, resume), vim.log.levels.ERROR)
+    local text = ("the server stopped (%s)%s; see :LspLog.%s"):format(how, what, resume)
+    require("agentls.util").notify(text, vim.log.levels.ERROR)
   end
 end
 

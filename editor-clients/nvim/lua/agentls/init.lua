@@ -11,13 +11,14 @@ local configured = false
 ---@param opts agentls.Config|table|nil
 function M.setup(opts)
   local config = require("agentls.config")
+  local notify = require("agentls.util").notify
   local ok, err, warnings = config.set(opts)
   if not ok then
-    vim.notify("agentls: setup: " .. err, vim.log.levels.ERROR)
+    notify("setup: " .. err, vim.log.levels.ERROR)
     return
   end
   for _, warning in ipairs(warnings) do
-    vim.notify("agentls: setup: " .. warning, vim.log.levels.WARN)
+    notify("setup: " .. warning, vim.log.levels.WARN)
   end
   configured = true
   local panel = require("agentls.panel")

@@ -86,7 +86,7 @@ local function answer(outcome)
   return function()
     local id = asking_tool_at(api.nvim_win_get_cursor(0)[1] - 1)
     if not (id and require("agentls.permissions").answer(id, outcome)) then
-      vim.notify("agentls: no tool waits for permission here", vim.log.levels.WARN)
+      util.notify("no tool waits for permission here", vim.log.levels.WARN)
     end
   end
 end
@@ -177,18 +177,53 @@ local function set_keymaps(buf)
   end
 end
 
---- `?`: the panel's keys, in a notification.
+--- The help window of `?` (a float over the panel), while it is open.
+---@type integer?
+M.help_win = nil
+
+--- `?`: the panel's keys, in a float over the panel (a notification of several lines would
+--- make Neovim wait for "Press ENTER"); `q`, `<Esc>` or `?` close it, as leaving it does.
 function M.help()
   local keys = config.options.panel.keymaps or {}
-  local lines = { "agentls panel keys:" }
+  local lines = { " agentls panel keys" }
   for _, action in ipairs(M.action_order) do
     if keys[action] then
       lines[#lines + 1] = ("  %-6s %s"):format(keys[action], M.action_text[action])
     end
   end
-  lines[#lines + 1] = "Commands: :AgentPrompt, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats, "
-    .. ":AgentRewind, :AgentFork, :AgentTree (:help agentls)"
-  vim.notify(table.concat(lines, "\n"), vim.log.levels.INFO)
+  lines[#lines + 1] = " :AgentMode, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats (:help agentls)"
+  local buf = util.new_scratch("agentls://panel-keys")
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable, vim.bo[buf].bufhidden = false, "wipe"
+  local width = 0
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  local anchor = M.windows()[1] or api.nvim_get_current_win()
+  local win_width, win_height = api.nvim_win_get_width(anchor), api.nvim_win_get_height(anchor)
+  local win = api.nvim_open_win(buf, true, {
+    relative = "win",
+    win = anchor,
+    row = 0,
+    col = 0,
+    width = math.max(10, math.min(width + 1, win_width - 2)),
+    height = math.max(1, math.min(#lines, win_height - 2)),
+    border = "rounded",
+    title = " ? ",
+    title_pos = "right",
+  })
+  vim.wo[win].wrap = true
+  M.help_win = win
+  local function close()
+    if api.nvim_win_is_valid(win) then
+      api.nvim_win_close(win, true)
+    end
+    M.help_win = nil
+  end
+  for _, lhs in ipairs({ "q", "<Esc>", "?" }) do
+    util.map(buf, lhs, close, "close the list of keys")
+  end
+  api.nvim_create_autocmd("WinLeave", { buffer = buf, once = true, callback = close })
 end
 
 local function ensure_buf()

@@ -182,7 +182,7 @@ function M.ask(params)
         panel.open(false)
       end
       local hint = require("agentls.render").permission_hint(config.options.panel, params)
-      vim.notify(M.panel_notice(params, hint), vim.log.levels.WARN)
+      vim.notify(util.one_line(M.panel_notice(params, hint)), vim.log.levels.WARN)
     else
       vim.ui.select(options, {
         prompt = prompt(params),

@@ -93,7 +93,7 @@ function M.send()
   end
   local value = vim.trim(text())
   if value == "" then
-    return vim.notify("agentls: nothing to send: the text is empty", vim.log.levels.WARN)
+    return util.notify("nothing to send: the text is empty", vim.log.levels.WARN)
   end
   local target = M.target
   M.remember(value)

@@ -28,9 +28,7 @@ M.queue = {}
 local next_id = 0
 local augroup = api.nvim_create_augroup("agentls.review", { clear = true })
 
-local function notify(message, level)
-  vim.notify("agentls: " .. message, level or vim.log.levels.INFO)
-end
+local notify = require("agentls.util").notify
 
 local function key(session_id, tool_call_id)
   return tostring(session_id) .. "\0" .. tostring(tool_call_id)

@@ -174,7 +174,7 @@ function M.notify_finished(params)
   else
     text, level = ("the agent finished (session %s): :AgentPanel shows the answer"):format(session), vim.log.levels.INFO
   end
-  vim.notify("agentls: " .. text, level)
+  require("agentls.util").notify(text, level)
 end
 
 --- `agent/compaction`
