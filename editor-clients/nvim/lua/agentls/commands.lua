@@ -521,6 +521,80 @@ function M.thinking(level)
   end)
 end
 
+--- The presets' ids before a session has listed them (`agent/getState`'s `permissionPresets`),
+--- for completion: the server's, in its cycle order.
+M.preset_ids = { "ask", "acceptEdits", "plan", "bypass" }
+
+--- The presets' ids: the current session's list, else `M.preset_ids`.
+function M.presets()
+  local t = state.current_transcript()
+  if t and #(t.permission_presets or {}) > 0 then
+    return vim.tbl_map(function(preset)
+      return preset.id
+    end, t.permission_presets)
+  end
+  return M.preset_ids
+end
+
+--- Set the permission preset of the current session (a new one if there is none).
+local function set_preset(preset)
+  with_session(function(session_id)
+    client.request("agent/setPermissionPreset", { sessionId = session_id, preset = preset }, function(err, result)
+      if err then
+        return fail(err)
+      end
+      local t = state.transcript(session_id)
+      t:set_state(result)
+      state.changed(session_id)
+      local now = t:preset()
+      notify(now and ("permissions: %s (%s)"):format(now.name, now.description) or ("permissions: " .. preset))
+    end)
+  end)
+end
+
+--- :AgentMode [preset]: set the session's permission preset (ask, acceptEdits, plan, bypass);
+--- pick one without an argument.
+function M.mode(preset)
+  preset = vim.trim(preset or "")
+  if preset ~= "" then
+    return set_preset(preset)
+  end
+  local t = state.current_transcript()
+  local presets = t and t.permission_presets or {}
+  if #presets == 0 then
+    presets = vim.tbl_map(function(id)
+      return { id = id, name = id, description = "" }
+    end, M.preset_ids)
+  end
+  vim.ui.select(presets, {
+    prompt = "agentls permissions",
+    kind = "agentls.preset",
+    format_item = function(item)
+      local current = t and item.id == t.permission_preset and "  (current)" or ""
+      local description = item.description ~= "" and (": " .. item.description) or ""
+      return ("%s%s%s"):format(item.name, description, current)
+    end,
+  }, function(choice)
+    if choice then
+      set_preset(choice.id)
+    end
+  end)
+end
+
+--- The panel's `m`: the next preset, in the server's order (wrapping).
+function M.cycle_mode()
+  local ids = M.presets()
+  local t = state.current_transcript()
+  local current = t and t.permission_preset
+  local index = 0
+  for i, id in ipairs(ids) do
+    if id == current then
+      index = i
+    end
+  end
+  set_preset(ids[index % #ids + 1])
+end
+
 --- :AgentStats: the session's tokens, cost and context (the panel's winbar shows them too).
 function M.stats()
   with_current("show the figures of", function(session_id)

@@ -69,6 +69,7 @@ M.defaults = {
       steer = "s",
       follow_up = "f",
       abort = "<C-c>",
+      cycle_mode = "m",
       toggle = "<CR>",
       allow_once = "a",
       allow_always = "A",

@@ -108,6 +108,9 @@ M.actions = {
   abort = function()
     require("agentls.commands").abort()
   end,
+  cycle_mode = function()
+    require("agentls.commands").cycle_mode()
+  end,
   toggle = function()
     M.toggle_entry(api.nvim_win_get_cursor(0)[1] - 1)
   end,
@@ -148,6 +151,7 @@ M.action_text = {
   steer = "steer the running agent",
   follow_up = "queue a follow-up",
   abort = "abort the run",
+  cycle_mode = "the next permission preset: ask, accept edits, read-only, bypass (:AgentMode)",
   toggle = "fold or unfold the row (tool output and arguments, thinking, summaries)",
   allow_once = "allow the tool call waiting for permission, once",
   allow_always = "allow it always (for this workspace and tool)",
@@ -164,7 +168,7 @@ M.action_text = {
 }
 
 M.action_order = {
-  "prompt", "steer", "follow_up", "abort", "toggle", "allow_once", "allow_always", "allow_server", "reject",
+  "prompt", "steer", "follow_up", "abort", "cycle_mode", "toggle", "allow_once", "allow_always", "allow_server", "reject",
   "rewind", "fork", "tree", "edit_queued", "queued_up", "queued_down", "remove_queued", "close", "help",
 }
 

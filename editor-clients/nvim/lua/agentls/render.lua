@@ -613,6 +613,11 @@ function M.winbar(transcript, pending)
   if transcript.model then
     parts[#parts + 1] = escape(transcript.model.provider .. "/" .. transcript.model.id)
   end
+  local preset = transcript:preset()
+  if preset then
+    local warn = preset.id == "bypass" and "%#AgentlsNotice#" or ""
+    parts[#parts + 1] = warn .. escape(preset.name) .. (warn ~= "" and "%*" or "")
+  end
   parts[#parts + 1] = escape(transcript.session_id:sub(1, 8))
   local status = transcript.status or "idle"
   local group = ({ running = "AgentlsToolRunning", error = "AgentlsToolFailed", aborted = "AgentlsNotice" })[status]
