@@ -147,8 +147,16 @@ function M.prompt(text)
   with_text(text, "prompt", M.send_prompt)
 end
 
---- Send `prompt` (the text typed) to the current session, or run it when it is `!cmd`.
-function M.send_prompt(prompt)
+--- What a prompt sent while the agent runs became, by `whenBusy`.
+local QUEUED = {
+  steer = "the agent is busy: steering, delivered after the current turn",
+  followUp = "the agent is busy: queued as a follow-up, delivered when it would stop",
+}
+
+--- Send `prompt` (the text typed) to the current session, or run it when it is `!cmd`. While
+--- the agent runs, `when_busy` (else `prompt_when_busy`) says what it becomes.
+---@param when_busy "steer"|"followUp"|nil
+function M.send_prompt(prompt, when_busy)
   local command, exclude = shell_command(prompt)
   if command == "" then
     return notify("nothing to run: no command after !", levels.WARN)
@@ -160,7 +168,7 @@ function M.send_prompt(prompt)
     end
     local attachments, sent = context.take(prompt)
     local params = { sessionId = session_id, text = prompt, context = attachments }
-    local when_busy = config.options.prompt_when_busy
+    when_busy = when_busy or config.options.prompt_when_busy
     if when_busy ~= "reject" then
       params.whenBusy = when_busy
     end
@@ -170,7 +178,7 @@ function M.send_prompt(prompt)
       end
       sent()
       if result and result.queued then
-        notify(("the agent is busy: the prompt is queued (%s)"):format(when_busy))
+        notify(QUEUED[when_busy] or "the agent is busy: the prompt is queued")
       end
     end)
   end)
@@ -180,10 +188,12 @@ local function enqueue(method, what, text)
   if not state.current then
     return notify(("no session to %s: start one with :AgentPrompt {text}"):format(what), levels.ERROR)
   end
-  with_text(text, what, function(item)
+  with_text(text, what, function(item, when_busy)
+    -- <M-CR> in the prompt buffer: a follow-up, whatever the buffer was opened for
+    local how = when_busy == "followUp" and "agent/followUp" or method
     with_current(what, function(session_id)
       local attachments, sent = context.take(item)
-      client.request(method, { sessionId = session_id, text = item, context = attachments }, function(err)
+      client.request(how, { sessionId = session_id, text = item, context = attachments }, function(err)
         if err then
           return fail_with_context(err, attachments)
         end

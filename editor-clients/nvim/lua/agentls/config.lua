@@ -23,7 +23,8 @@ local M = {}
 ---@field permissions table<string, "allow"|"ask"|"deny"|"review">? the tools' modes (initializationOptions.permissions)
 ---@field mcp_servers table? MCP servers of every session: { NAME = { command = ..., args = {...} } | { type = "http", url = ... } } (initializationOptions.mcpServers)
 ---@field init_options table other initializationOptions (dataDir, fauxScript, systemPrompt, ...)
----@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt does while the agent runs
+---@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt and <CR> in the prompt buffer do
+---       while the agent runs (<M-CR> in the prompt buffer queues a follow-up)
 ---@field prompt_input "buffer"|"input" how :AgentPrompt without text asks: a prompt buffer or vim.ui.input
 ---@field permission_prompt "auto"|"select"|"panel" how a permission is asked: vim.ui.select and the
 ---       panel's keys, or the panel's keys only (never blocking); "auto": the panel's only while
@@ -43,7 +44,7 @@ M.defaults = {
   permissions = nil,
   mcp_servers = nil,
   init_options = {},
-  prompt_when_busy = "followUp",
+  prompt_when_busy = "steer",
   prompt_input = "buffer",
   permission_prompt = "auto",
   notify_on_finish = true,
