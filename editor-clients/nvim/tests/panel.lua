@@ -94,6 +94,26 @@ test("an unfolded edit shows its blank context lines; a read says its size once;
   vim.fn.delete(env.ws .. "/seven.txt")
 end)
 
+test("the winbars fit at 80 and 160 columns: the least useful parts go first, nothing is cut from the left", function()
+  local session = h.settled_run({ { content = "Hi." } }, "hello")
+  h.wait(5000, function()
+    return require("agentls.state").transcripts[session].stats ~= nil
+  end, "the session's figures (agent/getStats)")
+  panel.open(false)
+  h.at_widths(function(columns)
+    local win = panel.windows()[1]
+    h.expect_winbar(win, " agentls · ", { "faux-1", "idle" })
+    local shown = h.drawn_winbar(win).str
+    if columns == 160 then -- a panel of 64 columns
+      expect(shown:find(" · faux/faux-1 · ", 1, true) and shown:find("context ", 1, true), shown)
+    end
+    vim.cmd("AgentPrompt")
+    local prompt_win = require("agentls.prompt").windows()[1]
+    h.expect_winbar(prompt_win, " ", { "prompt · ", "<CR> sends", "<M-CR> follow-up" })
+    require("agentls.prompt").close()
+  end)
+end)
+
 test("the panel is markdown; thinking has a label and folds", function()
   h.settled_run({
     {

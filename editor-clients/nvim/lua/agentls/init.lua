@@ -28,10 +28,20 @@ function M.setup(opts)
     callback = panel.define_highlights,
   })
   require("agentls.progress").setup()
+  local resize = vim.api.nvim_create_augroup("agentls.resize", { clear = true })
   vim.api.nvim_create_autocmd("VimResized", {
-    group = vim.api.nvim_create_augroup("agentls.resize", { clear = true }),
+    group = resize,
     callback = function()
       panel.resize()
+    end,
+  })
+  -- the winbars fit their windows' widths: again when those change
+  vim.api.nvim_create_autocmd({ "VimResized", "WinResized" }, {
+    group = resize,
+    callback = function()
+      panel.refresh_winbars()
+      require("agentls.prompt").refresh_winbar()
+      require("agentls.review").refresh_winbars()
     end,
   })
   M.ensure_helptags()

@@ -250,7 +250,17 @@ local function set_window_options(win)
   wo.signcolumn, wo.foldcolumn, wo.cursorline = "no", "0", false
   wo.statuscolumn = " " -- a one-column margin
   wo.fillchars = "eob: "
-  wo.winbar = render.winbar(M.transcript, require("agentls.context").labels())
+end
+
+--- Each panel window's winbar, fitted to its width (again after a resize: WinResized).
+function M.refresh_winbars()
+  local pending = require("agentls.context").labels()
+  for _, win in ipairs(M.windows()) do
+    local winbar = render.winbar(M.transcript, pending, api.nvim_win_get_width(win))
+    if vim.wo[win].winbar ~= winbar then
+      vim.wo[win].winbar = winbar
+    end
+  end
 end
 
 local function size(value, total)
@@ -474,13 +484,8 @@ function M.render()
     end
   end
 
-  local winbar = render.winbar(t, pending)
+  M.refresh_winbars()
   local last = api.nvim_buf_line_count(buf)
-  for _, win in ipairs(M.windows()) do
-    if vim.wo[win].winbar ~= winbar then
-      vim.wo[win].winbar = winbar
-    end
-  end
   for _, win in ipairs(follow) do
     api.nvim_win_set_cursor(win, { last, 0 })
   end

@@ -124,12 +124,32 @@ function M.browse(step)
   set_text(index > #history and browsing.draft or history[index])
 end
 
---- The winbar: what sending does, the attachments that go with it, the keys.
-local function winbar(what)
+--- The winbar, fitted to `width` columns: what sending does, the attachments that go with it,
+--- the keys (the least used shortened or dropped first in a narrow window).
+local function winbar(what, width)
   local labels = require("agentls.context").labels()
-  local attached = #labels > 0 and (" [%s %s]"):format("📎", table.concat(labels, " · ")) or ""
-  local keys = "<CR> sends (busy: steers) · <M-CR> follow-up · <S-CR> new line · <C-p>/<C-n> history · q closes · <Tab> completes / and @"
-  return ("%%#AgentlsWinbar# agentls %s%%*%s · %s"):format(what, (attached:gsub("%%", "%%%%")), keys)
+  local parts = { { text = " agentls " .. what, group = "AgentlsWinbar", keep = 85, short = " " .. what, short_keep = 65, required = true } }
+  if #labels > 0 then
+    local all = ("📎 %s"):format(table.concat(labels, ", "))
+    parts[#parts + 1] = { text = all, keep = 70, short = ("📎 %d"):format(#labels) }
+  end
+  local keys = {
+    { text = "<CR> sends (busy: steers)", keep = 100, short = "<CR> sends", short_keep = 70, required = true },
+    { text = "<M-CR> follow-up", keep = 80 },
+    { text = "<S-CR> new line", keep = 60 },
+    { text = "<C-p>/<C-n> history", keep = 30 },
+    { text = "q closes", keep = 50 },
+    { text = "<Tab> completes / and @", keep = 20, short = "<Tab> completes" },
+  }
+  vim.list_extend(parts, keys)
+  return require("agentls.winbar").fit(parts, width)
+end
+
+--- The prompt window's winbar again (its width changed: WinResized).
+function M.refresh_winbar()
+  for _, win in ipairs(M.windows()) do
+    vim.wo[win].winbar = winbar(M.target and M.target.what or "prompt", vim.api.nvim_win_get_width(win))
+  end
 end
 
 --- Completion of the prompt (`omnifunc`): `/` commands at the start of the message, `@path`
@@ -240,7 +260,7 @@ function M.open(what, send, initial)
   else
     api.nvim_set_current_win(win)
   end
-  vim.wo[win].winbar = winbar(what)
+  M.refresh_winbar()
   if initial then
     browsing = nil
     set_text(initial)

@@ -599,41 +599,49 @@ function M.footer(transcript, pending, reviews, questions, opts)
   return b.lines, b.hls, items, asking
 end
 
-local function escape(text)
-  return (text:gsub("%%", "%%%%"))
-end
-
---- The panel window's winbar: session, model, status, queue, pending attachments.
-function M.winbar(transcript, pending)
-  local attached = pending and #pending > 0 and (" · %s %d"):format(M.icons.attachment, #pending) or ""
-  if not transcript then
-    return "%#AgentlsWinbar# agentls%* · no session" .. attached
+--- The panel window's winbar, fitted to `width` columns: status, permission preset, model,
+--- queue, pending attachments, session, thinking level, figures (shortened or dropped in the
+--- reverse order of their use when the window is narrow).
+function M.winbar(transcript, pending, width)
+  local parts = { { text = " agentls", group = "AgentlsWinbar", keep = math.huge, required = true } }
+  local function add(text, keep, group, short)
+    parts[#parts + 1] = { text = text, keep = keep, group = group, short = short }
   end
-  local parts = { "%#AgentlsWinbar# agentls%*" }
+  local attached = pending and #pending > 0 and ("%s %d"):format(M.icons.attachment, #pending) or nil
+  if not transcript then
+    add("no session", 100)
+    parts[#parts].required = true
+    if attached then
+      add(attached, 60)
+    end
+    return require("agentls.winbar").fit(parts, width or vim.o.columns)
+  end
   if transcript.model then
-    parts[#parts + 1] = escape(transcript.model.provider .. "/" .. transcript.model.id)
+    add(transcript.model.provider .. "/" .. transcript.model.id, 80, nil, transcript.model.id)
   end
   local preset = transcript:preset()
   if preset then
-    local warn = preset.id == "bypass" and "%#AgentlsNotice#" or ""
-    parts[#parts + 1] = warn .. escape(preset.name) .. (warn ~= "" and "%*" or "")
+    add(preset.name, 90, preset.id == "bypass" and "AgentlsNotice" or nil)
   end
-  parts[#parts + 1] = escape(transcript.session_id:sub(1, 8))
+  add(transcript.session_id:sub(1, 8), 20)
   local status = transcript.status or "idle"
   local group = ({ running = "AgentlsToolRunning", error = "AgentlsToolFailed", aborted = "AgentlsNotice" })[status]
-  parts[#parts + 1] = (group and ("%#" .. group .. "#") or "") .. escape(status) .. "%*"
+  add(status, 100, group)
+  parts[#parts].required = true
   local queued = #(transcript.queue.steering or {}) + #(transcript.queue.followUp or {})
   if queued > 0 then
-    parts[#parts + 1] = ("%d queued"):format(queued)
+    add(("%d queued"):format(queued), 70)
   end
   if transcript.thinking_level and transcript.thinking_level ~= "off" then
-    parts[#parts + 1] = "thinking " .. escape(transcript.thinking_level)
+    add("thinking " .. transcript.thinking_level, 40)
   end
-  local stats = M.stats_text(transcript.stats)
-  if stats then
-    parts[#parts + 1] = "%#AgentlsHint#" .. escape(stats) .. "%*"
+  for _, figure in ipairs(M.stats_parts(transcript.stats)) do
+    add(figure.text, figure.keep, "AgentlsHint")
   end
-  return table.concat(parts, " · ") .. attached
+  if attached then
+    add(attached, 60)
+  end
+  return require("agentls.winbar").fit(parts, width or vim.o.columns)
 end
 
 --- 12345 as "12.3k", 1234567 as "1.2M".
@@ -646,28 +654,29 @@ local function short(number)
   return tostring(math.floor(number))
 end
 
---- `agent/getStats` in a few words: "12.3k tokens · $0.012 · context 5% of 200k".
-function M.stats_text(stats)
+--- `agent/getStats` as the winbar's figures, "12.3k tokens", "$0.012", "context 5% of 200k":
+--- `{text, keep}` (how useful each is: the context's fill first).
+function M.stats_parts(stats)
   if type(stats) ~= "table" then
-    return nil
+    return {}
   end
   local parts = {}
   local tokens = type(stats.tokens) == "table" and tonumber(stats.tokens.total)
   if tokens then
-    parts[#parts + 1] = short(tokens) .. " tokens"
+    parts[#parts + 1] = { text = short(tokens) .. " tokens", keep = 10 }
   end
   local cost = tonumber(stats.cost)
   if cost and cost > 0 then
-    parts[#parts + 1] = ("$%.3f"):format(cost)
+    parts[#parts + 1] = { text = ("$%.3f"):format(cost), keep = 15 }
   end
   local context = type(stats.context) == "table" and stats.context or {}
   local percent, window = tonumber(context.percent), tonumber(context.contextWindow)
   if percent and window then
-    parts[#parts + 1] = ("context %d%% of %s"):format(math.floor(percent + 0.5), short(window))
+    parts[#parts + 1] = { text = ("context %d%% of %s"):format(math.floor(percent + 0.5), short(window)), keep = 30 }
   elseif tonumber(context.tokens) then
-    parts[#parts + 1] = ("context %s"):format(short(tonumber(context.tokens)))
+    parts[#parts + 1] = { text = ("context %s"):format(short(tonumber(context.tokens))), keep = 30 }
   end
-  return #parts > 0 and table.concat(parts, " · ") or nil
+  return parts
 end
 
 return M
