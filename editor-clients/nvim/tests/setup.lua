@@ -1,5 +1,5 @@
 -- End-to-end tests of the plugin's setup{}: an unknown option is warned about with the closest
--- valid one, against the real server on the faux provider.
+-- valid one; `demo = true` runs the bundled demo, against the real server on the faux provider.
 --
 --   nvim --headless --clean -l editor-clients/nvim/tests/setup.lua [AGENTLS_EXECUTABLE]
 --
@@ -9,8 +9,9 @@ local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1,
 package.path = here .. "/?.lua;" .. package.path
 
 local h = require("helpers")
-h.start()
+local env = h.start()
 local config = require("agentls.config")
+local state = require("agentls.state")
 
 local test, expect = h.test, h.expect
 
@@ -36,6 +37,35 @@ test("an unknown setup{} key is warned about, naming the closest valid key; the 
   }))
   require("agentls").setup(h.setup_opts)
   expect(#h.notes == 0, "the valid options warn nothing: " .. vim.inspect(h.notes))
+end)
+
+test("setup({demo = true}): the bundled demo reads the workspace's README.md and answers, no faux script", function()
+  local client = require("agentls.client")
+  client.stop()
+  h.wait(5000, function()
+    return client.get() == nil
+  end, "the server stopped")
+  vim.fn.writefile({ "# Sample", "A sample project." }, env.ws .. "/README.md")
+  local opts = vim.deepcopy(h.setup_opts)
+  opts.init_options.fauxScript = nil
+  opts.demo = true
+  h.notes = {}
+  require("agentls").setup(opts)
+  expect(#h.notes == 0, vim.inspect(h.notes))
+  expect(client.init_options().demo == true and client.init_options().fauxScript == nil, vim.inspect(client.init_options()))
+  h.without_session()
+  local session = h.new_session()
+  h.settles(session, function()
+    vim.cmd("AgentPrompt what is this project?")
+  end)
+  local text = h.panel_text()
+  h.expect_shown(text, { "read  README.md", "· done", "The README introduces" })
+  expect(state.transcripts[session].model.provider == "faux", vim.inspect(state.transcripts[session].model))
+  local ok, err = config.set({ demo = "yes" })
+  expect(not ok and err == "demo must be true or false", tostring(err))
+  config.set(h.setup_opts)
+  client.stop() -- the next server has the faux script again
+  vim.fn.delete(env.ws .. "/README.md")
 end)
 
 h.finish()

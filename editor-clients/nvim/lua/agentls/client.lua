@@ -49,6 +49,9 @@ end
 function M.init_options()
   local options = vim.deepcopy(config.options.init_options or {})
   options.model = options.model or config.model_ref(config.options.model)
+  if config.options.demo then -- the bundled faux script, unless init_options.fauxScript names one
+    options.demo = true
+  end
   if config.options.mcp_servers then -- over init_options.mcpServers
     options.mcpServers = vim.deepcopy(config.options.mcp_servers)
   end

@@ -23,6 +23,8 @@ local M = {}
 ---@field permissions table<string, "allow"|"ask"|"deny"|"review">? the tools' modes (initializationOptions.permissions)
 ---@field mcp_servers table? MCP servers of every session: { NAME = { command = ..., args = {...} } | { type = "http", url = ... } } (initializationOptions.mcpServers)
 ---@field init_options table other initializationOptions (dataDir, fauxScript, systemPrompt, ...)
+---@field demo boolean the bundled demo on the offline faux model, no configuration needed: it
+---       reads the workspace's README.md, then answers (initializationOptions.demo, as `agentls chat --demo`)
 ---@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt and <CR> in the prompt buffer do
 ---       while the agent runs (<M-CR> in the prompt buffer queues a follow-up)
 ---@field prompt_input "buffer"|"input" how :AgentPrompt without text asks: a prompt buffer or vim.ui.input
@@ -44,6 +46,7 @@ M.defaults = {
   permissions = nil,
   mcp_servers = nil,
   init_options = {},
+  demo = false,
   prompt_when_busy = "steer",
   prompt_input = "buffer",
   permission_prompt = "auto",
@@ -204,6 +207,9 @@ function M.set(opts)
         return false, ("mcp_servers.%s must be a table with command (and args) or url"):format(tostring(name))
       end
     end
+  end
+  if type(merged.demo) ~= "boolean" then
+    return false, "demo must be true or false"
   end
   if not vim.tbl_contains({ "buffer", "input" }, merged.prompt_input) then
     return false, 'prompt_input must be "buffer" or "input"'
