@@ -54,7 +54,7 @@ test("the prompt buffer: multi-line, <CR> sends, <C-p>/<C-n> history, / and @ co
   vim.cmd.stopinsert()
   local win = prompt.windows()[1]
   expect(win and vim.api.nvim_get_current_win() == win, "the prompt window opened with the cursor in it")
-  expect(vim.wo[win].winbar:find("agentls prompt", 1, true), vim.wo[win].winbar)
+  expect(vim.wo[win].winbar:find(" prompt%*", 1, true), vim.wo[win].winbar)
   expect(vim.bo[prompt.buf].filetype == "markdown" and vim.bo[prompt.buf].modifiable, "an editable markdown buffer")
   vim.api.nvim_buf_set_lines(prompt.buf, 0, -1, false, { "first line", "", "  indented second" })
   keys_in(win, "<CR>")
