@@ -73,7 +73,8 @@ test("notifications are one line (several would make Neovim wait for Press ENTER
     client_id = client.id,
     method = "window/logMessage",
   })
-  expect(h.noted("agentls: the provider failed: · 401 Unauthorized · set the key", vim.log.levels.ERROR), vim.inspect(h.notes))
+  local joined = "agentls: the provider failed: · 401 Unauthorized · set the key"
+  expect(h.noted(joined, vim.log.levels.ERROR), vim.inspect(h.notes))
   h.without_session()
   h.script({ { content = "", stopReason = "error", errorMessage = "it broke:\nline two\r\nline three" } })
   local session = h.new_session()

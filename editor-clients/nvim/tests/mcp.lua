@@ -187,7 +187,7 @@ test(":AgentMcp restart NAME; an unknown name is an error", function()
   expect(vim.tbl_contains(names, "quirky") and vim.tbl_contains(names, "broken"), vim.inspect(names))
 end)
 
-test("in the panel: a changed .mcp.json asks in a trust row; A there trusts; the prompt waits, its tool works", function()
+test("in the panel: a changed .mcp.json asks in a trust row; A there trusts; the prompt waits; its tool runs", function()
   local options = require("agentls.config").options
   options.permission_prompt = "panel"
   vim.fn.writefile({
@@ -196,7 +196,8 @@ test("in the panel: a changed .mcp.json asks in a trust row; A there trusts; the
   h.script({ h.tool_call("t1", "mcp__quirky__echo", { text = "echoed once trusted" }), { content = "Echoed." } })
   h.notes = {}
   local session = h.new_session()
-  local notice = ("agentls: trust %s? The panel's trust row says what it runs; waiting for you: A trust · r reject"):format(env.ws)
+  local notice = ("agentls: trust %s? The panel's trust row says what it runs; waiting for you: A trust · r reject")
+    :format(env.ws)
   wait(15000, function()
     return h.noted(notice, vim.log.levels.WARN)
   end, "the trust question, notified: " .. vim.inspect(h.notes))

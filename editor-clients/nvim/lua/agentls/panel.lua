@@ -168,7 +168,8 @@ M.action_text = {
 }
 
 M.action_order = {
-  "prompt", "steer", "follow_up", "abort", "cycle_mode", "toggle", "allow_once", "allow_always", "allow_server", "reject",
+  "prompt", "steer", "follow_up", "abort", "cycle_mode", "toggle",
+  "allow_once", "allow_always", "allow_server", "reject",
   "rewind", "fork", "tree", "edit_queued", "queued_up", "queued_down", "remove_queued", "close", "help",
 }
 

@@ -128,7 +128,9 @@ end
 --- the keys (the least used shortened or dropped first in a narrow window).
 local function winbar(what, width)
   local labels = require("agentls.context").labels()
-  local parts = { { text = " agentls " .. what, group = "AgentlsWinbar", keep = 85, short = " " .. what, short_keep = 65, required = true } }
+  local title = { text = " agentls " .. what, short = " " .. what, group = "AgentlsWinbar", required = true }
+  title.keep, title.short_keep = 85, 65
+  local parts = { title }
   if #labels > 0 then
     local all = ("📎 %s"):format(table.concat(labels, ", "))
     parts[#parts + 1] = { text = all, keep = 70, short = ("📎 %d"):format(#labels) }

@@ -269,7 +269,8 @@ function Builder:tool_row(tool, opts)
   end
   if hidden > 0 then
     local more = M.plural(hidden, "more line")
-    self:line(("    … %s%s"):format(more, toggle_hint(opts, hidden == 1 and "shows it" or "shows them")), "AgentlsHint")
+    local hint = toggle_hint(opts, hidden == 1 and "shows it" or "shows them")
+    self:line(("    … %s%s"):format(more, hint), "AgentlsHint")
     self:target(tool)
   end
 end
@@ -572,9 +573,10 @@ end
 function M.footer(transcript, pending, reviews, questions, opts)
   local b = builder()
   local items, asking = {}, {}
+  local visible = require("agentls.util").visible
   for _, question in ipairs(questions or {}) do
-    local visible = require("agentls.util").visible
-    b:line(("%s %s"):format(M.icons.asking, visible(question.params.title or "Trust this folder?", true)), "AgentlsToolAsking")
+    local title = visible(question.params.title or "Trust this folder?", true)
+    b:line(("%s %s"):format(M.icons.asking, title), "AgentlsToolAsking")
     asking[#b.lines - 1] = question.id
     b:line("    " .. M.permission_hint(opts or {}, question.params), "AgentlsToolAsking")
     asking[#b.lines - 1] = question.id

@@ -81,8 +81,10 @@ end
 function M.winbar(item, side, width)
   local params = item.params
   local parts = {
-    { text = " agentls review", group = "AgentlsWinbar", keep = 85, short = " review", short_keep = 50, required = true },
-    { text = ("%s %s (%s)"):format(params.toolName or "edit", display_path(params), side), keep = math.huge, required = true },
+    { text = " agentls review", short = " review", group = "AgentlsWinbar", keep = 85, short_keep = 50,
+      required = true },
+    { text = ("%s %s (%s)"):format(params.toolName or "edit", display_path(params), side), keep = 100,
+      required = true },
     { text = "ga / :AgentAccept accept", keep = 80, short = "ga accept" },
     { text = "gr / :AgentReject reject", keep = 80, short = "gr reject" },
     { text = "]c next change", keep = 30 },
