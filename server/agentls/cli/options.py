@@ -104,7 +104,7 @@ def cli_hint(error: Any) -> str:
     """What the command line's own options can do about an error (its text names the server's)."""
     if getattr(error, "kind", None) == "noModel" and "faux script cannot be used" in str(error):
         return (
-            "\nCheck the file given to --faux-script (or AGENTLS_FAUX_SCRIPT): README, "
+            "\nCheck the file given to --faux-script (or AGENTLS_FAUX_SCRIPT): docs/terminal.md, "
             '"The demo", has its format.'
         )
     if getattr(error, "kind", None) == "noModel":
