@@ -78,6 +78,8 @@ export interface ToolResultMessage {
   toolCallId: string;
   toolName: string;
   content: ContentBlock[];
+  /** The tool's own data: `edit` gives `{path, diff, replacements}`. */
+  details?: unknown;
   isError?: boolean;
   timestamp?: number;
 }

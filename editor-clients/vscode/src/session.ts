@@ -11,6 +11,7 @@ import { addChip, removeChip, sameAttachment, withoutSent } from './attachments'
 import { formatCost, formatTokens, modelKey, parseModelKey, visibleControls } from './format';
 import { applyMcpStatus, mcpSummary, mcpViews } from './mcp';
 import { parsePromptInput } from './promptInput';
+import { questionDetail } from './question';
 import type {
   AbortResult,
   AgentNotification,
@@ -359,13 +360,15 @@ export class SessionController {
    * Ask a permission question on its tool row (the panel's buttons answer it): the answer,
    * or `undefined` when the row is not in this session's transcript (ask elsewhere then).
    * Call after `permissionPending(..., true)`. A cancelled question (the server's
-   * `$/cancelRequest`, after an abort) is a rejection and leaves the row.
+   * `$/cancelRequest`, after an abort) is a rejection and leaves the row. The row shows the
+   * whole command, the change (`before`: a `write`'s file as it is now) or the arguments.
    */
-  askInline(params: RequestPermissionParams, token?: CancellationSignal): Promise<PermissionOutcome> | undefined {
+  askInline(params: RequestPermissionParams, token?: CancellationSignal, before?: string): Promise<PermissionOutcome> | undefined {
     if (params.sessionId !== this.sessionId) return undefined;
     const offered = params.options?.length ? params.options.filter((o) => PERMISSION_OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
     const choices = offered.map((o) => ({ ...o, label: visibleControls(o.label, { newlines: false }) }));
-    if (!this.transcript.askOnRow(params.toolCallId, choices)) return undefined;
+    const detail = questionDetail(params.toolName, params.args, before);
+    if (!this.transcript.askOnRow(params.toolCallId, choices, detail)) return undefined;
     this.changed();
     return new Promise<PermissionOutcome>((resolve) => {
       let subscription: { dispose(): void } | undefined;

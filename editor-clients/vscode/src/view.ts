@@ -7,6 +7,7 @@
  * compaction or summary, and per notice.
  */
 
+import type { DiffView } from './diff';
 import type {
   Attachment,
   CommandInfo,
@@ -55,6 +56,10 @@ export type Row =
       output: string;
       /** The permission question asked inline about this call (`agentls.permissionPrompt` `inline`): its answers. */
       question?: PermissionChoice[];
+      /** What that question shows of the call beside its answers: the whole command, the change, the arguments. */
+      questionDetail?: QuestionDetail;
+      /** The change an `edit` made (its result's `details.diff`), shown coloured under the result's first line. */
+      diff?: DiffView;
       /** The file or folder of a `read`/`edit`/`write`/`ls`/`find`/`grep` call (its `path` argument): a click opens it. */
       target?: { path: string; line?: number };
     }
@@ -93,6 +98,13 @@ export interface ContextChip {
   label: string;
   title: string;
 }
+
+/**
+ * What the inline permission card shows of its call: `command`, a `bash` call's whole command
+ * (control characters written out, newlines kept); `diff`, the change of a `write` or `edit`;
+ * `args`, any other tool's arguments (an MCP tool's) as pretty JSON.
+ */
+export type QuestionDetail = { kind: 'command'; text: string } | { kind: 'diff'; diff: DiffView } | { kind: 'args'; text: string };
 
 /** An answer of a permission question: `allowOnce`, `allowAlways`, `allowAlwaysServer` (MCP tools) or `reject`, with the server's label. */
 export interface PermissionChoice {

@@ -216,6 +216,30 @@ describe('SessionController', () => {
       expect(c.transcript.rows[0]).not.toHaveProperty('question');
     });
 
+    it('shows the whole command on the card, newlines kept, until the question is answered', async () => {
+      const { c } = await started();
+      const command = `echo ${'word '.repeat(40)}\n  && touch done\x1b[2K`;
+      await runningTool(c, 'hi', 'c1', 'bash', { command });
+      c.permissionPending('s1', 'c1', true);
+      void c.askInline({ ...PARAMS, args: { command }, options: [...PARAMS.options] });
+      expect(c.transcript.rows[0]).toMatchObject({
+        questionDetail: { kind: 'command', text: `echo ${'word '.repeat(40)}\n  && touch done\\x1b[2K` },
+      });
+      c.answerPermission('c1', 'allowOnce');
+      expect(c.transcript.rows[0]).not.toHaveProperty('questionDetail');
+    });
+
+    it("shows a write's change against the file's text it is given", async () => {
+      const { c } = await started();
+      const args = { path: 'a.txt', content: 'one\ntwo\n' };
+      await runningTool(c, 'hi', 'w1', 'write', args);
+      c.permissionPending('s1', 'w1', true);
+      void c.askInline({ ...PARAMS, toolCallId: 'w1', toolName: 'write', args, options: [...PARAMS.options] }, undefined, 'one\n');
+      expect(c.transcript.rows[0]).toMatchObject({
+        questionDetail: { kind: 'diff', diff: { file: 'a.txt', lines: [{ kind: 'ctx', text: 'one' }, { kind: 'add', text: 'two' }] } },
+      });
+    });
+
     it("the row's summary and answers show control characters written out", async () => {
       const { c } = await started();
       await runningTool(c, 'hi', 'c1', 'bash', { command: 'touch PWNED #\r\x1b[2KRun: ls' });

@@ -73,6 +73,9 @@ const ALWAYS = [
   { file: 'always-2.txt', output: 'agentls-always-2', toolCallId: 'call-bash-always-2' },
 ] as const;
 const SECOND_ANSWER = 'The second check ran without asking.';
+/** The command the abort cancels (faux-script.json): two lines, longer than a row's summary. */
+const CANCELLED_COMMAND =
+  '$ echo agentls-cancelled \\\n  > cancelled.txt # the card shows the whole command, wrapped, every line of it, not a first line cut at the width of the row';
 const CREATED_FILE = 'created.txt';
 const CREATED_TEXT = 'Created by agentls through the editor.\n';
 const FAILING_START = 'This answer fails part way';
@@ -342,6 +345,13 @@ async function promptAndEdit(api: AgentExtension, rec: Recorder, document: vscod
   const shown = await api.panel.renderedText();
   rec.check(step, 'panel shows the streamed answer', shown.includes(FIRST_ANSWER), shown.slice(0, 400));
   rec.check(step, 'panel shows the tool call', shown.includes('edit') && shown.includes(NOTES));
+  // the diff coloured, its lines marked, its headers left out (the file is named above it)
+  rec.check(
+    step,
+    "panel shows the edit's diff without its ---/+++ headers",
+    shown.includes(`${NOTES} +1 −1`) && shown.includes('-hello world\n+hello agentls') && !shown.includes(`+++ b/${NOTES}`),
+    shown.slice(0, 600),
+  );
 }
 
 async function undoEdit(api: AgentExtension, rec: Recorder, document: vscode.TextDocument): Promise<void> {
@@ -551,6 +561,7 @@ async function cancelQuestion(api: AgentExtension, rec: Recorder, folder: string
   await waitFor(api, () => c.openQuestions.includes('call-bash-cancel'), 15_000, 'the inline question');
   const shown = await api.panel.renderedText();
   rec.check(step, 'the panel shows the question with its answers', shown.includes('Allow this call?') && shown.includes('Allow always'), shown.slice(-300));
+  rec.check(step, 'the card shows the whole command, every line', shown.includes(CANCELLED_COMMAND), shown.slice(-500));
   await c.abort();
   const settled = await settledRun(api, result.runId, 30_000);
   rec.check(step, 'the run settled as aborted', settled.stopReason === 'aborted', settled);
