@@ -227,6 +227,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.compact': () => compactCommand(ctx),
     'agentls.selectModel': () => selectModel(ctx),
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
+    'agentls.cyclePermissionPreset': () => c.cyclePermissionPreset(),
     'agentls.showSessions': () => showSessions(ctx),
     'agentls.renameSession': () => renameCurrentSession(ctx),
     'agentls.switchBranch': () => switchBranch(c),

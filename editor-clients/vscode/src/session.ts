@@ -31,6 +31,7 @@ import type {
   MessagesResult,
   ModelInfo,
   PermissionOutcome,
+  PermissionPresetInfo,
   PromptResult,
   QueueLists,
   QueueNotification,
@@ -87,6 +88,9 @@ export class SessionController {
   models: ModelInfo[] = [];
   model: string | undefined;
   thinkingLevel: ThinkingLevel = 'off';
+  /** The session's permission preset and every preset in cycle order (`agent/getState`; none from an older server). */
+  permissionPreset: string | undefined;
+  permissionPresets: PermissionPresetInfo[] = [];
   stats: Stats = EMPTY_STATS;
   messageCount = 0;
   /** Role of the transcript's last message (`agent/continue` answers a user or tool result). */
@@ -160,6 +164,7 @@ export class SessionController {
       models: this.models,
       ...(this.model !== undefined ? { model: this.model } : {}),
       thinkingLevel: this.thinkingLevel,
+      ...this.presetHeader(),
       queue: queueItems(this.queue),
       stats: this.stats,
       canContinue: this.canContinue(),
@@ -174,6 +179,13 @@ export class SessionController {
       mcpProblems: this.mcpProblems,
       mcpButton: mcpSummary(this.mcpServers, this.mcpProblems.length),
     };
+  }
+
+  /** The preset and the one after it, for the header's toggle. */
+  private presetHeader(): Pick<Header, 'permissionPreset' | 'nextPermissionPreset'> {
+    const current = this.permissionPresets.find((preset) => preset.id === this.permissionPreset);
+    const next = nextPreset(this.permissionPresets, this.permissionPreset);
+    return current && next ? { permissionPreset: current, nextPermissionPreset: next } : {};
   }
 
   /** The suggestion, unless that attachment is a chip already. */
@@ -658,6 +670,7 @@ export class SessionController {
     this.bashId = undefined;
     this.cwd = undefined;
     this.contextFiles = [];
+    this.permissionPreset = undefined;
     this.permissionsPending = 0;
     this.branchCount = 0;
     this.branch = undefined;
@@ -867,6 +880,22 @@ export class SessionController {
     this.changed();
   }
 
+  /** `agent/setPermissionPreset`: the session's permission preset (`ask`, `acceptEdits`, `plan`, `bypass`). */
+  async setPermissionPreset(preset: string): Promise<void> {
+    const sessionId = await this.ensureSession();
+    this.applyState(await this.rpc.request<StateResult>('agent/setPermissionPreset', { sessionId, preset }));
+    this.changed();
+  }
+
+  /** The next preset in the server's order, after the last one the first (the header's toggle, Shift+Tab); its id. */
+  async cyclePermissionPreset(): Promise<string> {
+    await this.ensureSession();
+    const next = nextPreset(this.permissionPresets, this.permissionPreset);
+    if (!next) throw new Error('This agentls server has no permission presets (agent/setPermissionPreset): update it.');
+    await this.setPermissionPreset(next.id);
+    return next.id;
+  }
+
   async refreshModels(): Promise<void> {
     const params = this.sessionId !== undefined ? { sessionId: this.sessionId } : {};
     const { models } = await this.rpc.request<{ models: ModelInfo[] }>('agent/listModels', params);
@@ -906,6 +935,8 @@ export class SessionController {
     this.queue = queueFrom(state.queue);
     this.cwd = state.cwd;
     this.contextFiles = state.contextFiles;
+    this.permissionPreset = state.permissionPreset;
+    this.permissionPresets = Array.isArray(state.permissionPresets) ? state.permissionPresets : [];
     if (state.isRunning && state.runId !== undefined) this.runId = state.runId;
   }
 
@@ -914,6 +945,12 @@ export class SessionController {
     const stats = this.stats;
     return `${this.model ?? 'no model'} · ↑${formatTokens(stats.input)} ↓${formatTokens(stats.output)} ${formatCost(stats.cost)}`;
   }
+}
+
+/** The preset after `current` in `presets` (cycle order, wrapping); the first when `current` is not one of them. */
+export function nextPreset(presets: readonly PermissionPresetInfo[], current: string | undefined): PermissionPresetInfo | undefined {
+  const index = presets.findIndex((preset) => preset.id === current);
+  return presets[(index + 1) % presets.length];
 }
 
 /** `{context}` when there are attachments (else nothing: a server without editor context still accepts the request). */

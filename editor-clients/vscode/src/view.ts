@@ -15,6 +15,7 @@ import type {
   McpStatus,
   ModelInfo,
   PermissionOutcome,
+  PermissionPresetInfo,
   QueueItem,
   ThinkingLevel,
 } from './protocol';
@@ -190,6 +191,10 @@ export interface Header {
   /** `provider/id` of the session's model. */
   model?: string;
   thinkingLevel: ThinkingLevel;
+  /** The session's permission preset (the header's toggle), absent when the server has none. */
+  permissionPreset?: PermissionPresetInfo;
+  /** The preset the toggle (and Shift+Tab in the prompt box) switches to next. */
+  nextPermissionPreset?: PermissionPresetInfo;
   queue: QueueItem[];
   stats: Stats;
   canContinue: boolean;
@@ -263,6 +268,10 @@ export type FromWebview =
   | { type: 'permission'; toolCallId: string; outcome: PermissionOutcome }
   | { type: 'setModel'; model: string }
   | { type: 'setThinkingLevel'; level: ThinkingLevel }
+  /** The header's preset toggle: the next permission preset (`agent/setPermissionPreset`). */
+  | { type: 'cyclePermissionPreset' }
+  /** The prompt box got (`true`) or lost focus: the context key of Shift+Tab's keybinding. */
+  | { type: 'promptFocus'; focused: boolean }
   /** A pending review's button: open its diff again, accept or reject it. */
   | { type: 'review'; id: number; action: 'show' | 'accept' | 'reject' }
   /** A Copy button: put `text` on the clipboard. */

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentNotification, EventNotification, QueueNotification, SettledNotification } from '../src/protocol';
 import { chipFor } from '../src/attachments';
-import { type AgentRpc, loadedNotice, SessionController } from '../src/session';
+import { type AgentRpc, loadedNotice, nextPreset, SessionController } from '../src/session';
 
 const recording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'edit-run.json'), 'utf8')) as {
   notifications: { method: string; params: unknown }[];
@@ -321,6 +321,54 @@ describe('SessionController', () => {
 const commandsRecording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'bash-compact-run.json'), 'utf8')) as {
   notifications: AgentNotification[];
 };
+
+describe('SessionController: permission presets', () => {
+  const PRESETS = [
+    { id: 'ask', name: 'Ask before edits', description: 'Asks before every edit and command.' },
+    { id: 'acceptEdits', name: 'Accept edits', description: 'Edits run; commands ask.' },
+    { id: 'plan', name: 'Read-only', description: 'Reads only.' },
+    { id: 'bypass', name: 'Bypass permissions', description: 'Everything runs unasked.' },
+  ];
+
+  /** A server with presets: agent/setPermissionPreset answers the state with the new preset. */
+  async function withPresets(): Promise<{ server: FakeServer; c: SessionController }> {
+    let preset = 'acceptEdits';
+    return started((server) => {
+      server.answers['agent/getState'] = () => ({ ...STATE, permissionPreset: preset, permissionPresets: PRESETS });
+      server.answers['agent/setPermissionPreset'] = (p) => {
+        preset = String(p.preset);
+        return { ...STATE, permissionPreset: preset, permissionPresets: PRESETS };
+      };
+    });
+  }
+
+  it("shows the session's preset and the next one in the header", async () => {
+    const { c } = await withPresets();
+    expect(c.header()).toMatchObject({ permissionPreset: PRESETS[1], nextPermissionPreset: PRESETS[2] });
+  });
+
+  it('cycles through the presets in the order of agent/getState, wrapping, with agent/setPermissionPreset', async () => {
+    const { server, c } = await withPresets();
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i++) seen.push(await c.cyclePermissionPreset());
+    expect(seen).toEqual(['plan', 'bypass', 'ask', 'acceptEdits']);
+    expect(server.calls.filter((call) => call.method === 'agent/setPermissionPreset').map((call) => call.params)).toEqual(
+      seen.map((preset) => ({ sessionId: 's1', preset })),
+    );
+    expect(c.header().permissionPreset?.name).toBe('Accept edits');
+  });
+
+  it('shows no toggle, and says so when cycled, with a server without presets', async () => {
+    const { c } = await started();
+    expect(c.header()).not.toHaveProperty('permissionPreset');
+    await expect(c.cyclePermissionPreset()).rejects.toThrow(/no permission presets/);
+  });
+
+  it('nextPreset starts at the first preset when the current one is unknown', () => {
+    expect(nextPreset(PRESETS, 'nope')?.id).toBe('ask');
+    expect(nextPreset([], 'ask')).toBeUndefined();
+  });
+});
 
 describe('SessionController: user commands, compaction, templates', () => {
   it('runs !cmd and !!cmd from the prompt box as agent/bash, whatever the mode', async () => {

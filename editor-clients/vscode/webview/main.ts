@@ -25,6 +25,8 @@ const post = (message: FromWebview): void => vscode.postMessage(message);
 const modelSelect = el('select', { id: 'model', title: 'Model' });
 const thinkingSelect = el('select', { id: 'thinking', title: 'Thinking level' });
 for (const level of THINKING_LEVELS) thinkingSelect.append(el('option', { value: level }, `thinking: ${level}`));
+/** The session's permission preset (Ask before edits, Accept edits, Read-only, Bypass permissions): a click goes to the next. */
+const presetButton = el('button', { id: 'presetButton', class: 'secondary', hidden: '' }, '');
 const historyButton = el(
   'button',
   { id: 'historyButton', class: 'secondary', title: 'The stored sessions of this workspace', 'aria-expanded': 'false' },
@@ -86,7 +88,19 @@ const files = fileCompletion(
 const chips = el('div', { id: 'chips', class: 'chips', hidden: '' });
 
 document.getElementById('app')?.append(
-  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status, mcpButton, branchesButton, historyButton),
+  el(
+    'header',
+    { class: 'bar' },
+    modelSelect,
+    thinkingSelect,
+    presetButton,
+    el('span', { class: 'spacer' }),
+    stats,
+    status,
+    mcpButton,
+    branchesButton,
+    historyButton,
+  ),
   contextLine,
   banner,
   mcpMenu,
@@ -153,6 +167,8 @@ function applyHeader(next: Header): void {
   contextLine.textContent = `Context: ${next.contextFiles.map((file) => relativePath(file, next.cwd)).join(', ')}`;
   contextLine.title = `Project instructions in the system prompt:\n${next.contextFiles.join('\n')}`;
   applyQueue(next.queue);
+  // the permission preset
+  applyPreset(next);
   // the session's branches
   branchesButton.hidden = next.branches < 2;
   branchesButton.textContent = `Branches (${next.branches})`;
@@ -171,6 +187,18 @@ function applyHeader(next: Header): void {
     ? 'Steer the agent, or queue a follow-up…'
     : 'Ask the agent… (!cmd runs a command, / a template or skill, @ attaches a file)';
   applyComposer();
+}
+
+/** The preset toggle: the preset's name, what it means and which comes next in its tooltip; hidden without presets. */
+function applyPreset(next: Header): void {
+  const preset = next.permissionPreset;
+  presetButton.hidden = preset === undefined;
+  if (!preset) return;
+  presetButton.textContent = preset.name;
+  presetButton.dataset.preset = preset.id;
+  presetButton.title =
+    `Permission preset: ${preset.name}. ${preset.description}\n` +
+    `Click, or Shift+Tab in the prompt box (Agent: Cycle Permission Preset): ${next.nextPermissionPreset?.name ?? preset.name}`;
 }
 
 // --- the queue: each item edited in place (agent/editQueueItem) and moved (agent/moveQueueItem)
@@ -475,6 +503,7 @@ historyButton.addEventListener('click', () => {
   showHistory(open);
 });
 branchesButton.addEventListener('click', () => post({ type: 'switchBranch' }));
+presetButton.addEventListener('click', () => post({ type: 'cyclePermissionPreset' }));
 historyClose.addEventListener('click', () => showHistory(false));
 
 function applyRows(rows: readonly Row[], reset: boolean): void {
@@ -518,6 +547,8 @@ function promptChanged(): void {
 }
 
 prompt.value = vscode.getState()?.prompt ?? '';
+prompt.addEventListener('focus', () => post({ type: 'promptFocus', focused: true }));
+prompt.addEventListener('blur', () => post({ type: 'promptFocus', focused: false }));
 prompt.addEventListener('input', promptChanged);
 // the cursor moved: the `/` word under it may have changed
 prompt.addEventListener('click', () => {
@@ -532,6 +563,11 @@ prompt.addEventListener('keyup', (event) => {
 });
 prompt.addEventListener('keydown', (event) => {
   if (completion.handleKey(event) || files.handleKey(event)) {
+    event.preventDefault();
+    return;
+  }
+  // Shift+Tab: the next permission preset (the keybinding of Agent: Cycle Permission Preset); the focus stays here
+  if (event.key === 'Tab' && event.shiftKey && header?.permissionPreset) {
     event.preventDefault();
     return;
   }
