@@ -56,13 +56,11 @@ import {
 } from './queue';
 import { Transcript } from './transcript';
 import { branchOutcome, entryBefore, findUserMessage } from './tree';
-import type { Chip, Header, McpServerView, PermissionChoice, ReviewInfo, RunStatus, Stats } from './view';
+import type { Chip, Header, McpServerView, PermissionChoice, ReviewInfo, RunStatus, Stats, SubmitMode } from './view';
 
 export interface AgentRpc {
   request<R>(method: string, params: object): Promise<R>;
 }
-
-export type SubmitMode = 'prompt' | 'steer' | 'followUp';
 
 /** What a cancellation token offers (vscode's and the language client's tokens fit). */
 export interface CancellationSignal {
@@ -712,9 +710,11 @@ export class SessionController {
   // --- runs and queue ----------------------------------------------------------------------
 
   /**
-   * The prompt box: `!cmd` / `!!cmd` runs a command; else a prompt when idle, while a run
-   * goes steering or a follow-up. A prompt, steer or follow-up takes the chips along as
-   * `context`; once it is accepted they leave the box (chips added meanwhile stay).
+   * The prompt box: `!cmd` / `!!cmd` runs a command; else a prompt when idle, while a run goes
+   * steering (`steer`, Enter) or a follow-up (`followUp`, Alt+Enter). One `agent/prompt` with
+   * that `whenBusy`, so the server decides whether the session is busy (the panel may be a
+   * moment behind). It takes the chips along as `context`; once it is accepted they leave
+   * the box (chips added meanwhile stay).
    */
   async submit(text: string, mode: SubmitMode): Promise<void> {
     if (text.trim() === '') return;
@@ -724,24 +724,21 @@ export class SessionController {
       return;
     }
     const chips = this.attachments;
-    const context = chips.map((chip) => chip.attachment);
-    if (mode === 'steer') await this.steer(text, context);
-    else if (mode === 'followUp') await this.followUp(text, context);
-    else await this.prompt(text, context);
+    await this.prompt(text, chips.map((chip) => chip.attachment), mode);
     if (chips.length > 0) {
       this.attachments = withoutSent(this.attachments, chips);
       this.changed();
     }
   }
 
-  /** `agent/prompt`; if the session turned out busy the text is queued as a follow-up. */
-  async prompt(text: string, context: readonly Attachment[] = []): Promise<PromptResult> {
+  /** `agent/prompt`; if the session is busy the text is queued as `whenBusy` says (default: steering, as Enter). */
+  async prompt(text: string, context: readonly Attachment[] = [], whenBusy: SubmitMode = 'steer'): Promise<PromptResult> {
     const sessionId = await this.ensureSession();
     const result = await this.rpc.request<PromptResult>('agent/prompt', {
       sessionId,
       text,
       ...withContext(context),
-      whenBusy: 'followUp',
+      whenBusy,
     });
     if (result.runId !== undefined && !this.settled.some((s) => s.runId === result.runId)) {
       this.runId = result.runId;

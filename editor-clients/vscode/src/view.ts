@@ -113,6 +113,13 @@ export interface PermissionChoice {
   label: string;
 }
 
+/**
+ * How the prompt box's text goes (`agent/prompt`'s `whenBusy`): `steer` (Enter) is a prompt when
+ * the agent is idle, else delivered after its current turn; `followUp` (Alt+Enter) is a prompt
+ * when idle, else delivered when the agent would otherwise stop.
+ */
+export type SubmitMode = 'steer' | 'followUp';
+
 export type RunStatus = 'idle' | 'running' | 'permission' | 'review';
 
 /** The session's figures, as Pi's footer shows them. */
@@ -238,7 +245,7 @@ export type ToWebview =
 /** Webview -> extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'submit'; text: string; mode: 'prompt' | 'steer' | 'followUp' }
+  | { type: 'submit'; text: string; mode: SubmitMode }
   | { type: 'abort' }
   | { type: 'abortBash' }
   /** The prompt box starts with `/`: send the templates and skills (`commands`). */

@@ -119,16 +119,26 @@ describe('SessionController', () => {
     expect(c.header().queue).toEqual([]);
   });
 
-  it('sends the prompt box text as prompt, steer or follow-up', async () => {
+  it('sends the prompt box text as one agent/prompt whose whenBusy is Enter\'s steer or Alt+Enter\'s follow-up', async () => {
     const { server, c } = await started();
-    await c.submit('one', 'prompt');
-    await c.submit('two', 'steer');
+    await c.submit('one', 'steer');
+    await c.submit('two', 'followUp');
     await c.submit('   ', 'steer');
-    const sent = server.calls.filter((call) => ['agent/prompt', 'agent/steer'].includes(call.method));
+    const sent = server.calls.filter((call) => ['agent/prompt', 'agent/steer', 'agent/followUp'].includes(call.method));
     expect(sent).toEqual([
-      { method: 'agent/prompt', params: { sessionId: 's1', text: 'one', whenBusy: 'followUp' } },
-      { method: 'agent/steer', params: { sessionId: 's1', text: 'two' } },
+      { method: 'agent/prompt', params: { sessionId: 's1', text: 'one', whenBusy: 'steer' } },
+      { method: 'agent/prompt', params: { sessionId: 's1', text: 'two', whenBusy: 'followUp' } },
     ]);
+  });
+
+  it('steers a session the panel still thinks idle (the server decides, Enter steers)', async () => {
+    const { server, c } = await started((s) => {
+      s.answers['agent/prompt'] = () => ({ queued: 'q7' });
+    });
+    expect(c.isRunning).toBe(false);
+    await c.submit('stop and use pytest', 'steer');
+    expect(server.calls.at(-1)).toEqual({ method: 'agent/prompt', params: { sessionId: 's1', text: 'stop and use pytest', whenBusy: 'steer' } });
+    expect(c.isRunning).toBe(false); // queued, no run of its own
   });
 
   it('removes a queued item at once and returns its text', async () => {
@@ -373,7 +383,7 @@ describe('SessionController: permission presets', () => {
 describe('SessionController: user commands, compaction, templates', () => {
   it('runs !cmd and !!cmd from the prompt box as agent/bash, whatever the mode', async () => {
     const { server, c } = await started();
-    await c.submit('!ls -la', 'prompt');
+    await c.submit('!ls -la', 'steer');
     c.handleNotification({ method: 'agent/bashEnd', params: { sessionId: 's1', bashId: 'bash-1', message: {
       role: 'bashExecution', command: 'ls -la', output: '', exitCode: 0, cancelled: false, truncated: false, timestamp: 1,
     } } });
@@ -390,7 +400,7 @@ describe('SessionController: user commands, compaction, templates', () => {
     await c.bash('sleep 9', false);
     expect(c.header()).toMatchObject({ bashRunning: true, status: 'idle' });
     expect(c.transcript.rows).toMatchObject([{ kind: 'bash', id: 'bash:bash-1', command: 'sleep 9', status: 'running' }]);
-    await expect(c.submit('!ls', 'prompt')).rejects.toThrow('A command is already running');
+    await expect(c.submit('!ls', 'steer')).rejects.toThrow('A command is already running');
     expect(await c.abortBash()).toBe(true);
     expect(server.calls.at(-1)).toEqual({ method: 'agent/abortBash', params: { sessionId: 's1' } });
     c.handleNotification({ method: 'agent/bashEnd', params: { sessionId: 's1', bashId: 'bash-1', message: {
@@ -474,14 +484,14 @@ describe('SessionController: user commands, compaction, templates', () => {
     c.addAttachment(readme);
     c.addAttachment(readme);
     expect(c.header().attachments.map((chip) => chip.label)).toEqual(['calc.py:3-4', 'README.md']);
-    await c.submit('!ls', 'prompt'); // a command takes no attachments
+    await c.submit('!ls', 'steer'); // a command takes no attachments
     expect(c.header().attachments).toHaveLength(2);
-    await c.submit('why?', 'prompt');
+    await c.submit('why?', 'steer');
     expect(server.calls.find((call) => call.method === 'agent/prompt')?.params).toEqual({
       sessionId: 's1',
       text: 'why?',
       context: [sel.attachment, readme.attachment],
-      whenBusy: 'followUp',
+      whenBusy: 'steer',
     });
     expect(c.header().attachments).toEqual([]);
     c.addAttachment(readme);
@@ -489,10 +499,10 @@ describe('SessionController: user commands, compaction, templates', () => {
     c.addAttachment(sel);
     c.removeAttachment(0);
     await c.submit('later', 'followUp');
-    const queued = server.calls.filter((call) => ['agent/steer', 'agent/followUp'].includes(call.method));
+    const queued = server.calls.filter((call) => call.method === 'agent/prompt').slice(1);
     expect(queued.map((call) => call.params)).toEqual([
-      { sessionId: 's1', text: 'steer', context: [readme.attachment] },
-      { sessionId: 's1', text: 'later' },
+      { sessionId: 's1', text: 'steer', context: [readme.attachment], whenBusy: 'steer' },
+      { sessionId: 's1', text: 'later', whenBusy: 'followUp' },
     ]);
   });
 
@@ -502,7 +512,7 @@ describe('SessionController: user commands, compaction, templates', () => {
       throw new Error('context[0]: not a file');
     };
     c.addAttachment(chipFor({ type: 'file', uri: 'file:///elsewhere/x' }, '/elsewhere/x'));
-    await expect(c.submit('hi', 'prompt')).rejects.toThrow('context[0]');
+    await expect(c.submit('hi', 'steer')).rejects.toThrow('context[0]');
     expect(c.header().attachments).toHaveLength(1);
   });
 

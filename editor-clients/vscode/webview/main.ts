@@ -4,9 +4,9 @@
  */
 
 import { modelLabels, relativePath } from '../src/format';
-import { parsePromptInput } from '../src/promptInput';
+import { composerLabels, enterMode, parsePromptInput } from '../src/promptInput';
 import { type PermissionOutcome, type QueueItem, THINKING_LEVELS } from '../src/protocol';
-import type { FromWebview, Header, Row, SessionEntry, ToWebview } from '../src/view';
+import type { FromWebview, Header, Row, SessionEntry, SubmitMode, ToWebview } from '../src/view';
 import { commandCompletion, fileCompletion } from './completion';
 import { el, renderRow, renderStats } from './render';
 
@@ -355,24 +355,15 @@ function applyChips(next: Header): void {
 /** The buttons and the hint for the box's text: a prompt, or a command (`!cmd`, `!!cmd`). */
 function applyComposer(): void {
   const busy = running();
-  const input = parsePromptInput(prompt.value);
-  const bash = input.kind === 'bash';
+  const bash = parsePromptInput(prompt.value).kind === 'bash';
   prompt.classList.toggle('bash-mode', bash);
-  send.textContent = bash ? 'Run' : busy ? 'Steer' : 'Send';
-  send.title = bash
-    ? 'Run the command in the session folder (Enter)'
-    : busy
-      ? 'Deliver after the current turn (Enter)'
-      : 'Send the prompt (Enter)';
+  const labels = composerLabels(prompt.value, busy, header?.bashRunning === true);
+  send.textContent = labels.send;
+  send.title = labels.sendTitle;
   followUp.hidden = !busy || bash;
-  followUp.title = 'Deliver when the agent would otherwise stop (Alt+Enter)';
+  followUp.title = 'Queue a follow-up: delivered when the agent would otherwise stop (Alt+Enter)';
   abort.hidden = !busy;
-  if (header?.bashRunning) hint.textContent = 'Escape stops the command';
-  else if (bash) {
-    hint.textContent = input.excludeFromContext
-      ? 'Enter runs it · not sent to the model'
-      : 'Enter runs it · the model sees its output';
-  } else hint.textContent = busy ? 'Enter steers · Alt+Enter follows up' : 'Enter sends · Shift+Enter new line';
+  hint.textContent = labels.hint;
 }
 
 // --- the MCP servers ---------------------------------------------------------------------
@@ -530,11 +521,11 @@ function applyRows(rows: readonly Row[], reset: boolean): void {
 
 // --- input ---------------------------------------------------------------------------------
 
-function submit(mode: 'auto' | 'followUp'): void {
+/** Send the box's text: `steer` (Enter, Send) runs it or, while the agent works, steers; `followUp` (Alt+Enter) queues it for the end. */
+function submit(mode: SubmitMode): void {
   const text = prompt.value;
   if (text.trim() === '') return;
-  const busy = running();
-  post({ type: 'submit', text, mode: busy ? (mode === 'followUp' ? 'followUp' : 'steer') : 'prompt' });
+  post({ type: 'submit', text, mode });
   prompt.value = '';
   promptChanged();
 }
@@ -576,9 +567,10 @@ prompt.addEventListener('keydown', (event) => {
     post({ type: 'abortBash' });
     return;
   }
-  if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+  const mode = enterMode(event); // Shift+Enter: a new line
+  if (mode === undefined) return;
   event.preventDefault();
-  submit(event.altKey ? 'followUp' : 'auto');
+  submit(mode);
 });
 /** Put `text` in the prompt box (after what is there already) and focus it. */
 function putInPrompt(text: string): void {
@@ -631,7 +623,7 @@ transcript.addEventListener('click', (event) => {
     post({ type: 'permission', toolCallId, outcome: answer.dataset.outcome as PermissionOutcome });
   }
 });
-send.addEventListener('click', () => submit('auto'));
+send.addEventListener('click', () => submit('steer'));
 followUp.addEventListener('click', () => submit('followUp'));
 abort.addEventListener('click', () => post({ type: 'abort' }));
 cont.addEventListener('click', () => post({ type: 'continue' }));

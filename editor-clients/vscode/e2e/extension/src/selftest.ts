@@ -967,7 +967,7 @@ async function diagnostics(api: AgentExtension, rec: Recorder, folder: string): 
     title: `The problems of ${BROKEN}`,
   });
   const next = nextSettled(api);
-  await c.submit(DIAGNOSTICS_PROMPT, 'prompt');
+  await c.submit(DIAGNOSTICS_PROMPT, 'steer');
   await waitFor(api, () => next() !== undefined, 60_000, 'the run that calls the diagnostics tool');
   rec.check(step, 'the run settled with stop', next()?.stopReason === 'stop', next());
   const infos = attachmentInfos(await contextMessage(api, DIAGNOSTICS_PROMPT));
