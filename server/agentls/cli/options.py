@@ -10,11 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentls.data import DEMO_SCRIPT
 from agentls.protocol import ModelRef
 from agentls.terminal_text import json_line
-
-DEMO_SCRIPT = Path(__file__).parent.parent / "data" / "demo-script.json"
-"""The faux script of ``--demo``: it reads ``README.md`` of the folder, then answers."""
 
 TOOL_NAMES = ("read", "write", "edit", "ls", "find", "grep", "bash", "diagnostics")
 """What ``--allow`` takes, besides MCP tools (``mcp__SERVER__TOOL``, ``mcp__SERVER__*``)."""
