@@ -18,8 +18,6 @@ import type { SessionController } from './session';
 import type { FromWebview, ToWebview } from './view';
 
 export const VIEW_ID = 'agentls.panel';
-/** The context key set while the panel's prompt box has focus (Shift+Tab's keybinding: the next permission preset). */
-export const PROMPT_FOCUS_CONTEXT = 'agentls.promptFocused';
 const FLUSH_MS = 40;
 
 export interface PanelActions {
@@ -196,9 +194,6 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
         break;
       case 'cyclePermissionPreset':
         void this.actions.run(() => c.cyclePermissionPreset());
-        break;
-      case 'promptFocus':
-        void vscode.commands.executeCommand('setContext', PROMPT_FOCUS_CONTEXT, message.focused);
         break;
       case 'review':
         void this.actions.review(message.id, message.action);

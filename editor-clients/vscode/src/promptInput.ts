@@ -25,13 +25,24 @@ export function parsePromptInput(text: string): PromptInput {
   return { kind: 'prompt', text };
 }
 
+export interface PromptKey {
+  key: string;
+  shiftKey: boolean;
+  altKey: boolean;
+  ctrlKey?: boolean;
+  metaKey?: boolean;
+  isComposing?: boolean;
+}
+
 /**
- * What a key press in the prompt box sends: Enter `steer` (a prompt when the agent is idle,
- * else delivered after its current turn), Alt+Enter `followUp` (a prompt when idle, else
- * delivered when the agent would otherwise stop); `undefined` for any other key, and for
+ * What a key press in the prompt box does: Enter sends `steer` (a prompt when the agent is
+ * idle, else delivered after its current turn), Alt+Enter `followUp` (a prompt when idle,
+ * else delivered when the agent would otherwise stop), Shift+Tab `cyclePreset` (the next
+ * permission preset, when the session has presets); `undefined` for any other key, for
  * Shift+Enter (a new line) and Enter while an input method is composing.
  */
-export function enterMode(key: { key: string; shiftKey: boolean; altKey: boolean; isComposing?: boolean }): SubmitMode | undefined {
+export function promptKeyAction(key: PromptKey, hasPresets: boolean): SubmitMode | 'cyclePreset' | undefined {
+  if (key.key === 'Tab') return key.shiftKey && !key.altKey && !key.ctrlKey && !key.metaKey && hasPresets ? 'cyclePreset' : undefined;
   if (key.key !== 'Enter' || key.shiftKey || key.isComposing) return undefined;
   return key.altKey ? 'followUp' : 'steer';
 }

@@ -277,8 +277,6 @@ export type FromWebview =
   | { type: 'setThinkingLevel'; level: ThinkingLevel }
   /** The header's preset toggle: the next permission preset (`agent/setPermissionPreset`). */
   | { type: 'cyclePermissionPreset' }
-  /** The prompt box got (`true`) or lost focus: the context key of Shift+Tab's keybinding. */
-  | { type: 'promptFocus'; focused: boolean }
   /** A pending review's button: open its diff again, accept or reject it. */
   | { type: 'review'; id: number; action: 'show' | 'accept' | 'reject' }
   /** A Copy button: put `text` on the clipboard. */

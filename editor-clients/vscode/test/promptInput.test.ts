@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyCompletion, composerLabels, enterMode, filterCommands, parsePromptInput, slashQuery } from '../src/promptInput';
+import { applyCompletion, composerLabels, filterCommands, parsePromptInput, type PromptKey, promptKeyAction, slashQuery } from '../src/promptInput';
 import type { CommandInfo } from '../src/protocol';
 
 describe('parsePromptInput', () => {
@@ -85,7 +85,7 @@ describe('applyCompletion', () => {
 });
 
 describe('Enter in the prompt box (one default in every client)', () => {
-  const key = (over: Partial<{ key: string; shiftKey: boolean; altKey: boolean; isComposing: boolean }> = {}) => ({
+  const key = (over: Partial<PromptKey> = {}): PromptKey => ({
     key: 'Enter',
     shiftKey: false,
     altKey: false,
@@ -94,11 +94,18 @@ describe('Enter in the prompt box (one default in every client)', () => {
   });
 
   it('Enter steers, Alt+Enter queues a follow-up, Shift+Enter is a new line', () => {
-    expect(enterMode(key())).toBe('steer');
-    expect(enterMode(key({ altKey: true }))).toBe('followUp');
-    expect(enterMode(key({ shiftKey: true }))).toBeUndefined();
-    expect(enterMode(key({ isComposing: true }))).toBeUndefined();
-    expect(enterMode(key({ key: 'a' }))).toBeUndefined();
+    expect(promptKeyAction(key(), true)).toBe('steer');
+    expect(promptKeyAction(key({ altKey: true }), true)).toBe('followUp');
+    expect(promptKeyAction(key({ shiftKey: true }), true)).toBeUndefined();
+    expect(promptKeyAction(key({ isComposing: true }), true)).toBeUndefined();
+    expect(promptKeyAction(key({ key: 'a' }), true)).toBeUndefined();
+  });
+
+  it('Shift+Tab switches to the next permission preset, when the session has presets', () => {
+    expect(promptKeyAction(key({ key: 'Tab', shiftKey: true }), true)).toBe('cyclePreset');
+    expect(promptKeyAction(key({ key: 'Tab', shiftKey: true }), false)).toBeUndefined();
+    expect(promptKeyAction(key({ key: 'Tab' }), true)).toBeUndefined();
+    expect(promptKeyAction(key({ key: 'Tab', shiftKey: true, ctrlKey: true }), true)).toBeUndefined();
   });
 
   it('the hint says so while the agent works, and the Send button is Steer', () => {

@@ -4,7 +4,7 @@
  */
 
 import { modelLabels, relativePath } from '../src/format';
-import { composerLabels, enterMode, parsePromptInput } from '../src/promptInput';
+import { composerLabels, parsePromptInput, promptKeyAction } from '../src/promptInput';
 import { type PermissionOutcome, type QueueItem, THINKING_LEVELS } from '../src/protocol';
 import type { FromWebview, Header, Row, SessionEntry, SubmitMode, ToWebview } from '../src/view';
 import { commandCompletion, fileCompletion } from './completion';
@@ -538,8 +538,6 @@ function promptChanged(): void {
 }
 
 prompt.value = vscode.getState()?.prompt ?? '';
-prompt.addEventListener('focus', () => post({ type: 'promptFocus', focused: true }));
-prompt.addEventListener('blur', () => post({ type: 'promptFocus', focused: false }));
 prompt.addEventListener('input', promptChanged);
 // the cursor moved: the `/` word under it may have changed
 prompt.addEventListener('click', () => {
@@ -557,20 +555,17 @@ prompt.addEventListener('keydown', (event) => {
     event.preventDefault();
     return;
   }
-  // Shift+Tab: the next permission preset (the keybinding of Agent: Cycle Permission Preset); the focus stays here
-  if (event.key === 'Tab' && event.shiftKey && header?.permissionPreset) {
-    event.preventDefault();
-    return;
-  }
   if (event.key === 'Escape' && header?.bashRunning) {
     event.preventDefault();
     post({ type: 'abortBash' });
     return;
   }
-  const mode = enterMode(event); // Shift+Enter: a new line
-  if (mode === undefined) return;
+  // Shift+Enter: a new line; Shift+Tab: the next permission preset (the focus stays here)
+  const action = promptKeyAction(event, header?.permissionPreset !== undefined);
+  if (action === undefined) return;
   event.preventDefault();
-  submit(mode);
+  if (action === 'cyclePreset') post({ type: 'cyclePermissionPreset' });
+  else submit(action);
 });
 /** Put `text` in the prompt box (after what is there already) and focus it. */
 function putInPrompt(text: string): void {
