@@ -49,6 +49,7 @@ from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import Choice, permission_choices
 from agentls.cli.printer import Transcript, human_seconds
+from agentls.cli.session_ids import stored_session
 from agentls.client import AgentClient, AgentClientError, Notification
 from agentls.protocol import ModelRef
 from agentls.terminal_text import visible, visible_text
@@ -56,7 +57,7 @@ from agentls.terminal_text import visible, visible_text
 BUILTINS = {
     "compact": "summarise the conversation so far (optional: what to focus on)",
     "model": "list the models, or switch: /model PROVIDER/ID",
-    "sessions": "list this folder's sessions, or resume one: /sessions ID",
+    "sessions": "pick one of this folder's sessions, or resume one: /sessions ID (or its start)",
     "new": "start a new session",
     "rewind": "list your messages, or go back to before one: /rewind N [keep-files] [force] [summarize]",
     "fork": "a new session with the history before one of your messages: /fork N",
@@ -191,8 +192,10 @@ class Chat:
         if app is not None:
             app.invalidate()
 
-    async def open_session(self, session_id: str | None = None) -> None:
-        if session_id:
+    async def open_session(self, typed: str | None = None) -> None:
+        """A new session, or the stored one whose id is or starts with ``typed``."""
+        if typed:
+            session_id = await stored_session(self.client, typed)
             loaded = await self.client.load_session(session_id)
             self.session_id = session_id
             messages = (await self.client.get_messages(session_id)).messages
@@ -407,7 +410,7 @@ class Chat:
             ago = human_seconds(max(0.0, time.time() - info.updated_at / 1000))
             title = info.title or ""
             self.note(f"{mark} {info.session_id}  {info.message_count:>3} messages · {ago} ago  {title}")
-        self.note("/sessions ID resumes one")
+        self.note("/sessions ID (or its start) resumes one")
 
     # --- the session tree ----------------------------------------------------------------
 
