@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+from tests.server.conftest import tool_call, write_faux_script
 from tests.terminal.conftest import Pane
 from tests.terminal.test_terminal import workspace
 
@@ -76,5 +77,47 @@ def test_sessions_are_resumed_by_the_start_of_their_id(pane: Pane, tmp_path: Pat
     screen = pane.wait_for(f"resumed session {SECOND} · 2 messages")
     assert "The second answer." in screen
     pane.wait_for(" · abc20000 · ")  # the status line: the chat goes on in that session
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")
+
+
+def status_row(pane: Pane) -> tuple[int, list[str]]:
+    """The index of the input line's row among the pane's rows, and the rows."""
+    rows = pane.rows()
+    return max(index for index, row in enumerate(rows) if row.startswith("›")), rows
+
+
+def test_at_80x24_the_status_line_is_under_the_input_and_fits_the_width(pane: Pane, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    output = "a line of output long enough to fill most of the status line by itself " * 2
+    call = tool_call("b1", "bash", {"command": f"echo '{output}'; sleep 30"})
+    script = write_faux_script(
+        tmp_path / "faux.json", [{"content": [call], "stopReason": "toolUse"}, {"content": "Stopped."}]
+    )
+    pane.start(
+        ["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")],
+        folder,
+        width=80,
+        height=24,
+    )
+    pane.wait_for("/help for the keys")
+    pane.wait_for("faux/faux-1 · ")
+    index, rows = status_row(pane)
+    assert rows[index + 1].startswith(" faux/faux-1 · "), (
+        "no empty rows kept between the input and the status line"
+    )
+    assert all(not row.strip() for row in rows[index + 2 :])
+    pane.type("run it")
+    pane.wait_for("allow? [o]nce")
+    pane.keys("o")
+    pane.wait_for(" bash: a line of output")  # the status line shows the command's last line
+    pane.type("and then stop")
+    pane.wait_for("1 queued")
+    index, rows = status_row(pane)
+    status = rows[index + 1]
+    assert status.rstrip().endswith("1 queued") or "· 1 queued · " in status, status
+    assert len(status.rstrip()) <= 80
+    pane.keys("C-c")
+    pane.wait_for("· aborted")
     pane.keys("C-d")
     pane.wait_for("[exited 0]")

@@ -38,9 +38,10 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, to_filter
 from prompt_toolkit.formatted_text import FormattedText
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
@@ -50,6 +51,7 @@ from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import Choice, permission_choices
 from agentls.cli.printer import Transcript, human_seconds
 from agentls.cli.session_ids import stored_session
+from agentls.cli.status_line import Part, cut, fitted
 from agentls.client import AgentClient, AgentClientError, Notification
 from agentls.protocol import ModelRef
 from agentls.terminal_text import visible, visible_text
@@ -98,6 +100,9 @@ def message_text(message: dict[str, Any]) -> str:
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits."""
 
+SHORT_OUTPUT = 40
+"""Cells of a running tool's last output line that the status line keeps when the whole line is too long."""
+
 PERMISSION_KEYS = {"o": "o", "y": "o", "a": "a", "s": "s", "t": "t", "r": "r", "n": "r"}
 """The keys that answer a question: each stands for a key of :func:`permission_choices`."""
 
@@ -108,11 +113,16 @@ class SlashCompleter(Completer):
     def __init__(self, chat: Chat) -> None:
         self.chat = chat
 
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+    @staticmethod
+    def wants(document: Document) -> bool:
+        """Whether the text before the cursor is a command being typed."""
         text = document.text_before_cursor
-        if not text.startswith("/") or " " in text:
+        return text.startswith("/") and " " not in text
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        if not self.wants(document):
             return
-        typed = text[1:]
+        typed = document.text_before_cursor[1:]
         for name, meta in [*BUILTINS.items(), *self.chat.commands]:
             if name.startswith(typed):
                 yield Completion(name, start_position=-len(typed), display_meta=meta)
@@ -577,26 +587,44 @@ class Chat:
         return FormattedText([("bold ansicyan", "› ")])
 
     def toolbar(self) -> FormattedText:
+        """The status line under the input: what runs (or is asked), the model and the session."""
+        app = get_app_or_none()
+        width = (app.output.get_size().columns if app is not None else 80) - 1
+        return FormattedText([("", " " + fitted(self.status_parts(), width))])
+
+    def status_parts(self) -> list[Part]:
         if self.question is not None:
-            return FormattedText([("", visible(f" {self.question[0].title}", newlines=False))])
+            return [Part((visible(self.question[0].title, newlines=False),))]
         if self.busy or self.bash_running:
             spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[int(time.monotonic() * 10) % 10]
-            if self.compacting:
-                what = "compacting"
-            elif self.transcript.calls:
-                call = next(iter(self.transcript.calls.values()))
-                last = call.output.strip().splitlines()[-1:] if call.output.strip() else []
-                what = visible(f"{call.name}" + (f": {last[0][:60]}" if last else ""), newlines=False)
-            elif self.bash_running:
-                what = "running your command"
-            else:
-                what = "working"
-            seconds = human_seconds(time.monotonic() - self.run_started) if self.run_started else ""
-            queued = f" · {self.queued} queued" if self.queued else ""
-            keys = "Enter steers · Alt+Enter follow-up · Ctrl+C aborts"
-            return FormattedText([("", f" {spinner} {what} {seconds}{queued} · {keys}")])
-        usage = self.transcript.usage
-        return FormattedText([("", f" {usage.model or ''} · {self.session_id[:8]} · /help")])
+            seconds = f" {human_seconds(time.monotonic() - self.run_started)}" if self.run_started else ""
+            doing = [f"{spinner} {form}{seconds}" for form in self.activity()]
+            queued = f"{self.queued} queued" if self.queued else ""
+            return [
+                Part(tuple(doing), rank=1),
+                Part((queued,), rank=2),
+                Part(("Enter steers · Alt+Enter follow-up · Ctrl+C aborts", "Alt+Enter: follow-up", "")),
+            ]
+        model = self.transcript.usage.model or ""
+        return [
+            Part((model, model.partition("/")[2] or model), rank=3),
+            Part((self.session_id[:8], "")),
+            Part(("/help", ""), rank=1),
+        ]
+
+    def activity(self) -> list[str]:
+        """What runs now, in the forms the status line may show it (longest first)."""
+        if self.compacting:
+            return ["compacting"]
+        if self.transcript.calls:
+            call = next(iter(self.transcript.calls.values()))
+            name = visible(call.name, newlines=False)
+            last = call.output.strip().splitlines()[-1:] if call.output.strip() else []
+            if not last:
+                return [name]
+            line = visible(last[0], newlines=False)
+            return [f"{name}: {line}", f"{name}: {cut(line, SHORT_OUTPUT)}", name]
+        return ["running your command" if self.bash_running else "working"]
 
     def key_bindings(self) -> KeyBindings:
         bindings = KeyBindings()
@@ -632,15 +660,25 @@ class Chat:
         return bindings
 
     async def loop(self) -> None:
+        completer = SlashCompleter(self)
+        # Rows for the menu are kept under the input only while something is being completed.
+        completing = Condition(
+            lambda: self.prompt is not None and completer.wants(self.prompt.default_buffer.document)
+        )
         self.prompt = PromptSession(
             message=self.message,
             bottom_toolbar=self.toolbar,
-            completer=SlashCompleter(self),
-            complete_while_typing=True,
+            completer=completer,
+            complete_while_typing=completing,
             key_bindings=self.key_bindings(),
             refresh_interval=0.1,
             erase_when_done=True,
         )
+        buffer = self.prompt.default_buffer
+        for window in self.prompt.app.layout.find_all_windows():
+            if isinstance(window.content, BufferControl) and window.content.buffer is buffer:
+                # the input takes the rows its text needs: the status line stays right under it
+                window.dont_extend_height = to_filter(True)
         while not self.quit:
             default, self.next_text = self.next_text, ""
             text = await self.prompt.prompt_async(default=default)
