@@ -55,6 +55,9 @@ def store_session(data: Path, session_id: str, cwd: Path, prompt: str, answer: s
     (folder / f"{session_id}.jsonl").write_text(lines, encoding="utf-8")
 
 
+SHIFT_ENTER_CSI_U = ("1b", "5b", "31", "33", "3b", "32", "75")
+"""``ESC [ 13 ; 2 u``, in hex for ``tmux send-keys -H``."""
+
 FIRST = "abc1" + "0" * 28
 SECOND = "abc2" + "0" * 28
 THIRD = "def0" + "0" * 28
@@ -119,5 +122,41 @@ def test_at_80x24_the_status_line_is_under_the_input_and_fits_the_width(pane: Pa
     assert len(status.rstrip()) <= 80
     pane.keys("C-c")
     pane.wait_for("· aborted")
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")
+
+
+def test_ctrl_j_and_shift_enter_write_a_newline_enter_sends_and_alt_enter_follows_up(
+    pane: Pane, tmp_path: Path
+) -> None:
+    folder = workspace(tmp_path)
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [{"content": "A slow answer, long enough to type during it. " * 6}, {"content": "Followed up."}],
+        tokens_per_second=20,
+        token_size=(1, 1),
+    )
+    data = tmp_path / "data"
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(data)], folder)
+    pane.wait_for("/help for the keys")
+    pane.keys("first line", literal=True)
+    pane.keys("C-j")
+    pane.keys("second line", literal=True)
+    pane.keys("-H", *SHIFT_ENTER_CSI_U)  # Shift+Enter from a terminal that reports it apart
+    pane.keys("third line", literal=True)
+    pane.wait_for("› first line\n  second line\n  third line")
+    pane.keys("Enter")
+    pane.wait_for("Enter steers")  # one prompt of three lines is running
+    pane.keys("and then this", literal=True)
+    pane.keys("M-Enter")
+    pane.wait_for("queued (follow-up): and then this")
+    pane.wait_for("Followed up.")
+    stored = next((data / "sessions").glob("*.jsonl")).read_text(encoding="utf-8")
+    prompts = [
+        entry["message"]["content"][0]["text"]
+        for entry in map(json.loads, stored.splitlines())
+        if entry.get("type") == "message" and entry["message"]["role"] == "user"
+    ]
+    assert prompts == ["first line\nsecond line\nthird line", "and then this"]
     pane.keys("C-d")
     pane.wait_for("[exited 0]")

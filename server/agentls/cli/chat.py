@@ -3,7 +3,8 @@
 The input line (prompt_toolkit) stays at the bottom while the transcript scrolls above it:
 
 - Enter sends a prompt; while a run is going it steers (delivered after the current turn);
-  Alt+Enter queues a follow-up (delivered when the agent would stop).
+  Alt+Enter queues a follow-up (delivered when the agent would stop). Ctrl+J writes a newline
+  (so does Shift+Enter in a terminal that tells it apart from Enter).
 - Ctrl+C aborts the run (or the user's command), clears the line when idle, and quits when
   pressed twice; Ctrl+D on an empty line quits.
 - ``!cmd`` runs the user's own command (``!!cmd`` keeps its output from the model).
@@ -40,12 +41,13 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, to_filter
 from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
 from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
+from agentls.cli.input_keys import newline_keys
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import Choice, permission_choices
@@ -67,8 +69,9 @@ BUILTINS = {
     "quit": "leave (also Ctrl+D, or Ctrl+C twice)",
 }
 
-HELP = """Enter sends (steers while a run is going) · Alt+Enter queues a follow-up · Ctrl+C aborts
-(twice: quits) · !cmd runs your command (!!cmd: not sent to the model) · Tab completes /commands
+HELP = """Enter sends (steers while a run is going) · Alt+Enter queues a follow-up · Ctrl+J (or Shift+Enter
+where the terminal tells it apart): a newline · Ctrl+C aborts (twice: quits) · !cmd runs your command
+(!!cmd: not sent to the model) · Tab completes /commands
 /compact [focus] · /model [PROVIDER/ID] · /sessions [ID] · /new · /quit · /NAME: a prompt template or skill
 /rewind lists your messages · /rewind N goes back to before the Nth, reverting the agent's edits
 (keep-files: leaves the files; force: reverts the others if some changed since; summarize) · /fork N"""
@@ -667,10 +670,11 @@ class Chat:
         )
         self.prompt = PromptSession(
             message=self.message,
+            prompt_continuation="  ",
             bottom_toolbar=self.toolbar,
             completer=completer,
             complete_while_typing=completing,
-            key_bindings=self.key_bindings(),
+            key_bindings=merge_key_bindings([newline_keys(), self.key_bindings()]),
             refresh_interval=0.1,
             erase_when_done=True,
         )
