@@ -160,3 +160,35 @@ def test_ctrl_j_and_shift_enter_write_a_newline_enter_sends_and_alt_enter_follow
     assert prompts == ["first line\nsecond line\nthird line", "and then this"]
     pane.keys("C-d")
     pane.wait_for("[exited 0]")
+
+
+def test_sessions_alone_opens_a_picker_arrows_move_enter_resumes_esc_cancels(
+    pane: Pane, tmp_path: Path
+) -> None:
+    folder = workspace(tmp_path)
+    data = tmp_path / "data"
+    store_session(data, FIRST, folder, "the first question", "The first answer.")
+    store_session(data, SECOND, folder, "the second question", "The second answer.")
+    pane.start(["chat", "--demo", "--data-dir", str(data)], folder)
+    pane.wait_for("/help for the keys")
+    pane.type("/sessions")
+    pane.wait_for("resume a session of this folder")
+    screen = pane.wait_for("↑↓ choose · Enter picks · Esc cancels")
+    rows = screen.splitlines()
+    chosen = next(index for index, row in enumerate(rows) if row.startswith("›"))
+    wanted = next(index for index, row in enumerate(rows) if "abc10000" in row)
+    assert "the second question" in rows[chosen] or "the first question" in rows[chosen]
+    pane.keys("Up" if wanted < chosen else "Down")
+    pane.wait_for("›   abc10000    2 messages")
+    pane.keys("Enter")
+    screen = pane.wait_for(f"resumed session {FIRST} · 2 messages")
+    assert "The first answer." in screen and "↑↓ choose" not in screen  # the picker is gone
+    pane.type("/sessions")
+    pane.wait_for("  ● abc10000    2 messages")  # the current session is marked
+    pane.keys("Escape")
+    pane.wait_for_input("")
+    assert "↑↓ choose" not in pane.screen()
+    pane.type("/help")
+    pane.wait_for("(↑↓ choose · Enter picks · Esc cancels)")
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")

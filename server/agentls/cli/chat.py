@@ -9,8 +9,10 @@ The input line (prompt_toolkit) stays at the bottom while the transcript scrolls
   pressed twice; Ctrl+D on an empty line quits.
 - ``!cmd`` runs the user's own command (``!!cmd`` keeps its output from the model).
 - ``/compact``, ``/model``, ``/sessions``, ``/new``, ``/help``, ``/quit``; any other ``/name`` goes
-  to the server, which expands the prompt templates and skills (Tab completes them).
-- ``/rewind`` lists the user's messages; ``/rewind N`` goes back to before the Nth (its prompt and
+  to the server, which expands the prompt templates and skills (Tab completes them). Without an
+  argument ``/model``, ``/sessions``, ``/rewind`` and ``/fork`` open a picker (:mod:`.picker`);
+  ``/sessions ID`` takes the start of an id too.
+- ``/rewind N`` goes back to before the Nth (its prompt and
   what followed stay on a branch of their own), putting back the files the agent changed since
   (``keep-files``: leaves them; ``force``: reverts those nobody changed since, when some were;
   ``summarize``: a summary of the branch left behind joins the context). ``/fork N``: a new
@@ -47,10 +49,11 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
-from agentls.cli.input_keys import newline_keys
+from agentls.cli.input_keys import newline_keys, typed_ahead_kept
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import Choice, permission_choices
+from agentls.cli.picker import pick
 from agentls.cli.printer import Transcript, human_seconds
 from agentls.cli.session_ids import stored_session
 from agentls.cli.status_line import Part, cut, fitted
@@ -60,21 +63,26 @@ from agentls.terminal_text import visible, visible_text
 
 BUILTINS = {
     "compact": "summarise the conversation so far (optional: what to focus on)",
-    "model": "list the models, or switch: /model PROVIDER/ID",
-    "sessions": "pick one of this folder's sessions, or resume one: /sessions ID (or its start)",
+    "model": "pick the model, or switch: /model PROVIDER/ID",
+    "sessions": "pick a session of this folder, or resume one: /sessions ID (or its start)",
     "new": "start a new session",
-    "rewind": "list your messages, or go back to before one: /rewind N [keep-files] [force] [summarize]",
-    "fork": "a new session with the history before one of your messages: /fork N",
+    "rewind": "pick a message of yours to go back to before: /rewind [N] [keep-files] [force] [summarize]",
+    "fork": "a new session with the history before one of your messages: /fork [N]",
     "help": "the keys and commands",
     "quit": "leave (also Ctrl+D, or Ctrl+C twice)",
 }
 
-HELP = """Enter sends (steers while a run is going) · Alt+Enter queues a follow-up · Ctrl+J (or Shift+Enter
-where the terminal tells it apart): a newline · Ctrl+C aborts (twice: quits) · !cmd runs your command
-(!!cmd: not sent to the model) · Tab completes /commands
-/compact [focus] · /model [PROVIDER/ID] · /sessions [ID] · /new · /quit · /NAME: a prompt template or skill
-/rewind lists your messages · /rewind N goes back to before the Nth, reverting the agent's edits
-(keep-files: leaves the files; force: reverts the others if some changed since; summarize) · /fork N"""
+HELP = """Enter sends (while a run goes: steers) · Alt+Enter queues a follow-up
+Ctrl+J (Shift+Enter where the terminal tells it apart): a newline · Ctrl+C aborts (twice: quits)
+!cmd runs your command (!!cmd: its output is not sent to the model) · Tab completes /commands
+/compact [focus] · /model [PROVIDER/ID] · /sessions [ID or its start] · /new · /quit
+/NAME: a prompt template or skill · /model, /sessions, /rewind, /fork alone: a list to pick from
+  (↑↓ choose · Enter picks · Esc cancels)
+/rewind N goes back to before your Nth message, reverting the agent's edits (keep-files: leaves
+  the files; force: reverts the others if some changed since; summarize) · /fork N: a new session"""
+
+SESSIONS_SHOWN = 20
+"""The folder's latest sessions that ``/sessions`` offers."""
 
 REWIND_FLAGS = {"keep-files": "keep_files", "keep": "keep_files", "force": "force", "summarize": "summarize"}
 """The words ``/rewind N`` takes after the number."""
@@ -393,11 +401,14 @@ class Chat:
     async def choose_model(self, argument: str) -> None:
         if not argument:
             current = "/".join(self.model) if self.model else ""
+            refs, lines = [], []
             for model in await self.client.list_models(self.session_id):
-                ref = f"{model.get('provider')}/{model.get('id')}"
-                mark = "●" if ref == current else " "
-                self.note(f"{mark} {ref}  {model.get('name') or ''}", "bold" if mark == "●" else "")
-            return
+                refs.append(f"{model.get('provider')}/{model.get('id')}")
+                lines.append(f"{'●' if refs[-1] == current else ' '} {refs[-1]}  {model.get('name') or ''}")
+            picked = await pick("the model", lines, refs.index(current) if current in refs else 0)
+            if picked is None or refs[picked] == current:
+                return
+            argument = refs[picked]
         try:
             chosen = ModelRef.parse(argument)
         except ValueError:
@@ -415,15 +426,20 @@ class Chat:
                 return
             await self.open_session(argument)
             return
-        sessions = await self.client.list_sessions(self.folder)
+        sessions = (await self.client.list_sessions(self.folder))[:SESSIONS_SHOWN]
         if not sessions:
             self.note("no sessions in this folder")
-        for info in sessions[:20]:
+            return
+        lines = []
+        for info in sessions:
             mark = "●" if info.session_id == self.session_id else " "
             ago = human_seconds(max(0.0, time.time() - info.updated_at / 1000))
-            title = info.title or ""
-            self.note(f"{mark} {info.session_id}  {info.message_count:>3} messages · {ago} ago  {title}")
-        self.note("/sessions ID (or its start) resumes one")
+            count = f"{info.message_count:>3} messages"
+            lines.append(f"{mark} {info.session_id[:8]}  {count} · {ago} ago  {info.title or ''}")
+        others = [index for index, info in enumerate(sessions) if info.session_id != self.session_id]
+        picked = await pick("resume a session of this folder", lines, others[0] if others else 0)
+        if picked is not None and sessions[picked].session_id != self.session_id:
+            await self.sessions(sessions[picked].session_id)
 
     # --- the session tree ----------------------------------------------------------------
 
@@ -464,15 +480,14 @@ class Chat:
         if not number:
             from agentls.tools.catalogue import one_line  # the tools layer takes half a second to load
 
-            listing = [(f"  {message.number:>2}  {one_line(message.text)}", "") for message in messages]
-            hint = (
-                "/rewind N: back to before message N (keep-files, force, summarize) · /fork N: a new session"
-            )
-            self.notes([*listing, (hint, "dim")])
-            return None
+            title = f"{command} to before which message? (/{command} N also takes its number)"
+            lines = [f"{message.number:>2}  {one_line(message.text)}" for message in messages]
+            picked = await pick(title, lines, len(lines) - 1)
+            return None if picked is None else messages[picked]
         if not number.isdigit() or not 1 <= int(number) <= len(messages):
             self.note(
-                f"✗ /{command} takes a message number from 1 to {len(messages)} (/rewind lists them)", "red"
+                f"✗ /{command} takes a message number from 1 to {len(messages)} (/rewind alone lists them)",
+                "red",
             )
             return None
         return messages[int(number) - 1]
@@ -511,7 +526,7 @@ class Chat:
                 (f"  {file.get('path')}: {file.get('reason')}", "yellow") for file in data.get("files") or []
             ]
             lines.append(
-                (f"/rewind {number} force reverts the others and leaves these as they are", "yellow")
+                (f"/rewind {message.number} force reverts the others and leaves these as they are", "yellow")
             )
             self.notes(lines)
             return
@@ -534,9 +549,6 @@ class Chat:
 
     async def fork(self, argument: str) -> None:
         number = argument.strip()
-        if not number:
-            await self.chosen_message("fork", "")
-            return
         if self.busy:
             self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
             return
@@ -700,6 +712,11 @@ async def chat(args: Any) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("agentls chat: needs a terminal; use agentls run for scripts and pipes", file=sys.stderr)
         return 2
+    with typed_ahead_kept():  # from before the server starts: what the user types meanwhile waits
+        return await chat_on_terminal(args, model)
+
+
+async def chat_on_terminal(args: Any, model: Any) -> int:
     color_system = Console().color_system
     holder: dict[str, Chat] = {}
 

@@ -5,9 +5,19 @@ xterm's ``modifyOtherKeys`` sends ``CSI 27;2;13~`` and the "CSI u" terminals (ki
 WezTerm, iTerm2 with the option, VS Code's terminal with a keybinding) send ``CSI 13;2u``.
 prompt_toolkit reads the first as Enter and does not know the second; both become the
 newline key here, Ctrl+J (``\\n``, a line feed), which every terminal sends apart from Enter.
+
+Between two inputs (while the chat starts, or runs a command of its own) the terminal is in
+the mode the chat found it in, where the line discipline turns an Enter typed ahead into a
+line feed: it would reach the next input as Ctrl+J, a newline. :func:`typed_ahead_kept`
+keeps such keys as they were typed, unechoed, for the next input to read.
 """
 
 from __future__ import annotations
+
+import contextlib
+import sys
+import termios
+from collections.abc import Iterator
 
 from prompt_toolkit.input.ansi_escape_sequences import ANSI_SEQUENCES
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -28,3 +38,18 @@ def newline_keys() -> KeyBindings:
         event.current_buffer.insert_text("\n")
 
     return bindings
+
+
+@contextlib.contextmanager
+def typed_ahead_kept() -> Iterator[None]:
+    """While open: keys typed between two inputs wait, as typed (Enter stays Enter), for the next one."""
+    fd = sys.stdin.fileno()
+    saved = termios.tcgetattr(fd)
+    kept = [*saved]
+    kept[0] &= ~termios.ICRNL  # iflag: Enter stays a carriage return
+    kept[3] &= ~(termios.ICANON | termios.ECHO)  # lflag: no line editing, no echo under the transcript
+    termios.tcsetattr(fd, termios.TCSANOW, kept)
+    try:
+        yield
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
