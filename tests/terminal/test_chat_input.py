@@ -6,8 +6,10 @@ import json
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.server.conftest import tool_call, write_faux_script
-from tests.terminal.conftest import Pane
+from tests.terminal.conftest import WAIT, Pane
 from tests.terminal.test_terminal import workspace
 
 
@@ -190,5 +192,51 @@ def test_sessions_alone_opens_a_picker_arrows_move_enter_resumes_esc_cancels(
     assert "↑↓ choose" not in pane.screen()
     pane.type("/help")
     pane.wait_for("(↑↓ choose · Enter picks · Esc cancels)")
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")
+
+
+def wait_for_menu(pane: Pane, typed: str, items: list[str]) -> None:
+    """Poll until the input line holds ``typed`` and the completion menu under it lists ``items``."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        index, rows = status_row(pane)
+        menu = [row.strip() for row in rows[index + 1 :] if row.strip().startswith("@")]
+        if rows[index].rstrip() == f"› {typed}" and menu == items:
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"no menu {items} under {typed!r} within {WAIT} s; the screen:\n{pane.screen()}")
+        time.sleep(0.05)  # polling the screen: tmux has no event to await
+
+
+def test_at_completes_the_workspaces_files_but_ignored_ones_and_attaches_them(
+    pane: Pane, tmp_path: Path
+) -> None:
+    folder = workspace(tmp_path)
+    (folder / ".gitignore").write_text("build/\n*.secret.md\n", encoding="utf-8")
+    (folder / "docs").mkdir()
+    (folder / "build").mkdir()
+    for name in ("notes.md", "docs/notes-guide.md", "build/notes-out.md", "notes.secret.md"):
+        (folder / name).write_text(f"# {name}\n", encoding="utf-8")
+    script = write_faux_script(tmp_path / "faux.json", [{"content": "Read them."}])
+    data = tmp_path / "data"
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(data)], folder)
+    pane.wait_for("/help for the keys")
+    pane.wait_for("faux/faux-1 · ")  # the input line runs
+    pane.keys("compare @notes", literal=True)
+    # the name's matches first; none of the .gitignored files
+    wait_for_menu(pane, "compare @notes", ["@notes.md", "@docs/notes-guide.md"])
+    pane.keys("Tab")
+    pane.wait_for_input("compare @notes.md")
+    pane.keys(" with @guide", literal=True)
+    wait_for_menu(pane, "compare @notes.md with @guide", ["@docs/notes-guide.md"])
+    pane.keys("Tab")
+    pane.wait_for_input("compare @notes.md with @docs/notes-guide.md")
+    pane.keys("Enter")
+    screen = pane.wait_for("Read them.")
+    assert "attached: notes.md (1 line), docs/notes-guide.md (1 line)" in screen
+    assert "# notes.md" not in screen  # the chips, not the files' text
+    stored = next((data / "sessions").glob("*.jsonl")).read_text(encoding="utf-8")
+    assert '<file path=\\"notes.md\\"' in stored and '<file path=\\"docs/notes-guide.md\\"' in stored
     pane.keys("C-d")
     pane.wait_for("[exited 0]")

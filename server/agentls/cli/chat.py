@@ -8,6 +8,7 @@ The input line (prompt_toolkit) stays at the bottom while the transcript scrolls
 - Ctrl+C aborts the run (or the user's command), clears the line when idle, and quits when
   pressed twice; Ctrl+D on an empty line quits.
 - ``!cmd`` runs the user's own command (``!!cmd`` keeps its output from the model).
+- ``@path`` completes the workspace's files and attaches the file mentioned (:mod:`.mentions`).
 - ``/compact``, ``/model``, ``/sessions``, ``/new``, ``/help``, ``/quit``; any other ``/name`` goes
   to the server, which expands the prompt templates and skills (Tab completes them). Without an
   argument ``/model``, ``/sessions``, ``/rewind`` and ``/fork`` open a picker (:mod:`.picker`);
@@ -39,7 +40,13 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion import (
+    CompleteEvent,
+    Completer,
+    Completion,
+    ThreadedCompleter,
+    merge_completers,
+)
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, to_filter
 from prompt_toolkit.formatted_text import FormattedText
@@ -51,6 +58,7 @@ from rich.text import Text
 
 from agentls.cli.input_keys import newline_keys, typed_ahead_kept
 from agentls.cli.mcp_report import McpReport
+from agentls.cli.mentions import MentionCompleter, attachments
 from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import Choice, permission_choices
 from agentls.cli.picker import pick
@@ -74,7 +82,8 @@ BUILTINS = {
 
 HELP = """Enter sends (while a run goes: steers) · Alt+Enter queues a follow-up
 Ctrl+J (Shift+Enter where the terminal tells it apart): a newline · Ctrl+C aborts (twice: quits)
-!cmd runs your command (!!cmd: its output is not sent to the model) · Tab completes /commands
+@path attaches a workspace file (Tab completes it, and /commands) · !cmd runs your command
+  (!!cmd: its output is not sent to the model)
 /compact [focus] · /model [PROVIDER/ID] · /sessions [ID or its start] · /new · /quit
 /NAME: a prompt template or skill · /model, /sessions, /rewind, /fork alone: a list to pick from
   (↑↓ choose · Enter picks · Esc cancels)
@@ -338,13 +347,15 @@ class Chat:
                 name, _, argument = line[1:].partition(" ")
                 await self.builtin(name, argument)
             elif self.busy:
+                context = attachments(self.folder, line) or None
                 if follow_up:
-                    await self.client.follow_up(self.session_id, line)
+                    await self.client.follow_up(self.session_id, line, context)
                 else:
-                    await self.client.steer(self.session_id, line)
+                    await self.client.steer(self.session_id, line, context)
                 self.note(f"  queued ({'follow-up' if follow_up else 'steering'}): {line}")
             else:
-                accepted = await self.client.prompt(self.session_id, line, when_busy="steer")
+                context = attachments(self.folder, line) or None
+                accepted = await self.client.prompt(self.session_id, line, when_busy="steer", context=context)
                 if accepted.run_id and self.run_id is None and accepted.run_id not in self.settled_runs:
                     self.run_id, self.run_started = accepted.run_id, time.monotonic()
         except AgentClientError as error:
@@ -675,17 +686,19 @@ class Chat:
         return bindings
 
     async def loop(self) -> None:
-        completer = SlashCompleter(self)
-        # Rows for the menu are kept under the input only while something is being completed.
-        completing = Condition(
-            lambda: self.prompt is not None and completer.wants(self.prompt.default_buffer.document)
-        )
+        commands, mentions = SlashCompleter(self), MentionCompleter(self.folder)
+
+        def completing() -> bool:
+            """Rows for the menu are kept under the input only while something is being completed."""
+            document = self.prompt.default_buffer.document if self.prompt is not None else Document()
+            return commands.wants(document) or mentions.wants(document)
+
         self.prompt = PromptSession(
             message=self.message,
             prompt_continuation="  ",
             bottom_toolbar=self.toolbar,
-            completer=completer,
-            complete_while_typing=completing,
+            completer=merge_completers([commands, ThreadedCompleter(mentions)]),
+            complete_while_typing=Condition(completing),
             key_bindings=merge_key_bindings([newline_keys(), self.key_bindings()]),
             refresh_interval=0.1,
             erase_when_done=True,
@@ -698,6 +711,7 @@ class Chat:
         while not self.quit:
             default, self.next_text = self.next_text, ""
             text = await self.prompt.prompt_async(default=default)
+            mentions.forget()
             follow_up, self.follow_up_next = self.follow_up_next, False
             if not self.quit:
                 await self.submit(text, follow_up)
