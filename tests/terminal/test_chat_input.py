@@ -240,3 +240,24 @@ def test_at_completes_the_workspaces_files_but_ignored_ones_and_attaches_them(
     assert '<file path=\\"notes.md\\"' in stored and '<file path=\\"docs/notes-guide.md\\"' in stored
     pane.keys("C-d")
     pane.wait_for("[exited 0]")
+
+
+def test_shift_tab_cycles_the_permission_mode_shown_in_the_status_line(pane: Pane, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    write = tool_call("w1", "write", {"path": "made.txt", "content": "made\n"})
+    script = write_faux_script(
+        tmp_path / "faux.json", [{"content": [write], "stopReason": "toolUse"}, {"content": "Tried."}]
+    )
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for(" · Accept edits (Shift+Tab) · /help")  # agentls's default
+    pane.keys("BTab")
+    pane.wait_for("permission mode: Read-only · Only reading and searching")
+    pane.wait_for(" · Read-only (Shift+Tab) · /help")
+    pane.type("write the file")
+    screen = pane.wait_for("Tried.")
+    assert "✗ write made.txt" in screen and not (folder / "made.txt").exists()
+    for name in ("Bypass permissions", "Ask before edits", "Accept edits"):  # wrapping round
+        pane.keys("BTab")
+        pane.wait_for(f" · {name} (Shift+Tab) · /help")
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")

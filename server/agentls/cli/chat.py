@@ -5,6 +5,8 @@ The input line (prompt_toolkit) stays at the bottom while the transcript scrolls
 - Enter sends a prompt; while a run is going it steers (delivered after the current turn);
   Alt+Enter queues a follow-up (delivered when the agent would stop). Ctrl+J writes a newline
   (so does Shift+Enter in a terminal that tells it apart from Enter).
+- Shift+Tab switches the session to its next permission preset (``agent/setPermissionPreset``),
+  shown in the status line.
 - Ctrl+C aborts the run (or the user's command), clears the line when idle, and quits when
   pressed twice; Ctrl+D on an empty line quits.
 - ``!cmd`` runs the user's own command (``!!cmd`` keeps its output from the model).
@@ -66,7 +68,7 @@ from agentls.cli.printer import Transcript, human_seconds
 from agentls.cli.session_ids import stored_session
 from agentls.cli.status_line import Part, cut, fitted
 from agentls.client import AgentClient, AgentClientError, Notification
-from agentls.protocol import ModelRef
+from agentls.protocol import ModelRef, StateResult
 from agentls.terminal_text import visible, visible_text
 
 BUILTINS = {
@@ -84,6 +86,7 @@ HELP = """Enter sends (while a run goes: steers) · Alt+Enter queues a follow-up
 Ctrl+J (Shift+Enter where the terminal tells it apart): a newline · Ctrl+C aborts (twice: quits)
 @path attaches a workspace file (Tab completes it, and /commands) · !cmd runs your command
   (!!cmd: its output is not sent to the model)
+Shift+Tab: the next permission mode (ask, accept edits, read-only, bypass), in the status line
 /compact [focus] · /model [PROVIDER/ID] · /sessions [ID or its start] · /new · /quit
 /NAME: a prompt template or skill · /model, /sessions, /rewind, /fork alone: a list to pick from
   (↑↓ choose · Enter picks · Esc cancels)
@@ -167,6 +170,8 @@ class Chat:
         self.transcript = Transcript(console, live=False, show_user=True)
         self.session_id = ""
         self.commands: list[tuple[str, str]] = []
+        self.state: StateResult | None = None
+        """The session's state as last read (its permission preset and the presets to cycle)."""
         self.run_id: str | None = None
         self.settled_runs: set[str] = set()
         """Runs whose ``agent/settled`` came: the answer to a prompt can arrive after its run settled."""
@@ -237,8 +242,8 @@ class Chat:
         await self.mcp.session(self.client, self.session_id)
 
     async def read_state(self) -> None:
-        """The current session's model and commands."""
-        state = await self.client.get_state(self.session_id)
+        """The current session's model, permission preset and commands."""
+        self.state = state = await self.client.get_state(self.session_id)
         if state.model:
             self.model = (state.model.provider, state.model.id)
             self.transcript.usage.model = f"{state.model.provider}/{state.model.id}"
@@ -452,6 +457,27 @@ class Chat:
         if picked is not None and sessions[picked].session_id != self.session_id:
             await self.sessions(sessions[picked].session_id)
 
+    def preset_name(self) -> str:
+        """The short name of the session's permission preset (``""`` before its state is read)."""
+        if self.state is None:
+            return ""
+        return next(
+            (p.name for p in self.state.permission_presets if p.id == self.state.permission_preset), ""
+        )
+
+    async def next_preset(self) -> None:
+        """Shift+Tab: the session's next permission preset, in the server's order (wrapping)."""
+        if self.state is None or not self.state.permission_presets:
+            return
+        presets = [preset.id for preset in self.state.permission_presets]
+        current = (
+            presets.index(self.state.permission_preset) if self.state.permission_preset in presets else -1
+        )
+        chosen = presets[(current + 1) % len(presets)]
+        self.state = await self.client.set_permission_preset(self.session_id, chosen)
+        described = next(p.description for p in self.state.permission_presets if p.id == chosen)
+        self.note(f"permission mode: {self.preset_name()} · {described} (Shift+Tab: the next)")
+
     # --- the session tree ----------------------------------------------------------------
 
     async def user_messages(self) -> list[UserMessage]:
@@ -629,12 +655,14 @@ class Chat:
             return [
                 Part(tuple(doing), rank=1),
                 Part((queued,), rank=2),
+                Part((self.preset_name(),), rank=3),
                 Part(("Enter steers · Alt+Enter follow-up · Ctrl+C aborts", "Alt+Enter: follow-up", "")),
             ]
         model = self.transcript.usage.model or ""
         return [
             Part((model, model.partition("/")[2] or model), rank=3),
             Part((self.session_id[:8], "")),
+            Part((f"{self.preset_name()} (Shift+Tab)", self.preset_name()), rank=2),
             Part(("/help", ""), rank=1),
         ]
 
@@ -665,6 +693,10 @@ class Chat:
             if not event.current_buffer.text:
                 self.quit = True
                 event.app.exit(result="")
+
+        @bindings.add("s-tab", filter=~asking)
+        def _(event: KeyPressEvent) -> None:
+            self.spawn(self.next_preset())
 
         @bindings.add("escape", "enter")
         def _(event: KeyPressEvent) -> None:
