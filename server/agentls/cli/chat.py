@@ -93,6 +93,12 @@ Shift+Tab: the next permission mode (ask, accept edits, read-only, bypass), in t
 /rewind N goes back to before your Nth message, reverting the agent's edits (keep-files: leaves
   the files; force: reverts the others if some changed since; summarize) · /fork N: a new session"""
 
+PICK_MESSAGE = {
+    "rewind": "rewind to before which message? (/rewind N [keep-files] [force] [summarize])",
+    "fork": "fork: a new session with the history before which message?",
+}
+"""The title of the list ``/rewind`` and ``/fork`` without a number open."""
+
 SESSIONS_SHOWN = 20
 """The folder's latest sessions that ``/sessions`` offers."""
 
@@ -436,10 +442,10 @@ class Chat:
         self.note(f"model: {argument} (from the next model call)")
 
     async def sessions(self, argument: str) -> None:
+        if self.busy:
+            self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
+            return
         if argument:
-            if self.busy:
-                self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
-                return
             await self.open_session(argument)
             return
         sessions = (await self.client.list_sessions(self.folder))[:SESSIONS_SHOWN]
@@ -517,7 +523,7 @@ class Chat:
         if not number:
             from agentls.tools.catalogue import one_line  # the tools layer takes half a second to load
 
-            title = f"{command} to before which message? (/{command} N also takes its number)"
+            title = PICK_MESSAGE[command]
             lines = [f"{message.number:>2}  {one_line(message.text)}" for message in messages]
             picked = await pick(title, lines, len(lines) - 1)
             return None if picked is None else messages[picked]
@@ -662,7 +668,7 @@ class Chat:
         return [
             Part((model, model.partition("/")[2] or model), rank=3),
             Part((self.session_id[:8], "")),
-            Part((f"{self.preset_name()} (Shift+Tab)", self.preset_name()), rank=2),
+            Part((f"{preset} (Shift+Tab)", preset) if (preset := self.preset_name()) else ("",), rank=2),
             Part(("/help", ""), rank=1),
         ]
 
