@@ -200,9 +200,11 @@ def wait_for_menu(pane: Pane, typed: str, items: list[str]) -> None:
     """Poll until the input line holds ``typed`` and the completion menu under it lists ``items``."""
     deadline = time.monotonic() + WAIT
     while True:
-        index, rows = status_row(pane)
+        rows = pane.rows()
+        inputs = [index for index, row in enumerate(rows) if row.startswith("›")]
+        index = inputs[-1] if inputs else len(rows)  # none while the screen is being redrawn
         menu = [row.strip() for row in rows[index + 1 :] if row.strip().startswith("@")]
-        if rows[index].rstrip() == f"› {typed}" and menu == items:
+        if inputs and rows[index].rstrip() == f"› {typed}" and menu == items:
             return
         if time.monotonic() > deadline:
             pytest.fail(f"no menu {items} under {typed!r} within {WAIT} s; the screen:\n{pane.screen()}")
