@@ -87,9 +87,17 @@ def test_sessions_are_resumed_by_the_start_of_their_id(pane: Pane, tmp_path: Pat
 
 
 def status_row(pane: Pane) -> tuple[int, list[str]]:
-    """The index of the input line's row among the pane's rows, and the rows."""
-    rows = pane.rows()
-    return max(index for index, row in enumerate(rows) if row.startswith("›")), rows
+    """The index of the input line's row among the pane's rows, and the rows (polled while the
+    screen is being redrawn and shows no input line)."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        rows = pane.rows()
+        inputs = [index for index, row in enumerate(rows) if row.startswith("›")]
+        if inputs:
+            return inputs[-1], rows
+        if time.monotonic() > deadline:
+            pytest.fail(f"no input line within {WAIT} s; the screen:\n{pane.screen()}")
+        time.sleep(0.05)  # polling the screen: tmux has no event to await
 
 
 def test_at_80x24_the_status_line_is_under_the_input_and_fits_the_width(pane: Pane, tmp_path: Path) -> None:
@@ -200,11 +208,9 @@ def wait_for_menu(pane: Pane, typed: str, items: list[str]) -> None:
     """Poll until the input line holds ``typed`` and the completion menu under it lists ``items``."""
     deadline = time.monotonic() + WAIT
     while True:
-        rows = pane.rows()
-        inputs = [index for index, row in enumerate(rows) if row.startswith("›")]
-        index = inputs[-1] if inputs else len(rows)  # none while the screen is being redrawn
+        index, rows = status_row(pane)
         menu = [row.strip() for row in rows[index + 1 :] if row.strip().startswith("@")]
-        if inputs and rows[index].rstrip() == f"› {typed}" and menu == items:
+        if rows[index].rstrip() == f"› {typed}" and menu == items:
             return
         if time.monotonic() > deadline:
             pytest.fail(f"no menu {items} under {typed!r} within {WAIT} s; the screen:\n{pane.screen()}")
