@@ -5,23 +5,7 @@
  */
 
 import { visibleControls } from './format';
-
-/** `add` / `del`: a line added or removed; `ctx`: unchanged; `hunk`: where the next lines are; `note`: `\ No newline…`, a cut. */
-export type DiffLineKind = 'add' | 'del' | 'ctx' | 'hunk' | 'note';
-
-export interface DiffLine {
-  kind: DiffLineKind;
-  /** The line without its `+`/`-`/` ` marker, control characters written out. */
-  text: string;
-}
-
-export interface DiffView {
-  /** The file, as the diff's `+++ b/…` (or `--- a/…`) names it; `''` when it names none. */
-  file: string;
-  added: number;
-  removed: number;
-  lines: DiffLine[];
-}
+import type { DiffLine, DiffLineKind, DiffView } from './view';
 
 const MARKERS: Record<string, DiffLineKind> = { '+': 'add', '-': 'del', ' ': 'ctx', '\\': 'note' };
 

@@ -53,8 +53,8 @@ import type {
   ToolResult,
   ToolResultMessage,
 } from './protocol';
-import { type DiffView, parseUnifiedDiff } from './diff';
-import type { BashStatus, ContextChip, PermissionChoice, QuestionDetail, Row, ToolStatus } from './view';
+import { parseUnifiedDiff } from './diff';
+import type { BashStatus, ContextChip, DiffView, PermissionChoice, QuestionDetail, Row, ToolStatus } from './view';
 
 type ToolRow = Extract<Row, { kind: 'tool' }>;
 type BashRow = Extract<Row, { kind: 'bash' }>;

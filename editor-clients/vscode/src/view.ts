@@ -7,7 +7,6 @@
  * compaction or summary, and per notice.
  */
 
-import type { DiffView } from './diff';
 import type {
   Attachment,
   CommandInfo,
@@ -19,6 +18,23 @@ import type {
   QueueItem,
   ThinkingLevel,
 } from './protocol';
+
+/** `add` / `del`: a line added or removed; `ctx`: unchanged; `hunk`: where the next lines are; `note`: `\ No newline…`, a cut. */
+export type DiffLineKind = 'add' | 'del' | 'ctx' | 'hunk' | 'note';
+
+export interface DiffLine {
+  kind: DiffLineKind;
+  /** The line without its `+`/`-`/` ` marker, control characters written out. */
+  text: string;
+}
+
+export interface DiffView {
+  /** The file, as the diff's `+++ b/…` (or `--- a/…`) names it; `''` when it names none. */
+  file: string;
+  added: number;
+  removed: number;
+  lines: DiffLine[];
+}
 
 /**
  * `streaming`: the model is still writing the call; `pending`: written, not started yet;

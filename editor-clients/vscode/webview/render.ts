@@ -5,8 +5,7 @@
 
 import { bashLabel, formatTokens, splitMcpTool, statsParts, toolLabel } from '../src/format';
 import type { CompactionReason } from '../src/protocol';
-import type { DiffView } from '../src/diff';
-import type { CompactionStatus, PermissionChoice, QuestionDetail, Row, Stats, ToolStatus } from '../src/view';
+import type { CompactionStatus, DiffView, PermissionChoice, QuestionDetail, Row, Stats, ToolStatus } from '../src/view';
 import { renderMarkdown } from './markdown';
 
 type Child = Node | string;
