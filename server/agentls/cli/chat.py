@@ -47,7 +47,7 @@ from rich.text import Text
 
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, client_options, server_data_dir
-from agentls.cli.permissions import Choice, permission_choices
+from agentls.cli.permissions import KEYS, Choice, outcome_of_key, permission_choices
 from agentls.cli.printer import Transcript, human_seconds
 from agentls.client import AgentClient, AgentClientError, Notification
 from agentls.protocol import ModelRef
@@ -96,9 +96,6 @@ def message_text(message: dict[str, Any]) -> str:
 
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits."""
-
-PERMISSION_KEYS = {"o": "o", "y": "o", "a": "a", "s": "s", "t": "t", "r": "r", "n": "r"}
-"""The keys that answer a question: each stands for a key of :func:`permission_choices`."""
 
 
 class SlashCompleter(Completer):
@@ -289,13 +286,7 @@ class Chat:
 
     def offered(self, key: str) -> str | None:
         """The outcome the key ``key`` gives to the question asked now (``None``: none)."""
-        if self.question is None:
-            return None
-        request = self.question[0]
-        key = PERMISSION_KEYS.get(key, key)
-        if request.tool_name == "mcp" and key in ("a", "o"):
-            key = "t"  # the trust question: "yes" is trust
-        return next((c.outcome for c in self.choices(request) if c.key == key), None)
+        return None if self.question is None else outcome_of_key(self.question[0], key)
 
     def answer(self, outcome: str) -> None:
         if self.question is not None and not self.question[1].done():
@@ -614,7 +605,7 @@ class Chat:
             self.follow_up_next = True
             event.current_buffer.validate_and_handle()
 
-        for key in PERMISSION_KEYS:
+        for key in KEYS:
 
             @bindings.add(key, filter=Condition(lambda key=key: self.offered(key) is not None), eager=True)
             def _(event: KeyPressEvent, key: str = key) -> None:

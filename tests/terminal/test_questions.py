@@ -1,0 +1,32 @@
+"""What `agentls run` and `chat` ask, in a real terminal (tmux): one key answers, the question
+comes where it is read, and it shows what it is about."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.server.conftest import tool_call, write_faux_script
+from tests.terminal.conftest import Pane
+from tests.terminal.test_terminal import workspace
+
+
+def test_one_key_answers_runs_question_and_other_keys_are_ignored(pane: Pane, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [
+            {"content": [tool_call("b1", "bash", {"command": "echo one > one.txt"})], "stopReason": "toolUse"},
+            {"content": [tool_call("b2", "bash", {"command": "echo two > two.txt"})], "stopReason": "toolUse"},
+            {"content": "Both asked."},
+        ],
+    )
+    pane.start(["run", "make them", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for("echo one > one.txt\nallow [o]nce, [a]lways (in this folder), or [r]eject?")
+    pane.keys("x")  # no answer: the question waits
+    pane.keys("o")  # no Enter
+    screen = pane.wait_for("echo two > two.txt\nallow")
+    assert "or [r]eject? allowed once" in screen
+    pane.keys("n")
+    screen = pane.wait_for("[exited 0]")
+    assert "or [r]eject? rejected" in screen and "Both asked." in screen
+    assert (folder / "one.txt").read_text() == "one\n" and not (folder / "two.txt").exists()
