@@ -3,6 +3,7 @@ comes where it is read, and it shows what it is about."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.server.conftest import tool_call, write_faux_script
@@ -30,3 +31,25 @@ def test_one_key_answers_runs_question_and_other_keys_are_ignored(pane: Pane, tm
     screen = pane.wait_for("[exited 0]")
     assert "or [r]eject? rejected" in screen and "Both asked." in screen
     assert (folder / "one.txt").read_text() == "one\n" and not (folder / "two.txt").exists()
+
+
+def test_chats_trust_question_and_mcp_notice_come_after_the_banner(pane: Pane, tmp_path: Path) -> None:
+    from tests.mcp.conftest import quirky_command
+
+    folder = workspace(tmp_path)
+    command = quirky_command()
+    servers = {"quirky": {"command": command[0], "args": command[1:]}}
+    (folder / ".mcp.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    script = write_faux_script(tmp_path / "faux.json", [{"content": "Hi."}])
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for("trust? [t]rust [r]eject")
+    screen = pane.wait_for("? Start the MCP servers of")
+    lines = screen.splitlines()
+    banner = next(i for i, line in enumerate(lines) if line.startswith("agentls chat · faux/faux-1"))
+    question = next(i for i, line in enumerate(lines) if line.startswith("? Start the MCP servers of"))
+    notice = next(i for i, line in enumerate(lines) if "MCP server quirky (.mcp.json) is not started" in line)
+    assert banner < question and banner < notice, screen
+    pane.keys("r")
+    pane.wait_for("not trusted: the servers stay stopped")
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")

@@ -142,6 +142,8 @@ class Chat:
         self.queued = 0
         self.question: tuple[Any, asyncio.Future[str]] | None = None
         self.asking = asyncio.Lock()
+        self.started = asyncio.Event()
+        """Set once the banner is shown."""
         self.follow_up_next = False
         self.last_interrupt = 0.0
         self.quit = False
@@ -192,13 +194,26 @@ class Chat:
         if session_id:
             loaded = await self.client.load_session(session_id)
             self.session_id = session_id
-            messages = (await self.client.get_messages(session_id)).messages
-            self.replay(messages)
-            self.note(f"resumed session {session_id} · {loaded.message_count} messages")
         else:
             self.session_id = await self.client.new_session(cwd=self.cwd, model=self.model)
         await self.read_state()
+        self.show_banner()
+        if session_id:
+            self.replay((await self.client.get_messages(session_id)).messages)
+            self.note(f"resumed session {session_id} · {loaded.message_count} messages")
         await self.mcp.session(self.client, self.session_id)
+
+    def show_banner(self) -> None:
+        """The chat's first lines, once, above all the first session shows and asks (its folder's trust)."""
+        if self.started.is_set():
+            return
+        model = visible(f" · {self.transcript.usage.model} · {self.folder}")
+        self.console.print(
+            Text.assemble(
+                ("agentls chat", "bold"), (model, "dim"), ("\n/help for the keys and commands", "dim")
+            )
+        )
+        self.started.set()
 
     async def read_state(self) -> None:
         """The current session's model and commands."""
@@ -261,6 +276,7 @@ class Chat:
     # --- permission questions ------------------------------------------------------------
 
     async def ask(self, request: Any) -> str:
+        await self.started.wait()  # a question as the first session opens comes below the banner
         async with self.asking:  # one question at a time (a trust question and a tool's)
             return await self._ask(request)
 
@@ -669,13 +685,6 @@ async def chat(args: Any) -> int:
                 session = Chat(client, console, cwd=args.cwd, model=model, data_dir=server_data_dir(args))
                 holder["chat"] = session
                 await session.open_session(args.session)
-                console.print(
-                    Text.assemble(
-                        ("agentls chat", "bold"),
-                        (visible(f" · {session.transcript.usage.model} · {session.folder}"), "dim"),
-                        ("\n/help for the keys and commands", "dim"),
-                    )
-                )
                 follower = asyncio.ensure_future(session.follow(notes))
                 try:
                     await session.loop()
