@@ -53,3 +53,43 @@ def test_chats_trust_question_and_mcp_notice_come_after_the_banner(pane: Pane, t
     pane.wait_for("not trusted: the servers stay stopped")
     pane.keys("C-d")
     pane.wait_for("[exited 0]")
+
+
+def mcp_echo(tmp_path: Path) -> tuple[Path, Path]:
+    """An MCP server's configuration (``--mcp-config``) and a script calling its echo with a
+    control character and a bidi override in the text."""
+    from tests.mcp.conftest import quirky_command
+
+    command = quirky_command()
+    config = tmp_path / "servers.json"
+    config.write_text(json.dumps({"mcpServers": {"quirky": {"command": command[0], "args": command[1:]}}}))
+    call = tool_call("m1", "mcp__quirky__echo", {"text": "hi\u202e from\x07 quirky", "times": 2})
+    script = write_faux_script(
+        tmp_path / "faux.json", [{"content": [call], "stopReason": "toolUse"}, {"content": "Echoed."}]
+    )
+    return config, script
+
+
+ECHO_ARGUMENTS = '{"text":"hi\\u202e from\\u0007 quirky","times":2}'
+"""The call's arguments as the question shows them: compact JSON, its hidden characters written out."""
+
+
+def test_runs_and_chats_question_for_an_mcp_tool_shows_its_arguments(pane: Pane, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    config, script = mcp_echo(tmp_path)
+    options = ["--mcp-config", str(config), "--faux-script", str(script), "--data-dir", str(tmp_path / "data")]
+    pane.start(["run", "echo it", *options], folder)
+    screen = pane.wait_for("or [r]eject?")
+    assert f"agentls: Allow the tool echo of the MCP server quirky?\n  {ECHO_ARGUMENTS}\nallow" in screen
+    pane.keys("r")
+    pane.wait_for("[exited 0]")
+    pane.stop()
+    pane.start(["chat", *options], folder)
+    pane.wait_for("✓ MCP server quirky is ready")
+    pane.type("echo it")
+    pane.wait_for("allow? [o]nce")
+    screen = pane.wait_for(f"? Allow the tool echo of the MCP server quirky?\n  {ECHO_ARGUMENTS}")
+    pane.keys("r")
+    pane.wait_for("faux/faux-1 · ↑")
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")

@@ -47,7 +47,7 @@ from rich.text import Text
 
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, client_options, server_data_dir
-from agentls.cli.permissions import KEYS, Choice, outcome_of_key, permission_choices
+from agentls.cli.permissions import KEYS, Choice, outcome_of_key, permission_choices, question_lines
 from agentls.cli.printer import Transcript, human_seconds
 from agentls.client import AgentClient, AgentClientError, Notification
 from agentls.protocol import ModelRef
@@ -283,9 +283,7 @@ class Chat:
     async def _ask(self, request: Any) -> str:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.question = (request, future)
-        # the whole title, newlines written out: no first line can stand for the command
-        question = visible_text(f"? {request.title}", "bold yellow", newlines=False)
-        self.transcript.line(question, kind="question")
+        self.transcript.line(Text("? ") + question_lines(request), kind="question", style="bold yellow")
         self.invalidate()
         try:
             answer = await future

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -92,6 +93,17 @@ def outcome_of_key(request: Any, key: str) -> str | None:
     return next((choice.outcome for choice in choices if choice.key == choice_key), None)
 
 
+def question_lines(request: Any) -> Text:
+    """What a question is about: its whole title (no first line can stand for a command), and
+    under it an MCP tool's arguments, whose title names only the tool: the whole call as compact
+    JSON. Newlines and other control characters are written out."""
+    shown = visible_text(request.title, newlines=False)
+    if request.tool_name.startswith("mcp__") and request.args:
+        arguments = json.dumps(request.args, ensure_ascii=False, separators=(",", ":"))
+        shown.append_text(Text("\n  ") + visible_text(arguments, "dim", newlines=False))
+    return shown
+
+
 def _typed_outcome(request: Any, typed: str) -> str:
     """The outcome of a line typed at a question: a key of its choices (or a word), else a rejection."""
     typed = typed.strip().lower()
@@ -111,10 +123,7 @@ def terminal_asker(transcript: Transcript | None) -> Any:
                 transcript.pause()  # the live part of the screen would draw over the question
             choices = permission_choices(request.tool_name, request.options)
             with key_input() as keys:
-                # the whole title, newlines written out: no first line can stand for the command
-                console.print(
-                    Text("\nagentls: ") + visible_text(request.title, newlines=False), soft_wrap=True
-                )
+                console.print(Text("\nagentls: ") + question_lines(request), soft_wrap=True)
                 print(visible(_question(request.tool_name, choices)), end="", file=sys.stderr, flush=True)
                 if not keys:
                     return _typed_outcome(request, await typed_line())
