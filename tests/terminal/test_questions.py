@@ -16,12 +16,20 @@ def test_one_key_answers_runs_question_and_other_keys_are_ignored(pane: Pane, tm
     script = write_faux_script(
         tmp_path / "faux.json",
         [
-            {"content": [tool_call("b1", "bash", {"command": "echo one > one.txt"})], "stopReason": "toolUse"},
-            {"content": [tool_call("b2", "bash", {"command": "echo two > two.txt"})], "stopReason": "toolUse"},
+            {
+                "content": [tool_call("b1", "bash", {"command": "echo one > one.txt"})],
+                "stopReason": "toolUse",
+            },
+            {
+                "content": [tool_call("b2", "bash", {"command": "echo two > two.txt"})],
+                "stopReason": "toolUse",
+            },
             {"content": "Both asked."},
         ],
     )
-    pane.start(["run", "make them", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.start(
+        ["run", "make them", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder
+    )
     pane.wait_for("echo one > one.txt\nallow [o]nce, [a]lways (in this folder), or [r]eject?")
     pane.keys("x")  # no answer: the question waits
     pane.keys("o")  # no Enter
@@ -77,7 +85,14 @@ ECHO_ARGUMENTS = '{"text":"hi\\u202e from\\u0007 quirky","times":2}'
 def test_runs_and_chats_question_for_an_mcp_tool_shows_its_arguments(pane: Pane, tmp_path: Path) -> None:
     folder = workspace(tmp_path)
     config, script = mcp_echo(tmp_path)
-    options = ["--mcp-config", str(config), "--faux-script", str(script), "--data-dir", str(tmp_path / "data")]
+    options = [
+        "--mcp-config",
+        str(config),
+        "--faux-script",
+        str(script),
+        "--data-dir",
+        str(tmp_path / "data"),
+    ]
     pane.start(["run", "echo it", *options], folder)
     screen = pane.wait_for("or [r]eject?")
     assert f"agentls: Allow the tool echo of the MCP server quirky?\n  {ECHO_ARGUMENTS}\nallow" in screen

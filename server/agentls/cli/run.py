@@ -142,7 +142,9 @@ async def run(args: argparse.Namespace) -> int:
         footer = transcript.usage.line(time.monotonic() - started)
         stop = "" if settled.stop_reason == "stop" else f" · [red]{settled.stop_reason}[/red]"
         errors.print(f"\n[dim]{footer}{stop} · session {session_id}[/dim]", soft_wrap=True)
-        errors.print(f'[dim]go on with: agentls run --continue "..."  (or --session {session_id[:8]})[/dim]')
+        if settled.stop_reason != "error":  # an error's fix is elsewhere (a key, a model): not in going on
+            again = f'agentls run --continue "..."  (or --session {session_id[:8]})'
+            errors.print(f"[dim]go on with: {again}[/dim]")
     if failed:
         if settled.error_message:
             errors.print(visible_text(f"agentls run: {settled.error_message}", "red"))
