@@ -108,3 +108,40 @@ def test_runs_and_chats_question_for_an_mcp_tool_shows_its_arguments(pane: Pane,
     pane.wait_for("faux/faux-1 · ↑")
     pane.keys("C-d")
     pane.wait_for("[exited 0]")
+
+
+def footer_context(line: str) -> str:
+    """``84.3k`` of a footer's ``· context 84.3k`` (or of ``compaction (manual) context 84.3k → …``)."""
+    return line.split("context ", 1)[1].split()[0]
+
+
+def test_chats_compact_says_the_footers_context_size_and_a_failure_once(pane: Pane, tmp_path: Path) -> None:
+    folder = workspace(tmp_path)
+    long_answer = "word " * 20_000  # 25 000 tokens: the first exchange is summarised, the second kept
+    summary = "## Goal\nTwo long answers."
+    script = write_faux_script(
+        tmp_path / "faux.json",
+        [{"content": long_answer}, {"content": long_answer}, {"content": summary}, {"content": summary}],
+    )
+    pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
+    pane.wait_for("/help for the keys")
+    pane.type("/compact")
+    screen = pane.wait_for("Nothing to compact")
+    assert screen.count("Nothing to compact") == 1, screen
+    pane.type("first")
+    pane.wait_for("faux/faux-1 · ↑")
+    pane.type("second")
+    screen = pane.wait_for("› second")
+    mark = screen.index("› second")
+    footer = next(
+        line for line in pane.wait_for("faux/faux-1 · ↑", after=mark).splitlines()[::-1] if "↑" in line
+    )
+    pane.type("/compact")
+    compaction = next(
+        line
+        for line in pane.wait_for("compaction (manual) context").splitlines()
+        if "compaction (manual)" in line
+    )
+    assert footer_context(compaction) == footer_context(footer), (compaction, footer)
+    pane.keys("C-d")
+    pane.wait_for("[exited 0]")
