@@ -149,6 +149,14 @@ class EventPrinter:
 
 # --- the transcript view (``agentls run``, ``agentls chat``) ---------------------------------
 
+
+def whole_lines_off_a_terminal(console: Console) -> Console:
+    """``console``, never wrapping or cutting a line at a width when it writes to no terminal: a
+    pipe or a file gets the lines as they are."""
+    console.soft_wrap = console.soft_wrap or not console.is_terminal
+    return console
+
+
 TOOL_PREVIEW_LINES = 5
 """Lines of a command's output (or of an edit's diff: twice as many) shown under its tool line."""
 
@@ -317,13 +325,13 @@ class Transcript:
     output, a spinner) is redrawn in place below what is final; ``agentls chat`` sets ``live``
     off, as its input line owns the bottom of the screen, and sees paragraphs as they end. On
     anything but a terminal the output is plain: the text as it streams (its markdown as
-    written), one line per tool call when it ends, no styles or cursor movement.
+    written), one line per tool call when it ends, no styles or cursor movement, no line wrapped.
     """
 
     def __init__(
         self, console: Console, *, live: bool = True, show_user: bool = False, show_errors: bool = True
     ) -> None:
-        self.console = console
+        self.console = whole_lines_off_a_terminal(console)
         self.rich = console.is_terminal
         self.live = live and self.rich
         self.show_user = show_user

@@ -18,7 +18,7 @@ from rich.console import Console
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, cli_hint, client_options, server_data_dir, write_json
 from agentls.cli.permissions import refuser, terminal_asker
-from agentls.cli.printer import Transcript, final_text
+from agentls.cli.printer import Transcript, final_text, whole_lines_off_a_terminal
 from agentls.client import SERVER_LOG, AgentClient, AgentClientError
 from agentls.terminal_text import visible, visible_text
 
@@ -78,7 +78,7 @@ async def run(args: argparse.Namespace) -> int:
         print("agentls run: give a prompt (or pipe text into it)", file=sys.stderr)
         return 2
     started = time.monotonic()
-    errors = Console(stderr=True, highlight=False)
+    errors = whole_lines_off_a_terminal(Console(stderr=True, highlight=False))
     transcript = None if args.json or args.print else Transcript(Console(highlight=False), show_errors=False)
     messages: list[dict[str, Any]] = []
 
