@@ -61,12 +61,14 @@ from agentls.protocol import (
     QueueParams,
     QueueState,
     RequestPermissionParams,
+    RequestPermissionResult,
     RewindParams,
     RewindResult,
     RunResult,
     SessionInfo,
     SessionParams,
     SetModelParams,
+    SetPermissionPresetParams,
     SetQueueModesParams,
     SetThinkingLevelParams,
     SettledNotification,
@@ -82,6 +84,9 @@ R = TypeVar("R", bound=BaseModel)
 NOTIFICATION_METHODS = tuple(NOTIFICATIONS)
 """Every notification the server sends (protocol.py's list)."""
 
+
+PermissionAnswer = str | RequestPermissionResult
+"""What ``on_permission`` returns: an outcome, or the whole answer (with a rejection's reason)."""
 
 CLIENT_LOG = logging.getLogger("agentls.client")
 SERVER_LOG = logging.getLogger("agentls.client.server_log")
@@ -206,10 +211,12 @@ class AgentClient:
         initialization_options: dict[str, Any] | None = None,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
-        on_permission: Callable[[RequestPermissionParams], Awaitable[str] | str] | None = None,
+        on_permission: Callable[[RequestPermissionParams], Awaitable[PermissionAnswer] | PermissionAnswer]
+        | None = None,
     ) -> None:
         """``on_permission`` answers the server's permission questions with ``allowOnce``,
-        ``allowAlways`` or ``reject``; without it the server asks with ``window/showMessageRequest``,
+        ``allowAlways`` or ``reject`` (or a :class:`RequestPermissionResult`, a rejection's
+        ``reason`` with it); without it the server asks with ``window/showMessageRequest``,
         which this client answers with no choice (a rejection)."""
         self.command = list(command or default_server_command())
         self.initialization_options = initialization_options or {}
@@ -253,6 +260,8 @@ class AgentClient:
         answer = self.on_permission(RequestPermissionParams.model_validate(_plain(params)))
         if inspect.isawaitable(answer):
             answer = await answer
+        if isinstance(answer, RequestPermissionResult):
+            return answer.model_dump(mode="json", exclude_none=True)
         return {"outcome": answer if answer in get_args(PermissionOutcome) else "reject"}
 
     def _receiver(self, method: str) -> Any:
@@ -419,6 +428,7 @@ class AgentClient:
         allow_outside_workspace: bool | None = None,
         compaction: CompactionSettings | None = None,
         mcp_servers: dict[str, Any] | list[Any] | None = None,
+        permission_preset: str | None = None,
     ) -> str:
         """Create a session; ``permissions`` (``{tool: allow|ask|deny}``) is stored with it.
 
@@ -439,6 +449,7 @@ class AgentClient:
             allow_outside_workspace=allow_outside_workspace,
             compaction=compaction,
             mcp_servers=mcp_servers,
+            permission_preset=permission_preset,
         )  # type: ignore[arg-type]
         return (await self.request("agent/newSession", params, NewSessionResult)).session_id
 
@@ -604,6 +615,11 @@ class AgentClient:
     async def set_thinking_level(self, session_id: str, level: str) -> StateResult:
         params = SetThinkingLevelParams(session_id=session_id, level=level)  # type: ignore[arg-type]
         return await self.request("agent/setThinkingLevel", params, StateResult)
+
+    async def set_permission_preset(self, session_id: str, preset: str) -> StateResult:
+        """The session's permission preset (``ask``, ``acceptEdits``, ``plan``, ``bypass``)."""
+        params = SetPermissionPresetParams(session_id=session_id, preset=preset)  # type: ignore[arg-type]
+        return await self.request("agent/setPermissionPreset", params, StateResult)
 
     async def set_queue_modes(
         self, session_id: str, *, steering: str | None = None, follow_up: str | None = None

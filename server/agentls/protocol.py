@@ -9,6 +9,7 @@ params with these models, the client builds its requests with them, and
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,6 +24,8 @@ ThinkingLevelName = ModelThinkingLevel
 WhenBusy = Literal["steer", "followUp", "reject"]
 PermissionMode = Literal["allow", "ask", "deny", "review"]
 PermissionOutcome = Literal["allowOnce", "allowAlways", "allowAlwaysServer", "reject"]
+PermissionPresetName = Literal["ask", "acceptEdits", "plan", "bypass"]
+"""A session's permission preset (the "modes" of Claude Code and ACP), in the order a switch cycles."""
 """``allowAlwaysServer``: every tool of the MCP server the tool belongs to (``mcp__SERVER__*``)."""
 
 
@@ -126,6 +129,9 @@ class InitializationOptions(ProtocolModel):
     mcp_servers: dict[str, Any] | list[Any] | None = None
     """MCP servers of every session: ``{NAME: server}`` or ACP's list form (checked when a session
     starts: a mistake is reported for that server only)."""
+    demo: bool = False
+    """Answer with the bundled demo faux script (it reads ``README.md``, then answers) when no
+    ``fauxScript`` is given: ``agentls chat --demo`` for editors."""
     project_trust: Literal["ask", "always", "never"] = "ask"
     """Whether a folder's project files (its ``AGENTS.md``, skills, prompt templates) load: ``ask``
     once per folder (remembered), ``always`` unasked, ``never``. A project's MCP servers are asked
@@ -166,6 +172,8 @@ class NewSessionParams(ProtocolModel):
     """This session's compaction settings instead of the server's (stored with the session)."""
     mcp_servers: dict[str, Any] | list[Any] | None = None
     """MCP servers of this session, over the others of the same name (stored with the session)."""
+    permission_preset: PermissionPresetName | None = None
+    """The session's preset at its start (default ``acceptEdits``: its own modes, unchanged)."""
 
 
 class SessionParams(ProtocolModel):
@@ -510,6 +518,15 @@ class StateResult(ResultModel):
     """Whether the session's folder is trusted, so that its project files are loaded."""
     resources: list[ResourceInfo] = Field(default_factory=list)
     """The instructions, skills and prompt templates loaded, and the project's held back."""
+    permission_preset: PermissionPresetName = "acceptEdits"
+    permission_presets: list[PermissionPresetInfo] = Field(default_factory=list)
+    """Every preset, in the order a one-key switch cycles them."""
+
+
+class PermissionPresetInfo(ResultModel):
+    id: PermissionPresetName
+    name: str
+    description: str
 
 
 class ResourceInfo(ResultModel):
@@ -546,6 +563,10 @@ class SetModelParams(SessionParams):
 
 class SetThinkingLevelParams(SessionParams):
     level: ThinkingLevelName
+
+
+class SetPermissionPresetParams(SessionParams):
+    preset: PermissionPresetName
 
 
 class SetQueueModesParams(SessionParams):
@@ -668,6 +689,12 @@ class RequestPermissionResult(ProtocolModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
     outcome: PermissionOutcome
+    reason: str | None = Field(None, max_length=2000)
+    """Why a question was rejected (no one could be asked, say): the tool's result says it."""
+
+
+Ask = Callable[[RequestPermissionParams], Awaitable[RequestPermissionResult]]
+"""Asks the user a permission question (a front's ``agent/requestPermission``); the answer."""
 
 
 class SaveDocumentsParams(ProtocolModel):
@@ -818,6 +845,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/listModels": (ListModelsParams, ModelsResult),
     "agent/setThinkingLevel": (SetThinkingLevelParams, StateResult),
     "agent/setQueueModes": (SetQueueModesParams, StateResult),
+    "agent/setPermissionPreset": (SetPermissionPresetParams, StateResult),
     "agent/getStats": (SessionParams, StatsResult),
     "agent/compact": (CompactParams, CompactResult),
     "agent/listCommands": (SessionParams, ListCommandsResult),

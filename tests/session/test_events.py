@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 from agentls.agent import AgentStartEvent, AgentTool, MessageEndEvent
-from agentls.protocol import InitializationOptions, NewSessionParams, RequestPermissionParams
+from agentls.protocol import (
+    InitializationOptions,
+    NewSessionParams,
+    RequestPermissionParams,
+    RequestPermissionResult,
+)
 from agentls.session import AgentSession, SessionManager
 from agentls.session.events import KernelEvent, McpStatusChanged, QueueChanged, RunSettled, SessionEvent
 from agentls.tools.workspace import Workspace
@@ -30,8 +35,8 @@ class Front:
     def tools(self, session_id: str, cwd: str, tools: list[AgentTool]) -> list[AgentTool]:
         return tools
 
-    async def ask(self, request: RequestPermissionParams) -> str:
-        return "reject"
+    async def ask(self, request: RequestPermissionParams) -> RequestPermissionResult:
+        return RequestPermissionResult(outcome="reject")
 
     def session_opened(self, session: AgentSession) -> None:
         self.opened.append(session)

@@ -28,7 +28,8 @@ async def show_models(args: argparse.Namespace) -> int:
         return 0
     if not models:
         print(
-            "No models: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or define providers in models.json (README)."
+            "No models: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or define providers in models.json "
+            "(docs/providers.md)."
         )
         return 0
     rows = [

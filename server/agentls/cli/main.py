@@ -216,6 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main(argv: Any = None) -> None:
+    # httpx's __init__ imports its own command-line client (httpx._main: click, pygments and
+    # rich's console, 0.1-0.3 s) when those are installed; agentls never runs it. Without the
+    # module httpx takes the fallback it has for a missing [cli] extra.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     try:
         code = main(argv)
         sys.stdout.flush()

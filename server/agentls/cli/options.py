@@ -10,11 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from agentls.data import DEMO_SCRIPT
 from agentls.protocol import ModelRef
 from agentls.terminal_text import json_line
-
-DEMO_SCRIPT = Path(__file__).parent.parent / "data" / "demo-script.json"
-"""The faux script of ``--demo``: it reads ``README.md`` of the folder, then answers."""
 
 TOOL_NAMES = ("read", "write", "edit", "ls", "find", "grep", "bash", "diagnostics")
 """What ``--allow`` takes, besides MCP tools (``mcp__SERVER__TOOL``, ``mcp__SERVER__*``)."""
@@ -106,7 +104,7 @@ def cli_hint(error: Any) -> str:
     """What the command line's own options can do about an error (its text names the server's)."""
     if getattr(error, "kind", None) == "noModel" and "faux script cannot be used" in str(error):
         return (
-            "\nCheck the file given to --faux-script (or AGENTLS_FAUX_SCRIPT): README, "
+            "\nCheck the file given to --faux-script (or AGENTLS_FAUX_SCRIPT): docs/terminal.md, "
             '"The demo", has its format.'
         )
     if getattr(error, "kind", None) == "noModel":

@@ -30,14 +30,16 @@ from agentls.mcp.config import ServerConfig, session_servers
 from agentls.mcp.display import changes
 from agentls.mcp.ports import FolderTrustQuestion, TrustRules
 from agentls.mcp.trusted import TrustedForms
-from agentls.protocol import McpServerInfo, PermissionOption, RequestPermissionParams
+from agentls.protocol import Ask, McpServerInfo, PermissionOption, RequestPermissionParams
 
 if TYPE_CHECKING:
     from agentls.mcp.connection import McpConnection
 
+START_WAIT_SECONDS = 15.0
+"""How long a prompt's first turn waits for the MCP servers a trust answer starts."""
+
 logger = logging.getLogger(__name__)
 
-Ask = Callable[[RequestPermissionParams], Awaitable[str]]
 
 
 @dataclass(slots=True)
@@ -83,6 +85,28 @@ class SessionMcp:
 
     def infos(self) -> list[McpServerInfo]:
         return [self.hub.info(connection) for connection in self.connections]
+
+    def trust_open(self) -> bool:
+        """Whether the folder's trust question is open."""
+        return self.hub.trust_question(self.cwd) is not None
+
+    async def trusted_ready(self) -> None:
+        """Until the folder's open trust question is answered and the servers the answer starts are
+        ready or failed (at most :data:`START_WAIT_SECONDS` for those), so that a prompt's first turn
+        sees the tools the user trusts. A server that was starting anyway never holds a prompt."""
+        asking = self.hub.trust_question(self.cwd)
+        if asking is None:
+            return
+        before = {id(c) for c in self.connections if c.status == "starting"}
+        await asyncio.shield(asking)
+        started = [c for c in self.connections if c.status == "starting" and id(c) not in before]
+        waits = [asyncio.ensure_future(connection.wait_started()) for connection in started]
+        if waits:
+            try:
+                await asyncio.wait(waits, timeout=START_WAIT_SECONDS)
+            finally:
+                for wait in waits:
+                    wait.cancel()
 
 
 class McpHub:
@@ -155,6 +179,10 @@ class McpHub:
                 self._trust.asking(servers.cwd)  # from now on a run waits for the answer
             self._spawn(self._ask_trust(servers.session_id, servers.cwd, waiting, files), servers.cwd)
 
+    def trust_question(self, folder: str) -> asyncio.Future[None] | None:
+        """The open trust question of a folder (done once answered and its servers started)."""
+        return self._asking.get(folder)
+
     def _spawn(self, work: Awaitable[None], folder: str) -> None:
         task = asyncio.ensure_future(work)
         self._asking[folder] = task  # type: ignore[assignment]
@@ -169,7 +197,7 @@ class McpHub:
         try:
             request = await self._trust_question(session_id, cwd, connections, project_files)
             answer = await self._ask(request)
-            trusted = answer == "allowAlways"
+            trusted = answer.outcome == "allowAlways"
         except Exception as error:  # the client failed to answer: they stay untrusted
             logger.warning("the trust question for %s failed: %s", cwd, error)
         finally:

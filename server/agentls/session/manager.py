@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from agentls.agent import AgentTool
 from agentls.ai import THINKING_LEVELS, Model, Models, now_ms
+from agentls.data import DEMO_SCRIPT
 from agentls.mcp.hub import McpHub, McpStatusChanged, SessionMcp
 from agentls.protocol import (
     CompactionSettings,
@@ -22,6 +23,7 @@ from agentls.protocol import (
     PermissionMode,
     PermissionRule,
     RequestPermissionParams,
+    RequestPermissionResult,
     SessionInfo,
 )
 from agentls.session.editor_context import EditorContext
@@ -108,7 +110,7 @@ class SessionFront(Protocol):
         """The session's tools, some maybe replaced (``bash`` running in the client's terminal)."""
         ...
 
-    async def ask(self, request: RequestPermissionParams) -> str:
+    async def ask(self, request: RequestPermissionParams) -> RequestPermissionResult:
         """Ask the user a permission question; the outcome chosen (``reject`` when there is none)."""
         ...
 
@@ -130,7 +132,8 @@ class SessionManager:
         self.editor = front.editor
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
         self.providers = ProviderSettings(
-            faux_script=options.faux_script, models_file=self.store.root / MODELS_FILE
+            faux_script=options.faux_script or (str(DEMO_SCRIPT) if options.demo else None),
+            models_file=self.store.root / MODELS_FILE,
         )
         self.sessions: dict[str, AgentSession] = {}
         self._policies: dict[str, tuple[dict[str, PermissionMode] | None, bool]] = {}
@@ -315,6 +318,8 @@ class SessionManager:
             params.permissions,
             SessionInstructions(cwd, self.store.root, prompt, self.trust),
         )
+        if params.permission_preset is not None:
+            session.permissions.use_preset(params.permission_preset)
         await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
         await session.refresh_instructions()
         self._activate(session)

@@ -15,6 +15,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
+from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,12 +97,15 @@ from agentls.session.instructions.instructions import (
     SessionInstructions,
 )
 from agentls.session.messages import branch_summary_message, convert_to_llm
-from agentls.session.policy.permission_presets import SessionPermissions
+from agentls.session.policy.permission_presets import PRESET_INFOS, SessionPermissions
 from agentls.session.policy.providers import resolve_model
 from agentls.session.user_bash import UserBash
 from agentls.tools.bounds import OutputFiles, bound_results
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.workspace import Workspace
+
+TRUST_WAIT_SECONDS = 300.0
+"""How long a prompt's first turn waits for the folder's trust answer and the MCP servers it starts."""
 
 logger = logging.getLogger(__name__)
 
@@ -495,15 +499,22 @@ class AgentSession:
         return TurnUpdate(context=context, model=state.model, thinking_level=state.thinking_level)
 
     async def _trust_answered(self, run: Run) -> None:
-        """While the question whether to trust the folder is open, the first turn waits for the
-        answer (or an abort), so that it sees the project's files the user trusts."""
-        answer = self.instructions.trust_pending() if self.instructions is not None else None
-        if answer is None:
+        """While the question whether to trust the folder (its files, its MCP servers) is open, the
+        first turn waits for the answer and for the servers it starts (at most
+        :data:`TRUST_WAIT_SECONDS`; an abort ends the wait), so that it sees what the user trusts."""
+        waits: list[Awaitable[Any]] = []
+        if self.instructions is not None and (answer := self.instructions.trust_pending()) is not None:
+            waits.append(asyncio.shield(answer))  # the folder's answer outlives this wait
+        if self.mcp is not None and self.mcp.trust_open():
+            waits.append(self.mcp.trusted_ready())
+        if not waits:
             return
+        ready = asyncio.ensure_future(asyncio.gather(*waits, return_exceptions=True))
         stopped = asyncio.ensure_future(run.stopped.wait())
         try:
-            await asyncio.wait([answer, stopped], return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait([ready, stopped], timeout=TRUST_WAIT_SECONDS, return_when=FIRST_COMPLETED)
         finally:
+            ready.cancel()
             stopped.cancel()
         await self.refresh_instructions()
 
@@ -847,6 +858,8 @@ class AgentSession:
             context_files=self.instructions.context_files() if self.instructions is not None else [],
             project_trust=self.instructions.trust_status() if self.instructions is not None else "trusted",
             resources=self.instructions.found() if self.instructions is not None else [],
+            permission_preset=self.permissions.preset,
+            permission_presets=PRESET_INFOS,
         )
 
     def messages(self, since: int) -> MessagesResult:

@@ -179,8 +179,8 @@ def test_faux_comes_first_and_a_builtin_model_without_a_key_says_so(tmp_path: Pa
     assert caught.value.kind == "unknownModel" and "faux/faux-1" in str(caught.value)
 
 
-def test_the_readme_example_is_a_valid_models_file(tmp_path: Path) -> None:
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_documented_example_is_a_valid_models_file(tmp_path: Path) -> None:
+    readme = (PROJECT_ROOT / "docs" / "providers.md").read_text(encoding="utf-8")
     (example,) = [b for b in re.findall(r"```json\n(.*?)```", readme, re.DOTALL) if '"providers"' in b]
     settings = ProviderSettings(
         models_file=write(tmp_path / "models.json", example),

@@ -70,6 +70,7 @@ from agentls.protocol import (
     InitializationOptions,
     NewSessionParams,
     RequestPermissionParams,
+    RequestPermissionResult,
 )
 from agentls.session import SessionError, SessionManager
 from agentls.session.events import KernelEvent, McpStatusChanged, SessionEvent
@@ -185,7 +186,7 @@ class AcpAgent:
         if not task.cancelled() and task.exception() is not None:
             logger.warning("sending to the ACP client failed: %s", task.exception())
 
-    async def ask(self, request: RequestPermissionParams) -> str:
+    async def ask(self, request: RequestPermissionParams) -> RequestPermissionResult:
         """The policy's question as ``session/request_permission``; the answer in agentls's terms."""
         options = [
             PermissionOption(
@@ -213,14 +214,14 @@ class AcpAgent:
             session_id=request.session_id, tool_call=call, options=options
         )
         outcome = answer.outcome
-        if not isinstance(outcome, AllowedOutcome):
-            return "reject"  # cancelled: the prompt was cancelled meanwhile
-        if outcome.option_id == "rejectAlways":
+        chosen = "reject"  # also when cancelled: the prompt was cancelled meanwhile
+        if isinstance(outcome, AllowedOutcome) and outcome.option_id == "rejectAlways":
             state = self._states.get(request.session_id)
             if state is not None:  # denied for the rest of the session, in every mode
                 state.session.permissions.deny_for_session([request.tool_name])
-            return "reject"
-        return outcome.option_id if outcome.option_id in OPTION_KINDS else "reject"
+        elif isinstance(outcome, AllowedOutcome) and outcome.option_id in OPTION_KINDS:
+            chosen = outcome.option_id
+        return RequestPermissionResult(outcome=chosen)  # type: ignore[arg-type]
 
     # --- initialize and sessions ------------------------------------------------------------
 

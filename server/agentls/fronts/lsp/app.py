@@ -89,6 +89,7 @@ from agentls.protocol import (
     SetLabelParams,
     SetLabelResult,
     SetModelParams,
+    SetPermissionPresetParams,
     SetQueueModesParams,
     SetThinkingLevelParams,
     SwitchBranchParams,
@@ -146,24 +147,25 @@ class LspFront:
         if method == AGENT_EVENT and server.tool_progress.enabled():
             server.tool_progress.on_event(params)
 
-    async def ask(self, request: RequestPermissionParams) -> str:
+    async def ask(self, request: RequestPermissionParams) -> RequestPermissionResult:
         """Ask the user: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``.
 
         Anything but a valid choice (no answer, a malformed one, the client cancelling the
         question) is a rejection.
         """
+        rejected = RequestPermissionResult(outcome="reject")
         if self.server.client_agent.request_permission:
             params = request.model_dump(mode="json", by_alias=True, exclude_none=True)
             answer = await self._request("agent/requestPermission", params)
             if answer is None:
-                return "reject"
+                return rejected
             try:
-                return RequestPermissionResult.model_validate(answer).outcome
+                return RequestPermissionResult.model_validate(answer)
             except ValidationError:
                 logger.warning(
                     "agent/requestPermission: the answer %.200r is not an outcome; rejected", answer
                 )
-                return "reject"
+                return rejected
         labels = {option.label: option.id for option in request.options}
         question = lsp.ShowMessageRequestParams(
             type=lsp.MessageType.Warning,
@@ -172,7 +174,9 @@ class LspFront:
         )
         chosen = await self._request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, question)
         title = chosen.get("title") if isinstance(chosen, dict) else None
-        return labels.get(title, "reject") if isinstance(title, str) else "reject"
+        if isinstance(title, str) and title in labels:
+            return RequestPermissionResult(outcome=labels[title])  # type: ignore[arg-type]
+        return rejected
 
     async def _request(self, method: str, params: Any) -> Any:
         """The client's answer; ``None`` when it cancelled the request."""
@@ -477,6 +481,12 @@ def create_server() -> AgentServer:
     async def set_thinking_level(ls: AgentServer, p: SetThinkingLevelParams) -> Any:
         session = ls.manager.get(p.session_id)
         await session.set_thinking_level(p.level)
+        return session.state()
+
+    @request("agent/setPermissionPreset", SetPermissionPresetParams)
+    async def set_permission_preset(ls: AgentServer, p: SetPermissionPresetParams) -> Any:
+        session = ls.manager.get(p.session_id)
+        session.permissions.use_preset(p.preset)
         return session.state()
 
     @request("agent/setQueueModes", SetQueueModesParams)

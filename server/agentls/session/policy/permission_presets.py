@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from agentls.protocol import PermissionMode
+from agentls.protocol import PermissionMode, PermissionPresetInfo, PermissionPresetName
 from agentls.session.errors import SessionError
 
 Modes = dict[str, PermissionMode]
@@ -23,7 +23,7 @@ READ_ONLY_TOOLS = ("read", "ls", "find", "grep", "diagnostics")
 
 @dataclass(frozen=True)
 class PermissionPreset:
-    id: str
+    id: PermissionPresetName
     name: str
     description: str
     modes: Callable[[Mapping[str, PermissionMode]], Modes]
@@ -34,7 +34,7 @@ def _read_only(own: Mapping[str, PermissionMode]) -> Modes:
     return {**dict.fromkeys(own, "deny"), "*": "deny", **dict.fromkeys(READ_ONLY_TOOLS, "allow")}
 
 
-PRESETS: dict[str, PermissionPreset] = {
+PRESETS: dict[PermissionPresetName, PermissionPreset] = {
     preset.id: preset
     for preset in (
         PermissionPreset(
@@ -60,8 +60,14 @@ PRESETS: dict[str, PermissionPreset] = {
         ),
     )
 }
-DEFAULT_PRESET = "acceptEdits"
+DEFAULT_PRESET: PermissionPresetName = "acceptEdits"
 """The session's own modes, unchanged."""
+
+PRESET_INFOS = [
+    PermissionPresetInfo(id=preset.id, name=preset.name, description=preset.description)
+    for preset in PRESETS.values()
+]
+"""The presets as ``agent/getState`` lists them, in the order a one-key switch cycles."""
 
 
 class SessionPermissions:
@@ -73,14 +79,16 @@ class SessionPermissions:
         """The hook's dictionary: changed in place."""
         self._own = dict(modes)
         self._denied: set[str] = set()
-        self.preset = DEFAULT_PRESET
+        self.preset: PermissionPresetName = DEFAULT_PRESET
 
     def use_preset(self, preset_id: str) -> None:
-        if preset_id not in PRESETS:
+        """From the next tool call on."""
+        preset = PRESETS.get(preset_id)  # type: ignore[call-overload]
+        if preset is None:
             raise SessionError(
                 "invalidParams", f"Unknown mode {preset_id!r}; the modes are {', '.join(PRESETS)}"
             )
-        self.preset = preset_id
+        self.preset = preset.id
         self._apply()
 
     def deny_for_session(self, tool_names: Iterable[str]) -> None:

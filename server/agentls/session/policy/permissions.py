@@ -29,7 +29,7 @@ from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.ai.local_files import read_json_file
-from agentls.protocol import PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
+from agentls.protocol import Ask, PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
 from agentls.tools.mcp_names import server_of, server_wildcard
 from agentls.tools.review import EditReviews
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
@@ -51,9 +51,6 @@ DEFAULT_MODES: dict[str, PermissionMode] = {
     "edit": "allow",
     "bash": "ask",
 }
-
-Ask = Callable[[RequestPermissionParams], Awaitable[str]]
-"""Asks the user; returns ``allowOnce``, ``allowAlways`` or ``reject``."""
 
 OPTIONS = [
     PermissionOption(id="allowOnce", label="Allow once"),
@@ -352,7 +349,9 @@ async def _ask_unless_aborted(
         logger.warning("permission request for %s failed: %s", request.tool_name, error)
         return f"The permission request failed ({error}); the call was not run."
     offered = {option.id for option in request.options}
-    return answer if answer in offered and answer in ALLOWING else None
+    if answer.outcome in offered and answer.outcome in ALLOWING:
+        return answer.outcome
+    return f"The {request.tool_name} call was rejected: {answer.reason}" if answer.reason else None
 
 
 def _title(tool_name: str, args: Any, *, outside_workspace: bool = False) -> str:

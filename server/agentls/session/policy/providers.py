@@ -75,7 +75,7 @@ def nothing_configured(models_file: Path | None) -> str:
     )
     return (
         f"No model provider is configured. Set {keys} for a built-in provider, define a provider in "
-        f"{where} (see the README), or, for the offline faux provider, name a faux script with the "
+        f"{where} (see docs/providers.md), or, for the offline faux provider, name a faux script with the "
         f"'fauxScript' initialization option or the {FAUX_SCRIPT_ENV} environment variable."
     )
 
