@@ -40,7 +40,9 @@ def test_plain_output_is_never_wrapped_or_cut(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     stdout, stderr = done.stdout.splitlines(), done.stderr.splitlines()
     [tool] = [line for line in stdout if line.startswith("✗ bash echo a-long-argument")]
-    assert tool.endswith(" · The user rejected the bash call."), done.stdout  # one line, whole
+    assert tool.endswith(" · The bash call was rejected: no terminal to ask on; --allow bash allows it"), (
+        done.stdout
+    )  # one line, whole
     assert f"{sentence} {sentence}" in stdout, done.stdout
     assert f"agentls run: Failed: {sentence}" in stderr, done.stderr
     assert any(line.startswith("faux/faux-1 · ↑") and " · error · session " in line for line in stderr)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentls.cli.printer import Transcript
+from agentls.protocol import RequestPermissionResult
 from agentls.terminal_text import visible, visible_text
 
 try:
@@ -212,32 +213,50 @@ async def _stdin_ready(read: Callable[[], T]) -> T:
 
 
 def refuser() -> Any:
-    """Without a terminal nobody can answer: each tool that asks is rejected, and the user told how."""
+    """Without a terminal nobody can answer: each tool that asks is rejected, saying so to the model
+    (not that a user refused), and the user is told how to allow it."""
     told: set[str] = set()
 
-    async def refuse(request: Any) -> str:
+    async def refuse(request: Any) -> RequestPermissionResult:
         if request.tool_name not in told:
             told.add(request.tool_name)
             print(visible(_refusal(request)), file=sys.stderr)
-        return "reject"
+        if request.tool_name == "mcp":  # the trust question: no tool call to tell
+            return RequestPermissionResult(outcome="reject")
+        return RequestPermissionResult(outcome="reject", reason=f"{NO_TERMINAL}; {_allow(request.tool_name)}")
 
     return refuse
 
 
+NO_TERMINAL = "no terminal to ask on"
+
+
+def _allow(name: str) -> str:
+    """``--allow bash allows it``: how the command line lets a tool run unasked."""
+    server = _server_of(name)
+    every = f" (--allow 'mcp__{server}__*': every tool of {server})" if server else ""
+    return f"--allow {name} allows it{every}"
+
+
 def _refusal(request: Any) -> str:
+    """What the user is told on stderr of a question no terminal could answer."""
     name = request.tool_name
     if name == "mcp":
         return _trust_refusal(request.args if isinstance(request.args, dict) else {})
-    if name.startswith("mcp__") and name.count("__") >= 2:
-        server = name.split("__", 2)[1]
+    if server := _server_of(name):
         return (
-            f"agentls: {name} needs permission and there is no terminal to ask on: rejected "
+            f"agentls: {name} needs permission and there is {NO_TERMINAL}: rejected "
             f"(pass --allow {name} to run it, or --allow 'mcp__{server}__*' for every tool of {server})"
         )
     return (
-        f"agentls: {name} needs permission and there is no terminal to ask on: "
-        f"rejected (pass --allow {name} to run it)"
+        f"agentls: {name} needs permission and there is {NO_TERMINAL}: rejected "
+        f"(pass --allow {name} to run it)"
     )
+
+
+def _server_of(name: str) -> str | None:
+    """The MCP server of a tool ``mcp__SERVER__TOOL``."""
+    return name.split("__", 2)[1] if name.startswith("mcp__") and name.count("__") >= 2 else None
 
 
 def _trust_refusal(args: dict[str, Any]) -> str:
