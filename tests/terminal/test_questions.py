@@ -82,28 +82,25 @@ ECHO_ARGUMENTS = '{"text":"hi\\u202e from\\u0007 quirky","times":2}'
 """The call's arguments as the question shows them: compact JSON, its hidden characters written out."""
 
 
-def test_runs_and_chats_question_for_an_mcp_tool_shows_its_arguments(pane: Pane, tmp_path: Path) -> None:
-    folder = workspace(tmp_path)
+def mcp_echo_options(tmp_path: Path) -> list[str]:
     config, script = mcp_echo(tmp_path)
-    options = [
-        "--mcp-config",
-        str(config),
-        "--faux-script",
-        str(script),
-        "--data-dir",
-        str(tmp_path / "data"),
-    ]
-    pane.start(["run", "echo it", *options], folder)
+    return ["--mcp-config", str(config), "--faux-script", str(script), "--data-dir", str(tmp_path / "data")]
+
+
+def test_runs_question_for_an_mcp_tool_shows_its_arguments(pane: Pane, tmp_path: Path) -> None:
+    pane.start(["run", "echo it", *mcp_echo_options(tmp_path)], workspace(tmp_path))
     screen = pane.wait_for("or [r]eject?")
     assert f"agentls: Allow the tool echo of the MCP server quirky?\n  {ECHO_ARGUMENTS}\nallow" in screen
     pane.keys("r")
     pane.wait_for("[exited 0]")
-    pane.stop()
-    pane.start(["chat", *options], folder)
+
+
+def test_chats_question_for_an_mcp_tool_shows_its_arguments(pane: Pane, tmp_path: Path) -> None:
+    pane.start(["chat", *mcp_echo_options(tmp_path)], workspace(tmp_path))
     pane.wait_for("✓ MCP server quirky is ready")
     pane.type("echo it")
     pane.wait_for("allow? [o]nce")
-    screen = pane.wait_for(f"? Allow the tool echo of the MCP server quirky?\n  {ECHO_ARGUMENTS}")
+    pane.wait_for(f"? Allow the tool echo of the MCP server quirky?\n  {ECHO_ARGUMENTS}")
     pane.keys("r")
     pane.wait_for("faux/faux-1 · ↑")
     pane.keys("C-d")
