@@ -547,10 +547,16 @@ class AgentClient:
         return bool(_plain(result).get("deleted"))
 
     async def prompt(
-        self, session_id: str, text: str, *, when_busy: str | None = None, wait: bool = False
+        self,
+        session_id: str,
+        text: str,
+        *,
+        when_busy: str | None = None,
+        wait: bool = False,
+        context: list[dict[str, Any]] | None = None,
     ) -> PromptResult | SettledNotification:
-        """Send a prompt; with ``wait=True`` return the run's ``agent/settled`` instead of the acceptance."""
-        params = PromptParams(session_id=session_id, text=text, when_busy=when_busy)  # type: ignore[arg-type]
+        """Send a prompt (``context``: its attachments); ``wait=True`` returns the run's ``agent/settled``."""
+        params = PromptParams(session_id=session_id, text=text, when_busy=when_busy, context=context)  # type: ignore[arg-type]
         accepted = await self.request("agent/prompt", params, PromptResult)
         if accepted.run_id:
             self._known.add(accepted.run_id)
@@ -558,12 +564,12 @@ class AgentClient:
             return await self.wait_settled(accepted.run_id)
         return accepted
 
-    async def steer(self, session_id: str, text: str) -> str:
-        params = QueueParams(session_id=session_id, text=text)
+    async def steer(self, session_id: str, text: str, context: list[dict[str, Any]] | None = None) -> str:
+        params = QueueParams(session_id=session_id, text=text, context=context)  # type: ignore[arg-type]
         return (await self.request("agent/steer", params, QueueItemResult)).item_id
 
-    async def follow_up(self, session_id: str, text: str) -> str:
-        params = QueueParams(session_id=session_id, text=text)
+    async def follow_up(self, session_id: str, text: str, context: list[dict[str, Any]] | None = None) -> str:
+        params = QueueParams(session_id=session_id, text=text, context=context)  # type: ignore[arg-type]
         return (await self.request("agent/followUp", params, QueueItemResult)).item_id
 
     async def get_queue(self, session_id: str) -> QueueState:

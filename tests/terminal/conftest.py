@@ -53,14 +53,18 @@ class Pane:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    def start(self, args: list[str], cwd: Path, *, width: int = WIDTH) -> None:
+    def start(self, args: list[str], cwd: Path, *, width: int = WIDTH, height: int = HEIGHT) -> None:
         command = shlex.join([sys.executable, "-m", "agentls", *args])
         shell = f'{command}; echo "[exited $?]"; read line'
-        self._tmux("new-session", "-d", "-x", str(width), "-y", str(HEIGHT), "-c", str(cwd), shell)
+        self._tmux("new-session", "-d", "-x", str(width), "-y", str(height), "-c", str(cwd), shell)
 
     def screen(self, *, colours: bool = False) -> str:
         """What the pane shows, scrollback included (``-e``: with its escape sequences)."""
         return self._tmux("capture-pane", "-p", "-S", "-200", *(["-e"] if colours else []))
+
+    def rows(self) -> list[str]:
+        """The rows the pane shows now (no scrollback), trailing blanks kept: one string per row."""
+        return self._tmux("capture-pane", "-p").split("\n")[:-1]
 
     def keys(self, *keys: str, literal: bool = False) -> None:
         self._tmux("send-keys", *(["-l"] if literal else []), *keys)

@@ -45,7 +45,9 @@ def test_chat_prompt_command_model_and_quit(pane: Pane, tmp_path: Path) -> None:
     assert "$ echo from-the-user\n  │ from-the-user" in pane.screen()
     mark = len(pane.screen())
     pane.type("/model")
-    pane.wait_for("● faux/faux-1", after=mark - 200)
+    pane.wait_for("› ● faux/faux-1", after=mark - 200)  # the picker, at the current model
+    pane.keys("Escape")
+    pane.wait_for_input("")
     pane.keys("C-c")
     pane.wait_for("(Ctrl+C again to quit)")
     pane.keys("C-c")
@@ -117,9 +119,9 @@ def test_chat_rewind_reverts_files_and_fork_continues_elsewhere(pane: Pane, tmp_
     assert (folder / "made.txt").read_text() == "made by the agent\n"
 
     pane.type("/rewind")
-    pane.wait_for("   1  first\n   2  make a file\n/rewind N: back to before message N")
-
-    pane.type("/rewind 2")
+    pane.wait_for("rewind to before which message?")
+    pane.wait_for("   1  first\n›  2  make a file\n↑↓ choose · Enter picks · Esc cancels")
+    pane.keys("Enter")  # the picker starts at the last message
     pane.wait_for("↶ rewound to before message 2: make a file\n  files: deleted made.txt")
     assert not (folder / "made.txt").exists()
     pane.wait_for_input("make a file")  # the message's text is back in the input line
@@ -128,18 +130,22 @@ def test_chat_rewind_reverts_files_and_fork_continues_elsewhere(pane: Pane, tmp_
     pane.type("second")
     pane.wait_for("Second answer.")
     pane.type("/rewind")  # the run went on from the first answer
-    pane.wait_for("   1  first\n   2  second\n/rewind N: back")
+    pane.wait_for("   1  first\n›  2  second\n↑↓ choose")
+    pane.keys("Escape")
+    pane.wait_for_input("")
 
     pane.type("/fork 2")
     screen = pane.wait_for("before message 2 · 2 messages")
     old, _, new = screen.split("⑂ forked session ")[-1].split()[:3]
     assert old != new[:8]
     pane.wait_for_input("second")
-    pane.wait_for(f"· {new[:8]} · /help")  # the toolbar: the chat goes on in the new session
+    pane.wait_for(f"· {new[:8]} · ")  # the toolbar: the chat goes on in the new session
     pane.keys("C-u")
     pane.wait_for_input("")
     pane.type("/rewind")
-    pane.wait_for("   1  first\n/rewind N: back")
+    pane.wait_for("›  1  first\n↑↓ choose")
+    pane.keys("Escape")
+    pane.wait_for_input("")
     assert "Ignoring notification" not in pane.screen()  # agent/branch is the client's, not a stray log line
     pane.keys("C-d")
     pane.wait_for("[exited 0]")

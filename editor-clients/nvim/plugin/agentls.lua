@@ -57,7 +57,7 @@ command("AgentReject", "reject", {
 command("AgentReview", "review", { nargs = 0, desc = "agentls: show the change waiting for review again" })
 command("AgentPanel", "panel", {
   nargs = 0,
-  desc = "agentls: open or enter the transcript panel (close it from inside)",
+  desc = "agentls: open or enter the transcript panel (q in it closes it)",
 })
 command("AgentThinking", "thinking", {
   nargs = "?",
@@ -66,6 +66,15 @@ command("AgentThinking", "thinking", {
     return vim.tbl_filter(function(level)
       return level:find(lead, 1, true) == 1
     end, require("agentls.commands").thinking_levels)
+  end,
+})
+command("AgentMode", "mode", {
+  nargs = "?",
+  desc = "agentls: set the session's permission preset: ask, acceptEdits, plan, bypass (pick one without)",
+  complete = function(lead)
+    return vim.tbl_filter(function(id)
+      return id:find(lead, 1, true) == 1
+    end, require("agentls.commands").presets())
   end,
 })
 command("AgentStats", "stats", { nargs = 0, desc = "agentls: the session's tokens, cost and context size" })
@@ -150,6 +159,7 @@ local plugs = {
   continue = { "continue", "continue the session" },
   model = { "model", "pick a model" },
   thinking = { "thinking", "pick a thinking level" },
+  mode = { "cycle_mode", "the next permission preset" },
   sessions = { "sessions", "pick a stored session" },
   rewind = { "rewind", "undo a prompt and what followed" },
   fork = { "fork", "fork a new session before a message" },

@@ -54,7 +54,8 @@ test(":'<,'>AgentAddSelection and @path send the selection and the file; the pan
   panel.render()
   local pending = "📎 next message: calc.py:3-4  (:AgentClearContext)"
   expect(h.panel_text():find(pending, 1, true), "the panel lists the pending attachment:\n" .. h.panel_text())
-  expect(vim.wo[panel.windows()[1]].winbar:find("📎 1", 1, true), "the winbar counts it")
+  local winbar = require("agentls.render").winbar(state.current_transcript(), context.labels(), 64)
+  expect(winbar:find("📎 1", 1, true), "the winbar of a panel of 64 columns counts it: " .. winbar)
 
   vim.cmd("AgentPrompt fix the bug, see @README.md. Not @nothing.txt")
   h.wait_settled(session)

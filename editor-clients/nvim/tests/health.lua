@@ -66,4 +66,27 @@ test("the server's warnings are notified (window/logMessage); :help agentls work
   vim.cmd("helpclose")
 end)
 
+test("notifications are one line (several would make Neovim wait for Press ENTER)", function()
+  h.notes = {}
+  local handler = client.get().handlers["window/logMessage"]
+  handler(nil, { type = 1, message = "the provider failed:\n  401 Unauthorized\n\nset the key" }, {
+    client_id = client.id,
+    method = "window/logMessage",
+  })
+  local joined = "agentls: the provider failed: · 401 Unauthorized · set the key"
+  expect(h.noted(joined, vim.log.levels.ERROR), vim.inspect(h.notes))
+  h.without_session()
+  h.script({ { content = "", stopReason = "error", errorMessage = "it broke:\nline two\r\nline three" } })
+  local session = h.new_session()
+  h.settles(session, function()
+    vim.cmd("AgentPrompt fail")
+    require("agentls.panel").close() -- the run ends out of sight: a notification says so
+  end)
+  expect(h.noted("stopped with an error (session " .. session:sub(1, 8) .. "): it broke: · line two · line three"),
+    vim.inspect(h.notes))
+  for _, note in ipairs(h.notes) do
+    expect(not note.message:find("\n"), "one line: " .. note.message)
+  end
+end)
+
 h.finish()

@@ -422,6 +422,47 @@ function M.expect_shown(text, parts)
   end
 end
 
+--- Window `win`'s winbar as Neovim draws it: {str, width}.
+function M.drawn_winbar(win)
+  return vim.api.nvim_eval_statusline(vim.wo[win].winbar, { winid = win, use_winbar = true })
+end
+
+--- The editor resized to `columns`, as a terminal's resize does it (`nvim -l` runs during the
+--- start-up, when Neovim fires no VimResized itself).
+function M.resize(columns)
+  vim.o.columns = columns
+  vim.api.nvim_exec_autocmds("VimResized", {})
+end
+
+--- `:wincmd =`, and the WinResized that Neovim fires after it (it fires none during `nvim -l`).
+function M.equalize()
+  vim.cmd("wincmd =")
+  vim.api.nvim_exec_autocmds("WinResized", {})
+end
+
+--- For each of 160 and 80 editor columns: `check(columns)`; the editor's width is restored after.
+function M.at_widths(check)
+  local before = vim.o.columns
+  for _, columns in ipairs({ 160, 80 }) do
+    M.resize(columns)
+    check(columns)
+  end
+  M.resize(before)
+end
+
+--- The winbar of `win` fits it, starts with `start` (it is not cut from the left) and shows
+--- each of `parts`.
+function M.expect_winbar(win, start, parts)
+  local bar = M.drawn_winbar(win)
+  local width = vim.api.nvim_win_get_width(win)
+  local where = ("at %d columns, a window of %d: %q"):format(vim.o.columns, width, bar.str)
+  M.expect(bar.width <= width, "fits: " .. where)
+  M.expect(bar.str:sub(1, #start) == start, "starts with " .. start .. ": " .. where)
+  for _, part in ipairs(parts) do
+    M.expect(bar.str:find(part, 1, true), ("shows %q: %s"):format(part, where))
+  end
+end
+
 --- :checkhealth agentls, as text.
 function M.checkhealth()
   vim.cmd("silent checkhealth agentls")

@@ -187,26 +187,34 @@ test(":AgentMcp restart NAME; an unknown name is an error", function()
   expect(vim.tbl_contains(names, "quirky") and vim.tbl_contains(names, "broken"), vim.inspect(names))
 end)
 
-test("in the panel: a changed .mcp.json asks for trust again, and A trusts it", function()
+test("in the panel: a changed .mcp.json asks in a trust row; A there trusts; the prompt waits; its tool runs", function()
   local options = require("agentls.config").options
   options.permission_prompt = "panel"
   vim.fn.writefile({
     vim.json.encode({ mcpServers = { quirky = { command = python, args = { quirky, "--stderr-noise" } } } }),
   }, env.ws .. "/.mcp.json")
-  h.new_session()
+  h.script({ h.tool_call("t1", "mcp__quirky__echo", { text = "echoed once trusted" }), { content = "Echoed." } })
+  h.notes = {}
+  local session = h.new_session()
+  local notice = ("agentls: trust %s? The panel's trust row says what it runs; waiting for you: A trust · r reject")
+    :format(env.ws)
   wait(15000, function()
-    return h.noted("Start the MCP servers of " .. env.ws .. "/.mcp.json", vim.log.levels.WARN)
-  end, "the trust question, notified")
-  wait(5000, function()
-    return h.noted("(the panel, waiting for you: A trust · r reject)")
-  end, "the panel's keys named: " .. vim.inspect(h.notes[#h.notes]))
+    return h.noted(notice, vim.log.levels.WARN)
+  end, "the trust question, notified: " .. vim.inspect(h.notes))
+  vim.cmd("AgentPrompt echo it") -- sent while the question is open: its run waits for the answer
+  h.wait_panel("? Start the MCP servers of " .. env.ws .. "/.mcp.json? They run: [quirky (stdio)", "the trust row")
+  h.wait_panel("\n    waiting for you: A trust · r reject\n", "the trust row's keys")
+  expect(not h.panel_text():find("Tool mcp__quirky__echo not found", 1, true), h.panel_text())
   panel.open(true)
-  local win = panel.windows()[1]
-  keys_in(win, "A")
+  h.panel_keys("? Start the MCP servers of", "A")
   wait(20000, function()
     local s = known("quirky")
     return s and s.status == "ready"
   end, "quirky (trusted again) ready")
+  h.wait_settled(session, 30000)
+  local result = h.tool_results(session).t1
+  expect(result and not result.error and result.text:find("echoed once trusted", 1, true), vim.inspect(result))
+  expect(not h.panel_text():find("waiting for you: A trust", 1, true), "the row is gone:\n" .. h.panel_text())
   options.permission_prompt = "auto"
   panel.close()
 end)

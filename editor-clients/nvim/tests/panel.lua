@@ -62,6 +62,58 @@ test("tool rows show the edit's diff, and <CR> unfolds the arguments and the who
   vim.fn.delete(env.ws .. "/long.txt")
 end)
 
+test("an unfolded edit shows its blank context lines; a read says its size once; 1 more line", function()
+  vim.fn.writefile({ "one", "", "three", "four", "" , "six" }, env.ws .. "/gaps.txt")
+  vim.fn.writefile({ "1", "2", "3", "4", "5", "6", "7" }, env.ws .. "/seven.txt")
+  local asked = h.stub_select("allowOnce")
+  h.settled_run({
+    {
+      content = {
+        { type = "toolCall", id = "g1", name = "edit",
+          arguments = { path = "gaps.txt", edits = { { oldText = "three\n", newText = "THREE\n" } } } },
+        { type = "toolCall", id = "g2", name = "read", arguments = { path = "seven.txt" } },
+        { type = "toolCall", id = "g3", name = "bash", arguments = { command = "seq 6" } },
+      },
+      stopReason = "toolUse",
+    },
+    { content = "Done." },
+  }, "edit, read, count")
+  expect(#asked == 1, "bash asked")
+  local text = h.panel_text()
+  expect(text:find("read  seven.txt  · done\n    │ 7 lines (<CR> shows them)\n  ✓ bash", 1, true), "the read's size:\n" .. text)
+  expect(not text:find("7 more lines", 1, true), "no '7 more lines' after '7 lines':\n" .. text)
+  expect(text:find("    │ 6\n    … 1 more line (<CR> shows it)\n", 1, true), "one more line, singular:\n" .. text)
+  panel_keys("edit  gaps.txt  · done", "<CR>")
+  text = h.panel_text()
+  local hunk = text:match("    │ @@[^\n]*\n(.-)\n  ✓ read")
+  expect(hunk, "the hunk:\n" .. text)
+  local rows = vim.split(hunk, "\n", { plain = true })
+  local want = { "    │  one", "    │  ", "    │ -three", "    │ +THREE", "    │  four", "    │  ", "    │  six" }
+  expect(vim.deep_equal(rows, want), "every line of the hunk, the blank ones too:\n" .. hunk)
+  vim.fn.delete(env.ws .. "/gaps.txt")
+  vim.fn.delete(env.ws .. "/seven.txt")
+end)
+
+test("the winbars fit at 80 and 160 columns: the least useful parts go first, nothing is cut from the left", function()
+  local session = h.settled_run({ { content = "Hi." } }, "hello")
+  h.wait(5000, function()
+    return require("agentls.state").transcripts[session].stats ~= nil
+  end, "the session's figures (agent/getStats)")
+  panel.open(false)
+  h.at_widths(function(columns)
+    local win = panel.windows()[1]
+    h.expect_winbar(win, " agentls · ", { "faux-1", "idle" })
+    local shown = h.drawn_winbar(win).str
+    if columns == 160 then -- a panel of 64 columns
+      expect(shown:find(" · faux/faux-1 · Accept edits · ", 1, true), shown)
+    end
+    vim.cmd("AgentPrompt")
+    local prompt_win = require("agentls.prompt").windows()[1]
+    h.expect_winbar(prompt_win, " ", { "prompt · ", "<CR> sends", "<M-CR> follow-up" })
+    require("agentls.prompt").close()
+  end)
+end)
+
 test("the panel is markdown; thinking has a label and folds", function()
   h.settled_run({
     {
@@ -94,22 +146,31 @@ test("the panel's width adapts; a reopened panel follows the newest output; ? li
   expect(vim.api.nvim_win_get_cursor(win)[1] == last, "the cursor at the end")
   h.notes = {}
   keys_in(win, "?")
-  expect(h.noted("a      allow the tool call waiting for permission, once"), "? lists the keys")
+  local help = panel.help_win
+  expect(help and vim.api.nvim_win_get_config(help).relative == "win", "? opens the list of keys in a float")
+  local keys = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(help), 0, -1, false), "\n")
+  expect(keys:find("  a      allow the tool call waiting for permission, once", 1, true), keys)
+  expect(#h.notes == 0, "in a window, not a notification of many lines: " .. vim.inspect(h.notes))
+  keys_in(help, "q")
+  expect(not vim.api.nvim_win_is_valid(help), "q closes it")
   expect(vim.fn.maparg("<Plug>(agentls-prompt)", "n") ~= "", "<Plug> mappings")
   vim.cmd("wincmd p")
 end)
 
-test("the panel toggles, also as a float; :AgentPanel from elsewhere enters it", function()
+test(":AgentPanel from elsewhere enters the panel, in it stays; q closes it; also as a float", function()
   local config = require("agentls.config")
-  vim.cmd("wincmd p")
-  if vim.api.nvim_get_current_win() == panel.windows()[1] then
-    vim.cmd("wincmd p")
+  for _, other in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if other ~= panel.windows()[1] and vim.api.nvim_win_get_config(other).relative == "" then
+      vim.api.nvim_set_current_win(other)
+    end
   end
   expect(vim.api.nvim_get_current_win() ~= panel.windows()[1], "the cursor is outside the panel")
   vim.cmd("AgentPanel")
   expect(panel.is_open() and vim.api.nvim_get_current_win() == panel.windows()[1], ":AgentPanel enters the panel")
   vim.cmd("AgentPanel")
-  expect(not panel.is_open(), ":AgentPanel in the panel closes it")
+  expect(panel.is_open() and vim.api.nvim_get_current_win() == panel.windows()[1], ":AgentPanel in the panel stays")
+  keys_in(panel.windows()[1], "q")
+  expect(not panel.is_open(), "q in the panel closes it")
   config.options.panel.layout = "float"
   vim.cmd("AgentPanel")
   local win = panel.windows()[1]
@@ -117,6 +178,8 @@ test("the panel toggles, also as a float; :AgentPanel from elsewhere enters it",
   expect(vim.api.nvim_get_current_win() == win, ":AgentPanel enters it")
   expect(h.panel_text():find("You\n  show code", 1, true), "showing the session")
   vim.cmd("AgentPanel")
+  expect(vim.api.nvim_get_current_win() == win, "and stays in it")
+  keys_in(win, "q")
   expect(not panel.is_open(), "closed again")
   config.options.panel.layout = "split"
   panel.open(false)

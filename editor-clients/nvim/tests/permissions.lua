@@ -153,6 +153,44 @@ test("permissions in the panel: the row waits, a allows once, r rejects, A alway
   end, "no rule left")
 end)
 
+test("permission presets: m in the panel cycles them, the winbar names the preset, :AgentMode sets one", function()
+  h.script({ h.tool_call("b1", "bash", { command = "echo bypassed" }), { content = "Ran it." } })
+  local session = h.new_session()
+  panel.open(false)
+  local function winbar()
+    panel.render()
+    return vim.wo[panel.windows()[1]].winbar
+  end
+  wait(5000, function()
+    return state.transcripts[session].permission_preset == "acceptEdits" and winbar():find("Accept edits", 1, true) ~= nil
+  end, "the winbar naming the default preset")
+  panel_keys("", "m")
+  wait(5000, function()
+    return state.transcripts[session].permission_preset == "plan" and winbar():find("Read-only", 1, true) ~= nil
+  end, "m: the next preset, plan (Read-only): " .. winbar())
+  expect(h.noted("permissions: Read-only (Only reading"), vim.inspect(h.notes[#h.notes]))
+  expect(vim.deep_equal(vim.fn.getcompletion("AgentMode a", "cmdline"), { "ask", "acceptEdits" }),
+    vim.inspect(vim.fn.getcompletion("AgentMode a", "cmdline")))
+  vim.cmd("AgentMode nosuch")
+  wait(5000, function()
+    return h.noted("acceptEdits", vim.log.levels.ERROR)
+  end, "an unknown preset refused, naming the presets")
+  vim.cmd("AgentMode bypass")
+  wait(5000, function()
+    return winbar():find("Bypass permissions", 1, true) ~= nil
+  end, "the winbar naming bypass")
+  local asked = h.stub_select("reject")
+  h.settles(session, function()
+    vim.cmd("AgentPrompt run it")
+  end)
+  expect(#asked == 0, "bypass: bash asks nothing")
+  expect(h.tool_results(session).b1.text:find("bypassed", 1, true), vim.inspect(h.tool_results(session)))
+  panel_keys("", "m")
+  wait(5000, function()
+    return state.transcripts[session].permission_preset == "ask"
+  end, "m after bypass wraps to ask")
+end)
+
 test("with a picker, the row shows the wait before vim.ui.select asks", function()
   h.script({ h.tool_call("q1", "bash", { command = "echo picked" }), { content = "Ok." } })
   h.new_session()

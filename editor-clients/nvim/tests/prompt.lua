@@ -54,7 +54,7 @@ test("the prompt buffer: multi-line, <CR> sends, <C-p>/<C-n> history, / and @ co
   vim.cmd.stopinsert()
   local win = prompt.windows()[1]
   expect(win and vim.api.nvim_get_current_win() == win, "the prompt window opened with the cursor in it")
-  expect(vim.wo[win].winbar:find("agentls prompt", 1, true), vim.wo[win].winbar)
+  expect(vim.wo[win].winbar:find(" prompt%*", 1, true), vim.wo[win].winbar)
   expect(vim.bo[prompt.buf].filetype == "markdown" and vim.bo[prompt.buf].modifiable, "an editable markdown buffer")
   vim.api.nvim_buf_set_lines(prompt.buf, 0, -1, false, { "first line", "", "  indented second" })
   keys_in(win, "<CR>")
@@ -97,6 +97,29 @@ test("the prompt buffer: multi-line, <CR> sends, <C-p>/<C-n> history, / and @ co
   end, "the !cmd of the prompt buffer ran")
   expect(#prompt.windows() == 0, "closed")
   panel.open(false)
+end)
+
+test("while the agent runs: <CR> in the prompt buffer (and :AgentPrompt) steers, <M-CR> queues a follow-up", function()
+  local responses = { { content = h.LONG }, { content = "Steered." }, { content = "Followed up." } }
+  local session = h.slow_run(responses, "start", "All work", "the long answer streaming")
+  vim.cmd("AgentPrompt")
+  local win = prompt.windows()[1]
+  keys_in(win, "istay<S-CR>on topic<CR>")
+  h.wait_panel("▸ steer: stay", "<CR> in insert mode: the message steers")
+  expect(#prompt.windows() == 0, "sent: the prompt closed")
+  expect(h.noted("steering, delivered after the current turn"), vim.inspect(h.notes[#h.notes]))
+  local steering = state.transcripts[session].queue.steering[1]
+  expect(steering and steering.text == "stay\non topic", "<S-CR> made a new line: " .. vim.inspect(steering))
+  vim.cmd("AgentPrompt")
+  win = prompt.windows()[1]
+  keys_in(win, "ithen the docs<M-CR>")
+  h.wait_panel("▸ follow-up: then the docs", "<M-CR>: a follow-up")
+  vim.cmd("AgentPrompt and the tests")
+  wait(5000, function()
+    return #state.transcripts[session].queue.steering == 2
+  end, ":AgentPrompt {text} while busy steers")
+  vim.cmd("AgentAbort")
+  h.wait_settled(session)
 end)
 
 h.finish()

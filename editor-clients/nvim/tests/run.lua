@@ -28,6 +28,7 @@ local FEATURES = {
   "context",
   "sessions",
   "review",
+  "setup",
 }
 
 local h = require("helpers")

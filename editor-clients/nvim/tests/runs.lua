@@ -38,7 +38,7 @@ test("a prompt streams into the panel buffer", function()
   expect(panel.is_open(), "the panel opened by itself")
   local text = h.panel_text()
   expect(text:find("You\n  Say hello", 1, true), "the prompt is shown:\n" .. text)
-  expect(vim.wo[panel.windows()[1]].winbar:find("faux/faux-1", 1, true), "the winbar names the model")
+  expect(vim.wo[panel.windows()[1]].winbar:find("faux-1", 1, true), "the winbar names the model")
   expect(not state.current_transcript().running, "the transcript is idle after agent/settled")
 end)
 

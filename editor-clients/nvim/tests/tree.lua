@@ -335,7 +335,7 @@ test("a file changed since the agent's edit: R in the panel names it and reverts
   expect(#asked == 3, "files, summary, then the conflict: " .. #asked)
   expect(asked[3].prompt:find("d.txt", 1, true) and asked[3].items[1].label:find("Revert the others", 1, true),
     asked[3].prompt)
-  expect(h.noted("d.txt: ", vim.log.levels.WARN), "the conflict's reason is shown")
+  expect(h.noted("reverting would lose that: d.txt: ", vim.log.levels.WARN), "the conflict's reason is shown, on one line")
   expect(vim.deep_equal(read("d.txt"), { "DEE by hand" }), "the changed file is left alone")
   expect(vim.deep_equal(read("e.txt"), { "eee" }), "the other one is reverted")
   expect(h.noted("skipped: d.txt", vim.log.levels.WARN), "the report lists the skipped file")

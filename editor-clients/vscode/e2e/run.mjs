@@ -807,6 +807,17 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'key') {
     const { box } = await promptBox(page);
     await box.press(request.key);
+  } else if (request.waiting === 'presetToggle') {
+    const frame = await panelFrame(page);
+    if (!frame) throw new Error('the agent panel webview was not found');
+    const focused = await frame.evaluate(() => document.activeElement?.id);
+    const toggle = frame.locator('#presetButton');
+    await frame.locator('#presetButton', { hasText: request.shows }).waitFor({ timeout: 5_000 }).catch(() => undefined);
+    const shows = await toggle.innerText();
+    check(`the header's preset toggle reads "${request.shows}" and the prompt box kept the focus after Shift+Tab`,
+      shows === request.shows && focused === 'prompt', { shows, focused });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'preset.png') });
+    await toggle.click();
   } else if (request.waiting === 'compact') {
     await compactFromPalette(page, request.instructions);
     acted.compacted = true;

@@ -90,6 +90,7 @@ export function readSettings(): Settings {
     serverArgs: config.get<string[]>('serverArgs', ['serve']),
     model: config.get<string>('model', ''),
     fauxScript: config.get<string>('fauxScript', ''),
+    demo: config.get<boolean>('demo', false) === true,
     dataDir: config.get<string>('dataDir', ''),
     initializationOptions: config.get<Record<string, unknown>>('initializationOptions', {}),
     serverEnv: config.get<Record<string, unknown>>('serverEnv', {}),

@@ -87,7 +87,7 @@ async function promptCommand(ctx: CommandContext): Promise<void> {
   const text = await askText('Agent: Prompt', c.isRunning ? 'The agent is running: steer it or queue a follow-up' : 'Ask the agent');
   if (text === undefined) return;
   if (!c.isRunning || parsePromptInput(text).kind === 'bash') {
-    await c.submit(text, 'prompt');
+    await c.submit(text, 'steer');
     await ctx.revealPanel();
     return;
   }
@@ -227,6 +227,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.compact': () => compactCommand(ctx),
     'agentls.selectModel': () => selectModel(ctx),
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
+    'agentls.cyclePermissionPreset': () => c.cyclePermissionPreset(),
     'agentls.showSessions': () => showSessions(ctx),
     'agentls.renameSession': () => renameCurrentSession(ctx),
     'agentls.switchBranch': () => switchBranch(c),

@@ -11,6 +11,8 @@ export interface Settings {
   serverArgs: string[];
   model: string;
   fauxScript: string;
+  /** The bundled demo (`demo` initialization option): the offline faux model without a script of one's own. */
+  demo: boolean;
   dataDir: string;
   initializationOptions: Record<string, unknown>;
   /** Extra environment variables of the server process (API keys, provider URLs). */
@@ -24,7 +26,7 @@ export interface Settings {
 }
 
 /** The settings that take effect only when the server starts again. */
-export const RESTART_SETTINGS = ['serverCommand', 'serverArgs', 'serverEnv', 'dataDir', 'fauxScript', 'initializationOptions', 'mcpServers'];
+export const RESTART_SETTINGS = ['serverCommand', 'serverArgs', 'serverEnv', 'dataDir', 'fauxScript', 'demo', 'initializationOptions', 'mcpServers'];
 /** The settings of new sessions (passed to `agent/newSession`), `model` and `thinkingLevel` also applied to the current one. */
 export const SESSION_SETTINGS = ['model', 'thinkingLevel', 'permissions'];
 
@@ -43,13 +45,16 @@ export function settingsEffect(affects: (section: string) => boolean): { restart
 const THINKING = new Set(['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
 const MODES = new Set(['allow', 'ask', 'deny', 'review']);
 
-/** The `agent/newSession` params the settings give: `model`, `thinkingLevel`, `permissions` when set. */
+/**
+ * The `agent/newSession` params the settings give: `model`, `thinkingLevel`, `permissions` when
+ * set; no `model` with `agentls.demo` (its sessions run the faux model of the demo).
+ */
 export function sessionDefaults(settings: Settings): {
   model?: { provider: string; id: string };
   thinkingLevel?: string;
   permissions?: Record<string, string>;
 } {
-  const model = settings.model.trim() ? parseModelKey(settings.model.trim()) : undefined;
+  const model = settings.model.trim() && !settings.demo ? parseModelKey(settings.model.trim()) : undefined;
   const permissions = typedPermissions(settings.permissions);
   return {
     ...(model ? { model } : {}),
@@ -143,10 +148,14 @@ export function resolveServerCommand(settings: Settings, env: Environment): Serv
   );
 }
 
-/** `initializationOptions` for the server: the free-form setting, then the specific ones over it. */
+/**
+ * `initializationOptions` for the server: the free-form setting, then the specific ones over it.
+ * `agentls.demo`: `demo: true` (the server's bundled demo script, unless a faux script is given).
+ */
 export function initializationOptions(settings: Settings): Record<string, unknown> {
   const options: Record<string, unknown> = { ...settings.initializationOptions };
   if (settings.fauxScript.trim() !== '') options.fauxScript = settings.fauxScript.trim();
+  if (settings.demo) options.demo = true;
   if (settings.dataDir.trim() !== '') options.dataDir = settings.dataDir.trim();
   const defaults = sessionDefaults(settings);
   if (defaults.model) options.model = defaults.model;

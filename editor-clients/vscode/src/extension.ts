@@ -21,7 +21,7 @@ import { type CommandContext, registerCommands, renameSession, runAction, showEr
 import { saveDocuments } from './documents';
 import { getDiagnostics, watchSelection } from './editorContext';
 import { AgentPanel, VIEW_ID } from './panel';
-import { type AskUser, askWithModal, permissionHandler, permissionPrompt } from './permissions';
+import { type AskUser, askWithModal, permissionHandler, permissionPrompt, textBeforeWrite } from './permissions';
 import { EditReviews } from './review';
 import { SessionController } from './session';
 import { createStatusBar } from './statusBar';
@@ -39,7 +39,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   const reviews = new EditReviews(log, (list) => controller.setReviews(list));
   // Inline on the tool row (the panel shown if it is not), else, or when the row is not in the panel, the modal.
   const ask: AskUser = (params, token) => {
-    const inline = permissionPrompt() === 'inline' ? controller.askInline(params, token) : undefined;
+    const inline = permissionPrompt() === 'inline' ? controller.askInline(params, token, textBeforeWrite(params, controller.cwd)) : undefined;
     if (!inline) return askWithModal(params, token);
     if (!panel.visible) void panel.reveal(false);
     return inline;

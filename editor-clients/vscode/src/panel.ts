@@ -192,6 +192,9 @@ export class AgentPanel implements vscode.WebviewViewProvider, vscode.Disposable
       case 'setThinkingLevel':
         void this.actions.run(() => c.setThinkingLevel(message.level));
         break;
+      case 'cyclePermissionPreset':
+        void this.actions.run(() => c.cyclePermissionPreset());
+        break;
       case 'review':
         void this.actions.review(message.id, message.action);
         break;

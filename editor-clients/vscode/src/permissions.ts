@@ -9,7 +9,9 @@
  * `allowAlwaysServer` (every tool of that server), labelled by the server.
  */
 
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import { resolveToolPath } from './paths';
 import { permissionDetail, permissionMessage, visibleControls } from './format';
 import type { PermissionOutcome, RequestPermissionParams } from './protocol';
 import { type CancellationSignal, DEFAULT_CHOICES, PERMISSION_OUTCOMES as OUTCOMES } from './session';
@@ -65,4 +67,25 @@ export function permissionHandler(
       pending(params.sessionId, params.toolCallId, false);
     }
   };
+}
+
+/** Files larger than this are not read for a `write` question's diff (its content is shown as added). */
+const MAX_BEFORE = 1024 * 1024;
+
+/**
+ * The text a `write` call would replace, for its question's diff: the open editor's text, else
+ * the file on disk; `undefined` for other tools, a new file, or a file too large or unreadable.
+ */
+export function textBeforeWrite(params: RequestPermissionParams, cwd: string | undefined): string | undefined {
+  const args = params.args as { path?: unknown } | undefined;
+  if (params.toolName !== 'write' || typeof args?.path !== 'string') return undefined;
+  const file = resolveToolPath(args.path, cwd ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+  if (file === undefined) return undefined;
+  const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === file);
+  if (open) return open.getText();
+  try {
+    return fs.statSync(file).size <= MAX_BEFORE ? fs.readFileSync(file, 'utf8') : undefined;
+  } catch {
+    return undefined; // a new file
+  }
 }

@@ -9,6 +9,7 @@
  */
 
 import type { CommandInfo } from './protocol';
+import type { SubmitMode } from './view';
 
 export type PromptInput =
   | { kind: 'prompt'; text: string }
@@ -22,6 +23,52 @@ export function parsePromptInput(text: string): PromptInput {
     if (command !== '') return { kind: 'bash', command, excludeFromContext };
   }
   return { kind: 'prompt', text };
+}
+
+export interface PromptKey {
+  key: string;
+  shiftKey: boolean;
+  altKey: boolean;
+  ctrlKey?: boolean;
+  metaKey?: boolean;
+  isComposing?: boolean;
+}
+
+/**
+ * What a key press in the prompt box does: Enter sends `steer` (a prompt when the agent is
+ * idle, else delivered after its current turn), Alt+Enter `followUp` (a prompt when idle,
+ * else delivered when the agent would otherwise stop), Shift+Tab `cyclePreset` (the next
+ * permission preset, when the session has presets); `undefined` for any other key, for
+ * Shift+Enter (a new line) and Enter while an input method is composing.
+ */
+export function promptKeyAction(key: PromptKey, hasPresets: boolean): SubmitMode | 'cyclePreset' | undefined {
+  if (key.key === 'Tab') return key.shiftKey && !key.altKey && !key.ctrlKey && !key.metaKey && hasPresets ? 'cyclePreset' : undefined;
+  if (key.key !== 'Enter' || key.shiftKey || key.isComposing) return undefined;
+  return key.altKey ? 'followUp' : 'steer';
+}
+
+/** The Send button and the hint under the prompt box, for the box's text and whether the agent works. */
+export function composerLabels(text: string, busy: boolean, bashRunning: boolean): { send: string; sendTitle: string; hint: string } {
+  const input = parsePromptInput(text);
+  if (input.kind === 'bash') {
+    return {
+      send: 'Run',
+      sendTitle: 'Run the command in the session folder (Enter)',
+      hint: bashRunning
+        ? 'Escape stops the command'
+        : input.excludeFromContext
+          ? 'Enter runs it · not sent to the model'
+          : 'Enter runs it · the model sees its output',
+    };
+  }
+  if (bashRunning) return { send: busy ? 'Steer' : 'Send', sendTitle: 'Send the prompt (Enter)', hint: 'Escape stops the command' };
+  return busy
+    ? {
+        send: 'Steer',
+        sendTitle: 'Steer: delivered after the current turn (Enter)',
+        hint: 'Enter steers · Alt+Enter queues a follow-up · Shift+Enter new line',
+      }
+    : { send: 'Send', sendTitle: 'Send the prompt (Enter)', hint: 'Enter sends · Shift+Enter new line' };
 }
 
 /** The name typed so far when the text before the cursor is `/` and one word at the start of the box. */

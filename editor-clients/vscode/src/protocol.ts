@@ -78,6 +78,8 @@ export interface ToolResultMessage {
   toolCallId: string;
   toolName: string;
   content: ContentBlock[];
+  /** The tool's own data: `edit` gives `{path, diff, replacements}`. */
+  details?: unknown;
   isError?: boolean;
   timestamp?: number;
 }
@@ -415,6 +417,18 @@ export interface StateResult {
   queue: QueueLists;
   /** The absolute paths of the project instructions (`AGENTS.md`, ...) in the system prompt. */
   contextFiles: string[];
+  /** The session's permission preset (`ask`, `acceptEdits`, `plan`, `bypass`); absent from servers before presets. */
+  permissionPreset?: string;
+  /** Every preset, in the order a one-key switch cycles through them. */
+  permissionPresets?: PermissionPresetInfo[];
+}
+
+/** A permission preset of `agent/getState` ("modes" as Claude Code and Zed call them). */
+export interface PermissionPresetInfo {
+  id: string;
+  /** Its short name for the header: `Ask before edits`, `Accept edits`, `Read-only`, `Bypass permissions`. */
+  name: string;
+  description: string;
 }
 
 /** A prompt template or a skill of `agent/listCommands`, completed after `/`. */

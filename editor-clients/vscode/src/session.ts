@@ -11,6 +11,7 @@ import { addChip, removeChip, sameAttachment, withoutSent } from './attachments'
 import { formatCost, formatTokens, modelKey, parseModelKey, visibleControls } from './format';
 import { applyMcpStatus, mcpSummary, mcpViews } from './mcp';
 import { parsePromptInput } from './promptInput';
+import { questionDetail } from './question';
 import type {
   AbortResult,
   AgentNotification,
@@ -30,6 +31,7 @@ import type {
   MessagesResult,
   ModelInfo,
   PermissionOutcome,
+  PermissionPresetInfo,
   PromptResult,
   QueueLists,
   QueueNotification,
@@ -54,13 +56,11 @@ import {
 } from './queue';
 import { Transcript } from './transcript';
 import { branchOutcome, entryBefore, findUserMessage } from './tree';
-import type { Chip, Header, McpServerView, PermissionChoice, ReviewInfo, RunStatus, Stats } from './view';
+import type { Chip, Header, McpServerView, PermissionChoice, ReviewInfo, RunStatus, Stats, SubmitMode } from './view';
 
 export interface AgentRpc {
   request<R>(method: string, params: object): Promise<R>;
 }
-
-export type SubmitMode = 'prompt' | 'steer' | 'followUp';
 
 /** What a cancellation token offers (vscode's and the language client's tokens fit). */
 export interface CancellationSignal {
@@ -86,6 +86,9 @@ export class SessionController {
   models: ModelInfo[] = [];
   model: string | undefined;
   thinkingLevel: ThinkingLevel = 'off';
+  /** The session's permission preset and every preset in cycle order (`agent/getState`; none from an older server). */
+  permissionPreset: string | undefined;
+  permissionPresets: PermissionPresetInfo[] = [];
   stats: Stats = EMPTY_STATS;
   messageCount = 0;
   /** Role of the transcript's last message (`agent/continue` answers a user or tool result). */
@@ -159,6 +162,7 @@ export class SessionController {
       models: this.models,
       ...(this.model !== undefined ? { model: this.model } : {}),
       thinkingLevel: this.thinkingLevel,
+      ...this.presetHeader(),
       queue: queueItems(this.queue),
       stats: this.stats,
       canContinue: this.canContinue(),
@@ -173,6 +177,13 @@ export class SessionController {
       mcpProblems: this.mcpProblems,
       mcpButton: mcpSummary(this.mcpServers, this.mcpProblems.length),
     };
+  }
+
+  /** The preset and the one after it, for the header's toggle. */
+  private presetHeader(): Pick<Header, 'permissionPreset' | 'nextPermissionPreset'> {
+    const current = this.permissionPresets.find((preset) => preset.id === this.permissionPreset);
+    const next = nextPreset(this.permissionPresets, this.permissionPreset);
+    return current && next ? { permissionPreset: current, nextPermissionPreset: next } : {};
   }
 
   /** The suggestion, unless that attachment is a chip already. */
@@ -359,13 +370,15 @@ export class SessionController {
    * Ask a permission question on its tool row (the panel's buttons answer it): the answer,
    * or `undefined` when the row is not in this session's transcript (ask elsewhere then).
    * Call after `permissionPending(..., true)`. A cancelled question (the server's
-   * `$/cancelRequest`, after an abort) is a rejection and leaves the row.
+   * `$/cancelRequest`, after an abort) is a rejection and leaves the row. The row shows the
+   * whole command, the change (`before`: a `write`'s file as it is now) or the arguments.
    */
-  askInline(params: RequestPermissionParams, token?: CancellationSignal): Promise<PermissionOutcome> | undefined {
+  askInline(params: RequestPermissionParams, token?: CancellationSignal, before?: string): Promise<PermissionOutcome> | undefined {
     if (params.sessionId !== this.sessionId) return undefined;
     const offered = params.options?.length ? params.options.filter((o) => PERMISSION_OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
     const choices = offered.map((o) => ({ ...o, label: visibleControls(o.label, { newlines: false }) }));
-    if (!this.transcript.askOnRow(params.toolCallId, choices)) return undefined;
+    const detail = questionDetail(params.toolName, params.args, before);
+    if (!this.transcript.askOnRow(params.toolCallId, choices, detail)) return undefined;
     this.changed();
     return new Promise<PermissionOutcome>((resolve) => {
       let subscription: { dispose(): void } | undefined;
@@ -655,6 +668,7 @@ export class SessionController {
     this.bashId = undefined;
     this.cwd = undefined;
     this.contextFiles = [];
+    this.permissionPreset = undefined;
     this.permissionsPending = 0;
     this.branchCount = 0;
     this.branch = undefined;
@@ -696,9 +710,11 @@ export class SessionController {
   // --- runs and queue ----------------------------------------------------------------------
 
   /**
-   * The prompt box: `!cmd` / `!!cmd` runs a command; else a prompt when idle, while a run
-   * goes steering or a follow-up. A prompt, steer or follow-up takes the chips along as
-   * `context`; once it is accepted they leave the box (chips added meanwhile stay).
+   * The prompt box: `!cmd` / `!!cmd` runs a command; else a prompt when idle, while a run goes
+   * steering (`steer`, Enter) or a follow-up (`followUp`, Alt+Enter). One `agent/prompt` with
+   * that `whenBusy`, so the server decides whether the session is busy (the panel may be a
+   * moment behind). It takes the chips along as `context`; once it is accepted they leave
+   * the box (chips added meanwhile stay).
    */
   async submit(text: string, mode: SubmitMode): Promise<void> {
     if (text.trim() === '') return;
@@ -708,24 +724,21 @@ export class SessionController {
       return;
     }
     const chips = this.attachments;
-    const context = chips.map((chip) => chip.attachment);
-    if (mode === 'steer') await this.steer(text, context);
-    else if (mode === 'followUp') await this.followUp(text, context);
-    else await this.prompt(text, context);
+    await this.prompt(text, chips.map((chip) => chip.attachment), mode);
     if (chips.length > 0) {
       this.attachments = withoutSent(this.attachments, chips);
       this.changed();
     }
   }
 
-  /** `agent/prompt`; if the session turned out busy the text is queued as a follow-up. */
-  async prompt(text: string, context: readonly Attachment[] = []): Promise<PromptResult> {
+  /** `agent/prompt`; if the session is busy the text is queued as `whenBusy` says (default: steering, as Enter). */
+  async prompt(text: string, context: readonly Attachment[] = [], whenBusy: SubmitMode = 'steer'): Promise<PromptResult> {
     const sessionId = await this.ensureSession();
     const result = await this.rpc.request<PromptResult>('agent/prompt', {
       sessionId,
       text,
       ...withContext(context),
-      whenBusy: 'followUp',
+      whenBusy,
     });
     if (result.runId !== undefined && !this.settled.some((s) => s.runId === result.runId)) {
       this.runId = result.runId;
@@ -864,6 +877,22 @@ export class SessionController {
     this.changed();
   }
 
+  /** `agent/setPermissionPreset`: the session's permission preset (`ask`, `acceptEdits`, `plan`, `bypass`). */
+  async setPermissionPreset(preset: string): Promise<void> {
+    const sessionId = await this.ensureSession();
+    this.applyState(await this.rpc.request<StateResult>('agent/setPermissionPreset', { sessionId, preset }));
+    this.changed();
+  }
+
+  /** The next preset in the server's order, after the last one the first (the header's toggle, Shift+Tab); its id. */
+  async cyclePermissionPreset(): Promise<string> {
+    await this.ensureSession();
+    const next = nextPreset(this.permissionPresets, this.permissionPreset);
+    if (!next) throw new Error('This agentls server has no permission presets (agent/setPermissionPreset): update it.');
+    await this.setPermissionPreset(next.id);
+    return next.id;
+  }
+
   async refreshModels(): Promise<void> {
     const params = this.sessionId !== undefined ? { sessionId: this.sessionId } : {};
     const { models } = await this.rpc.request<{ models: ModelInfo[] }>('agent/listModels', params);
@@ -903,6 +932,8 @@ export class SessionController {
     this.queue = queueFrom(state.queue);
     this.cwd = state.cwd;
     this.contextFiles = state.contextFiles;
+    this.permissionPreset = state.permissionPreset;
+    this.permissionPresets = Array.isArray(state.permissionPresets) ? state.permissionPresets : [];
     if (state.isRunning && state.runId !== undefined) this.runId = state.runId;
   }
 
@@ -911,6 +942,12 @@ export class SessionController {
     const stats = this.stats;
     return `${this.model ?? 'no model'} · ↑${formatTokens(stats.input)} ↓${formatTokens(stats.output)} ${formatCost(stats.cost)}`;
   }
+}
+
+/** The preset after `current` in `presets` (cycle order, wrapping); the first when `current` is not one of them. */
+export function nextPreset(presets: readonly PermissionPresetInfo[], current: string | undefined): PermissionPresetInfo | undefined {
+  const index = presets.findIndex((preset) => preset.id === current);
+  return presets[(index + 1) % presets.length];
 }
 
 /** `{context}` when there are attachments (else nothing: a server without editor context still accepts the request). */

@@ -53,7 +53,8 @@ import type {
   ToolResult,
   ToolResultMessage,
 } from './protocol';
-import type { BashStatus, ContextChip, PermissionChoice, Row, ToolStatus } from './view';
+import { type DiffView, parseUnifiedDiff } from './diff';
+import type { BashStatus, ContextChip, PermissionChoice, QuestionDetail, Row, ToolStatus } from './view';
 
 type ToolRow = Extract<Row, { kind: 'tool' }>;
 type BashRow = Extract<Row, { kind: 'bash' }>;
@@ -139,10 +140,7 @@ export class Transcript {
       }
       case 'tool_execution_end': {
         const row = this.toolRow(event.toolCallId, event.toolName, undefined);
-        this.updateTool(row, {
-          status: event.isError ? 'error' : 'done',
-          output: truncateHead(resultText(event.result)),
-        });
+        this.updateTool(row, { status: event.isError ? 'error' : 'done', ...resultView(resultText(event.result), event.result?.details) });
         break;
       }
       default:
@@ -159,11 +157,14 @@ export class Transcript {
     else if (!open && row.question) this.updateTool(row, { question: undefined });
   }
 
-  /** Put a permission question's answers on its call's row (waiting for permission); whether the row can show it. */
-  askOnRow(toolCallId: string, choices: PermissionChoice[]): boolean {
+  /**
+   * Put a permission question's answers, and what it shows of the call (`detail`), on its
+   * call's row (waiting for permission); whether the row can show it.
+   */
+  askOnRow(toolCallId: string, choices: PermissionChoice[], detail?: QuestionDetail): boolean {
     const row = this.toolRows.get(toolCallId);
     if (!row || row.status !== 'permission') return false;
-    this.updateTool(row, { question: choices });
+    this.updateTool(row, { question: choices, questionDetail: detail });
     return true;
   }
 
@@ -340,10 +341,7 @@ export class Transcript {
       case 'toolResult': {
         const result = message as ToolResultMessage;
         const row = this.toolRow(result.toolCallId, result.toolName, undefined);
-        this.updateTool(row, {
-          status: result.isError ? 'error' : 'done',
-          output: truncateHead(contentText(result.content)),
-        });
+        this.updateTool(row, { status: result.isError ? 'error' : 'done', ...resultView(contentText(result.content), result.details) });
         break;
       }
       case 'bashExecution': {
@@ -566,11 +564,22 @@ export class Transcript {
     return row;
   }
 
-  private updateTool(row: ToolRow, change: { status?: ToolStatus; output?: string; question?: PermissionChoice[] | undefined }): void {
+  private updateTool(
+    row: ToolRow,
+    change: {
+      status?: ToolStatus;
+      output?: string;
+      diff?: DiffView | undefined;
+      question?: PermissionChoice[] | undefined;
+      questionDetail?: QuestionDetail | undefined;
+    },
+  ): void {
     const current = (row.toolCallId && this.toolRows.get(row.toolCallId)) || row;
-    const { question, ...rest } = { ...current, ...change };
+    const { question, questionDetail, diff, ...rest } = { ...current, ...change };
+    const base: ToolRow = diff ? { ...rest, diff } : rest;
     // a question lasts only while the call waits for permission
-    const next: ToolRow = question && rest.status === 'permission' ? { ...rest, question } : rest;
+    const asking = question !== undefined && rest.status === 'permission';
+    const next: ToolRow = asking ? { ...base, question, ...(questionDetail ? { questionDetail } : {}) } : base;
     this.put(next);
     if (next.toolCallId) this.toolRows.set(next.toolCallId, next);
   }
@@ -607,6 +616,18 @@ function bashStatus(message: BashExecutionMessage): BashStatus {
 /** The identity of a `bashExecution` message: the same object comes in `agent/bashEnd` and in the events. */
 function bashKey(message: BashExecutionMessage): string {
   return `${message.timestamp}\u0000${message.command}`;
+}
+
+/**
+ * A result as its row shows it: the text, and the diff of its `details` (an `edit`'s) apart,
+ * the text then without the diff it ends with (the row shows it coloured instead).
+ */
+function resultView(text: string, details: unknown): { output: string; diff?: DiffView } {
+  const raw = details !== null && typeof details === 'object' ? (details as { diff?: unknown }).diff : undefined;
+  const diff = typeof raw === 'string' && raw !== '' ? parseUnifiedDiff(raw) : undefined;
+  if (!diff || typeof raw !== 'string') return { output: truncateHead(text) };
+  const rest = text.endsWith(raw) ? text.slice(0, text.length - raw.length).trimEnd().replace(/:$/, '') : text;
+  return { output: truncateHead(rest), diff };
 }
 
 function resultText(result: ToolResult | undefined): string {

@@ -7,6 +7,7 @@
  * compaction or summary, and per notice.
  */
 
+import type { DiffView } from './diff';
 import type {
   Attachment,
   CommandInfo,
@@ -14,6 +15,7 @@ import type {
   McpStatus,
   ModelInfo,
   PermissionOutcome,
+  PermissionPresetInfo,
   QueueItem,
   ThinkingLevel,
 } from './protocol';
@@ -55,6 +57,10 @@ export type Row =
       output: string;
       /** The permission question asked inline about this call (`agentls.permissionPrompt` `inline`): its answers. */
       question?: PermissionChoice[];
+      /** What that question shows of the call beside its answers: the whole command, the change, the arguments. */
+      questionDetail?: QuestionDetail;
+      /** The change an `edit` made (its result's `details.diff`), shown coloured under the result's first line. */
+      diff?: DiffView;
       /** The file or folder of a `read`/`edit`/`write`/`ls`/`find`/`grep` call (its `path` argument): a click opens it. */
       target?: { path: string; line?: number };
     }
@@ -94,11 +100,25 @@ export interface ContextChip {
   title: string;
 }
 
+/**
+ * What the inline permission card shows of its call: `command`, a `bash` call's whole command
+ * (control characters written out, newlines kept); `diff`, the change of a `write` or `edit`;
+ * `args`, any other tool's arguments (an MCP tool's) as pretty JSON.
+ */
+export type QuestionDetail = { kind: 'command'; text: string } | { kind: 'diff'; diff: DiffView } | { kind: 'args'; text: string };
+
 /** An answer of a permission question: `allowOnce`, `allowAlways`, `allowAlwaysServer` (MCP tools) or `reject`, with the server's label. */
 export interface PermissionChoice {
   id: PermissionOutcome;
   label: string;
 }
+
+/**
+ * How the prompt box's text goes (`agent/prompt`'s `whenBusy`): `steer` (Enter) is a prompt when
+ * the agent is idle, else delivered after its current turn; `followUp` (Alt+Enter) is a prompt
+ * when idle, else delivered when the agent would otherwise stop.
+ */
+export type SubmitMode = 'steer' | 'followUp';
 
 export type RunStatus = 'idle' | 'running' | 'permission' | 'review';
 
@@ -178,6 +198,10 @@ export interface Header {
   /** `provider/id` of the session's model. */
   model?: string;
   thinkingLevel: ThinkingLevel;
+  /** The session's permission preset (the header's toggle), absent when the server has none. */
+  permissionPreset?: PermissionPresetInfo;
+  /** The preset the toggle (and Shift+Tab in the prompt box) switches to next. */
+  nextPermissionPreset?: PermissionPresetInfo;
   queue: QueueItem[];
   stats: Stats;
   canContinue: boolean;
@@ -221,7 +245,7 @@ export type ToWebview =
 /** Webview -> extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'submit'; text: string; mode: 'prompt' | 'steer' | 'followUp' }
+  | { type: 'submit'; text: string; mode: SubmitMode }
   | { type: 'abort' }
   | { type: 'abortBash' }
   /** The prompt box starts with `/`: send the templates and skills (`commands`). */
@@ -251,6 +275,8 @@ export type FromWebview =
   | { type: 'permission'; toolCallId: string; outcome: PermissionOutcome }
   | { type: 'setModel'; model: string }
   | { type: 'setThinkingLevel'; level: ThinkingLevel }
+  /** The header's preset toggle: the next permission preset (`agent/setPermissionPreset`). */
+  | { type: 'cyclePermissionPreset' }
   /** A pending review's button: open its diff again, accept or reject it. */
   | { type: 'review'; id: number; action: 'show' | 'accept' | 'reject' }
   /** A Copy button: put `text` on the clipboard. */

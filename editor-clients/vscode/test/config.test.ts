@@ -19,6 +19,7 @@ const settings = (over: Partial<Settings> = {}): Settings => ({
   serverArgs: ['serve'],
   model: '',
   fauxScript: '',
+  demo: false,
   dataDir: '',
   initializationOptions: {},
   serverEnv: {},
@@ -87,6 +88,13 @@ describe('initialization options', () => {
       model: { provider: 'faux', id: 'faux-1' },
       thinkingLevel: 'low',
     });
+  });
+
+  it('agentls.demo asks for the bundled demo, and its sessions get no model of the settings', () => {
+    const demo = settings({ demo: true, model: 'anthropic/claude-sonnet-4-5' });
+    expect(initializationOptions(demo)).toEqual({ demo: true });
+    expect(sessionDefaults(demo)).toEqual({});
+    expect(settingsEffect((section) => section === 'agentls.demo')).toEqual({ restart: true, session: [] });
   });
 
   it('leaves empty settings out', () => {

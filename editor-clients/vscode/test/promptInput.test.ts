@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyCompletion, filterCommands, parsePromptInput, slashQuery } from '../src/promptInput';
+import { applyCompletion, composerLabels, filterCommands, parsePromptInput, type PromptKey, promptKeyAction, slashQuery } from '../src/promptInput';
 import type { CommandInfo } from '../src/protocol';
 
 describe('parsePromptInput', () => {
@@ -81,5 +81,41 @@ describe('applyCompletion', () => {
   it('replaces the rest of the word after the cursor and keeps what follows it', () => {
     expect(applyCompletion('/rexx src/a.ts', 3, 'review')).toEqual({ text: '/review src/a.ts', cursor: 8 });
     expect(applyCompletion('/re\nmore', 3, 'review')).toEqual({ text: '/review \nmore', cursor: 8 });
+  });
+});
+
+describe('Enter in the prompt box (one default in every client)', () => {
+  const key = (over: Partial<PromptKey> = {}): PromptKey => ({
+    key: 'Enter',
+    shiftKey: false,
+    altKey: false,
+    isComposing: false,
+    ...over,
+  });
+
+  it('Enter steers, Alt+Enter queues a follow-up, Shift+Enter is a new line', () => {
+    expect(promptKeyAction(key(), true)).toBe('steer');
+    expect(promptKeyAction(key({ altKey: true }), true)).toBe('followUp');
+    expect(promptKeyAction(key({ shiftKey: true }), true)).toBeUndefined();
+    expect(promptKeyAction(key({ isComposing: true }), true)).toBeUndefined();
+    expect(promptKeyAction(key({ key: 'a' }), true)).toBeUndefined();
+  });
+
+  it('Shift+Tab switches to the next permission preset, when the session has presets', () => {
+    expect(promptKeyAction(key({ key: 'Tab', shiftKey: true }), true)).toBe('cyclePreset');
+    expect(promptKeyAction(key({ key: 'Tab', shiftKey: true }), false)).toBeUndefined();
+    expect(promptKeyAction(key({ key: 'Tab' }), true)).toBeUndefined();
+    expect(promptKeyAction(key({ key: 'Tab', shiftKey: true, ctrlKey: true }), true)).toBeUndefined();
+  });
+
+  it('the hint says so while the agent works, and the Send button is Steer', () => {
+    expect(composerLabels('use pytest', true, false)).toEqual({
+      send: 'Steer',
+      sendTitle: 'Steer: delivered after the current turn (Enter)',
+      hint: 'Enter steers · Alt+Enter queues a follow-up · Shift+Enter new line',
+    });
+    expect(composerLabels('hi', false, false)).toMatchObject({ send: 'Send', hint: 'Enter sends · Shift+Enter new line' });
+    expect(composerLabels('!ls', true, false)).toMatchObject({ send: 'Run', hint: 'Enter runs it · the model sees its output' });
+    expect(composerLabels('hi', false, true).hint).toBe('Escape stops the command');
   });
 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { AgentNotification, EventNotification, QueueNotification, SettledNotification } from '../src/protocol';
 import { chipFor } from '../src/attachments';
-import { type AgentRpc, loadedNotice, SessionController } from '../src/session';
+import { type AgentRpc, loadedNotice, nextPreset, SessionController } from '../src/session';
 
 const recording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'edit-run.json'), 'utf8')) as {
   notifications: { method: string; params: unknown }[];
@@ -119,16 +119,26 @@ describe('SessionController', () => {
     expect(c.header().queue).toEqual([]);
   });
 
-  it('sends the prompt box text as prompt, steer or follow-up', async () => {
+  it('sends the prompt box text as one agent/prompt whose whenBusy is Enter\'s steer or Alt+Enter\'s follow-up', async () => {
     const { server, c } = await started();
-    await c.submit('one', 'prompt');
-    await c.submit('two', 'steer');
+    await c.submit('one', 'steer');
+    await c.submit('two', 'followUp');
     await c.submit('   ', 'steer');
-    const sent = server.calls.filter((call) => ['agent/prompt', 'agent/steer'].includes(call.method));
+    const sent = server.calls.filter((call) => ['agent/prompt', 'agent/steer', 'agent/followUp'].includes(call.method));
     expect(sent).toEqual([
-      { method: 'agent/prompt', params: { sessionId: 's1', text: 'one', whenBusy: 'followUp' } },
-      { method: 'agent/steer', params: { sessionId: 's1', text: 'two' } },
+      { method: 'agent/prompt', params: { sessionId: 's1', text: 'one', whenBusy: 'steer' } },
+      { method: 'agent/prompt', params: { sessionId: 's1', text: 'two', whenBusy: 'followUp' } },
     ]);
+  });
+
+  it('steers a session the panel still thinks idle (the server decides, Enter steers)', async () => {
+    const { server, c } = await started((s) => {
+      s.answers['agent/prompt'] = () => ({ queued: 'q7' });
+    });
+    expect(c.isRunning).toBe(false);
+    await c.submit('stop and use pytest', 'steer');
+    expect(server.calls.at(-1)).toEqual({ method: 'agent/prompt', params: { sessionId: 's1', text: 'stop and use pytest', whenBusy: 'steer' } });
+    expect(c.isRunning).toBe(false); // queued, no run of its own
   });
 
   it('removes a queued item at once and returns its text', async () => {
@@ -216,6 +226,30 @@ describe('SessionController', () => {
       expect(c.transcript.rows[0]).not.toHaveProperty('question');
     });
 
+    it('shows the whole command on the card, newlines kept, until the question is answered', async () => {
+      const { c } = await started();
+      const command = `echo ${'word '.repeat(40)}\n  && touch done\x1b[2K`;
+      await runningTool(c, 'hi', 'c1', 'bash', { command });
+      c.permissionPending('s1', 'c1', true);
+      void c.askInline({ ...PARAMS, args: { command }, options: [...PARAMS.options] });
+      expect(c.transcript.rows[0]).toMatchObject({
+        questionDetail: { kind: 'command', text: `echo ${'word '.repeat(40)}\n  && touch done\\x1b[2K` },
+      });
+      c.answerPermission('c1', 'allowOnce');
+      expect(c.transcript.rows[0]).not.toHaveProperty('questionDetail');
+    });
+
+    it("shows a write's change against the file's text it is given", async () => {
+      const { c } = await started();
+      const args = { path: 'a.txt', content: 'one\ntwo\n' };
+      await runningTool(c, 'hi', 'w1', 'write', args);
+      c.permissionPending('s1', 'w1', true);
+      void c.askInline({ ...PARAMS, toolCallId: 'w1', toolName: 'write', args, options: [...PARAMS.options] }, undefined, 'one\n');
+      expect(c.transcript.rows[0]).toMatchObject({
+        questionDetail: { kind: 'diff', diff: { file: 'a.txt', lines: [{ kind: 'ctx', text: 'one' }, { kind: 'add', text: 'two' }] } },
+      });
+    });
+
     it("the row's summary and answers show control characters written out", async () => {
       const { c } = await started();
       await runningTool(c, 'hi', 'c1', 'bash', { command: 'touch PWNED #\r\x1b[2KRun: ls' });
@@ -298,10 +332,58 @@ const commandsRecording = JSON.parse(readFileSync(join(__dirname, 'fixtures', 'b
   notifications: AgentNotification[];
 };
 
+describe('SessionController: permission presets', () => {
+  const PRESETS = [
+    { id: 'ask', name: 'Ask before edits', description: 'Asks before every edit and command.' },
+    { id: 'acceptEdits', name: 'Accept edits', description: 'Edits run; commands ask.' },
+    { id: 'plan', name: 'Read-only', description: 'Reads only.' },
+    { id: 'bypass', name: 'Bypass permissions', description: 'Everything runs unasked.' },
+  ];
+
+  /** A server with presets: agent/setPermissionPreset answers the state with the new preset. */
+  async function withPresets(): Promise<{ server: FakeServer; c: SessionController }> {
+    let preset = 'acceptEdits';
+    return started((server) => {
+      server.answers['agent/getState'] = () => ({ ...STATE, permissionPreset: preset, permissionPresets: PRESETS });
+      server.answers['agent/setPermissionPreset'] = (p) => {
+        preset = String(p.preset);
+        return { ...STATE, permissionPreset: preset, permissionPresets: PRESETS };
+      };
+    });
+  }
+
+  it("shows the session's preset and the next one in the header", async () => {
+    const { c } = await withPresets();
+    expect(c.header()).toMatchObject({ permissionPreset: PRESETS[1], nextPermissionPreset: PRESETS[2] });
+  });
+
+  it('cycles through the presets in the order of agent/getState, wrapping, with agent/setPermissionPreset', async () => {
+    const { server, c } = await withPresets();
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i++) seen.push(await c.cyclePermissionPreset());
+    expect(seen).toEqual(['plan', 'bypass', 'ask', 'acceptEdits']);
+    expect(server.calls.filter((call) => call.method === 'agent/setPermissionPreset').map((call) => call.params)).toEqual(
+      seen.map((preset) => ({ sessionId: 's1', preset })),
+    );
+    expect(c.header().permissionPreset?.name).toBe('Accept edits');
+  });
+
+  it('shows no toggle, and says so when cycled, with a server without presets', async () => {
+    const { c } = await started();
+    expect(c.header()).not.toHaveProperty('permissionPreset');
+    await expect(c.cyclePermissionPreset()).rejects.toThrow(/no permission presets/);
+  });
+
+  it('nextPreset starts at the first preset when the current one is unknown', () => {
+    expect(nextPreset(PRESETS, 'nope')?.id).toBe('ask');
+    expect(nextPreset([], 'ask')).toBeUndefined();
+  });
+});
+
 describe('SessionController: user commands, compaction, templates', () => {
   it('runs !cmd and !!cmd from the prompt box as agent/bash, whatever the mode', async () => {
     const { server, c } = await started();
-    await c.submit('!ls -la', 'prompt');
+    await c.submit('!ls -la', 'steer');
     c.handleNotification({ method: 'agent/bashEnd', params: { sessionId: 's1', bashId: 'bash-1', message: {
       role: 'bashExecution', command: 'ls -la', output: '', exitCode: 0, cancelled: false, truncated: false, timestamp: 1,
     } } });
@@ -318,7 +400,7 @@ describe('SessionController: user commands, compaction, templates', () => {
     await c.bash('sleep 9', false);
     expect(c.header()).toMatchObject({ bashRunning: true, status: 'idle' });
     expect(c.transcript.rows).toMatchObject([{ kind: 'bash', id: 'bash:bash-1', command: 'sleep 9', status: 'running' }]);
-    await expect(c.submit('!ls', 'prompt')).rejects.toThrow('A command is already running');
+    await expect(c.submit('!ls', 'steer')).rejects.toThrow('A command is already running');
     expect(await c.abortBash()).toBe(true);
     expect(server.calls.at(-1)).toEqual({ method: 'agent/abortBash', params: { sessionId: 's1' } });
     c.handleNotification({ method: 'agent/bashEnd', params: { sessionId: 's1', bashId: 'bash-1', message: {
@@ -402,14 +484,14 @@ describe('SessionController: user commands, compaction, templates', () => {
     c.addAttachment(readme);
     c.addAttachment(readme);
     expect(c.header().attachments.map((chip) => chip.label)).toEqual(['calc.py:3-4', 'README.md']);
-    await c.submit('!ls', 'prompt'); // a command takes no attachments
+    await c.submit('!ls', 'steer'); // a command takes no attachments
     expect(c.header().attachments).toHaveLength(2);
-    await c.submit('why?', 'prompt');
+    await c.submit('why?', 'steer');
     expect(server.calls.find((call) => call.method === 'agent/prompt')?.params).toEqual({
       sessionId: 's1',
       text: 'why?',
       context: [sel.attachment, readme.attachment],
-      whenBusy: 'followUp',
+      whenBusy: 'steer',
     });
     expect(c.header().attachments).toEqual([]);
     c.addAttachment(readme);
@@ -417,10 +499,10 @@ describe('SessionController: user commands, compaction, templates', () => {
     c.addAttachment(sel);
     c.removeAttachment(0);
     await c.submit('later', 'followUp');
-    const queued = server.calls.filter((call) => ['agent/steer', 'agent/followUp'].includes(call.method));
+    const queued = server.calls.filter((call) => call.method === 'agent/prompt').slice(1);
     expect(queued.map((call) => call.params)).toEqual([
-      { sessionId: 's1', text: 'steer', context: [readme.attachment] },
-      { sessionId: 's1', text: 'later' },
+      { sessionId: 's1', text: 'steer', context: [readme.attachment], whenBusy: 'steer' },
+      { sessionId: 's1', text: 'later', whenBusy: 'followUp' },
     ]);
   });
 
@@ -430,7 +512,7 @@ describe('SessionController: user commands, compaction, templates', () => {
       throw new Error('context[0]: not a file');
     };
     c.addAttachment(chipFor({ type: 'file', uri: 'file:///elsewhere/x' }, '/elsewhere/x'));
-    await expect(c.submit('hi', 'prompt')).rejects.toThrow('context[0]');
+    await expect(c.submit('hi', 'steer')).rejects.toThrow('context[0]');
     expect(c.header().attachments).toHaveLength(1);
   });
 

@@ -52,6 +52,28 @@ describe('Transcript from the recorded run', () => {
     expect(answer).toMatchObject({ text: 'Done: notes.txt now greets agentls.' });
   });
 
+  it("shows an edit's diff apart, its lines marked, the file named, and the result's text without it", () => {
+    const t = new Transcript();
+    for (const event of recordedEvents) t.applyEvent(event);
+    const tool = t.rows.find((row) => row.kind === 'tool');
+    expect(tool).toMatchObject({
+      output: 'Edited notes.txt (1 replacement)',
+      diff: {
+        file: 'notes.txt',
+        added: 1,
+        removed: 1,
+        lines: [
+          { kind: 'hunk', text: '@@ -1 +1 @@' },
+          { kind: 'del', text: 'hello world' },
+          { kind: 'add', text: 'hello agentls' },
+        ],
+      },
+    });
+    const loaded = new Transcript();
+    loaded.loadMessages(recording.messages);
+    expect(loaded.rows.find((row) => row.kind === 'tool')).toMatchObject({ diff: { file: 'notes.txt' } });
+  });
+
   it('gives the same rows from the events as from the stored messages', () => {
     const live = new Transcript();
     for (const event of recordedEvents) live.applyEvent(event);

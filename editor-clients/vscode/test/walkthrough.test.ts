@@ -55,7 +55,7 @@ describe('the walkthrough (contributes.walkthroughs)', () => {
     }
     // the settings links name settings of ours
     const opened = steps.flatMap((s) => [...s.description.matchAll(/openSettings\?%5B%22([\w.]+)%22%5D/g)].map((m) => m[1] ?? ''));
-    expect(opened).toEqual(expect.arrayContaining(['agentls.fauxScript', 'agentls.permissions']));
+    expect(opened).toEqual(expect.arrayContaining(['agentls.demo', 'agentls.permissions']));
     for (const key of opened) expect(settings.has(key), key).toBe(true);
   });
 
@@ -82,10 +82,13 @@ describe('the walkthrough (contributes.walkthroughs)', () => {
     }
   });
 
-  it('mentions the review permission mode and the offline demo model', () => {
+  it('mentions the review permission mode and the bundled demo (agentls.demo, no faux script to write)', () => {
     const text = steps.map((s) => readFileSync(join(root, s.media.markdown!), 'utf8')).join('\n');
     expect(text).toContain('"edit": "review"');
-    expect(text).toContain('agentls.fauxScript');
-    expect(settings.has('agentls.fauxScript')).toBe(true);
+    expect(text).toContain('"agentls.demo": true');
+    expect(settings.has('agentls.demo')).toBe(true);
+    const demo = steps.find((s) => s.id === 'tryDemo');
+    expect(demo?.completionEvents).toEqual(['onSettingChanged:agentls.demo']);
+    expect(`${demo?.description}\n${readFileSync(join(root, demo!.media.markdown!), 'utf8')}`).not.toMatch(/point .*at a faux script/i);
   });
 });

@@ -4,9 +4,9 @@
  */
 
 import { modelLabels, relativePath } from '../src/format';
-import { parsePromptInput } from '../src/promptInput';
+import { composerLabels, parsePromptInput, promptKeyAction } from '../src/promptInput';
 import { type PermissionOutcome, type QueueItem, THINKING_LEVELS } from '../src/protocol';
-import type { FromWebview, Header, Row, SessionEntry, ToWebview } from '../src/view';
+import type { FromWebview, Header, Row, SessionEntry, SubmitMode, ToWebview } from '../src/view';
 import { commandCompletion, fileCompletion } from './completion';
 import { el, renderRow, renderStats } from './render';
 
@@ -25,6 +25,8 @@ const post = (message: FromWebview): void => vscode.postMessage(message);
 const modelSelect = el('select', { id: 'model', title: 'Model' });
 const thinkingSelect = el('select', { id: 'thinking', title: 'Thinking level' });
 for (const level of THINKING_LEVELS) thinkingSelect.append(el('option', { value: level }, `thinking: ${level}`));
+/** The session's permission preset (Ask before edits, Accept edits, Read-only, Bypass permissions): a click goes to the next. */
+const presetButton = el('button', { id: 'presetButton', class: 'secondary', hidden: '' }, '');
 const historyButton = el(
   'button',
   { id: 'historyButton', class: 'secondary', title: 'The stored sessions of this workspace', 'aria-expanded': 'false' },
@@ -86,7 +88,19 @@ const files = fileCompletion(
 const chips = el('div', { id: 'chips', class: 'chips', hidden: '' });
 
 document.getElementById('app')?.append(
-  el('header', { class: 'bar' }, modelSelect, thinkingSelect, el('span', { class: 'spacer' }), stats, status, mcpButton, branchesButton, historyButton),
+  el(
+    'header',
+    { class: 'bar' },
+    modelSelect,
+    thinkingSelect,
+    presetButton,
+    el('span', { class: 'spacer' }),
+    stats,
+    status,
+    mcpButton,
+    branchesButton,
+    historyButton,
+  ),
   contextLine,
   banner,
   mcpMenu,
@@ -153,6 +167,8 @@ function applyHeader(next: Header): void {
   contextLine.textContent = `Context: ${next.contextFiles.map((file) => relativePath(file, next.cwd)).join(', ')}`;
   contextLine.title = `Project instructions in the system prompt:\n${next.contextFiles.join('\n')}`;
   applyQueue(next.queue);
+  // the permission preset
+  applyPreset(next);
   // the session's branches
   branchesButton.hidden = next.branches < 2;
   branchesButton.textContent = `Branches (${next.branches})`;
@@ -171,6 +187,18 @@ function applyHeader(next: Header): void {
     ? 'Steer the agent, or queue a follow-up…'
     : 'Ask the agent… (!cmd runs a command, / a template or skill, @ attaches a file)';
   applyComposer();
+}
+
+/** The preset toggle: the preset's name, what it means and which comes next in its tooltip; hidden without presets. */
+function applyPreset(next: Header): void {
+  const preset = next.permissionPreset;
+  presetButton.hidden = preset === undefined;
+  if (!preset) return;
+  presetButton.textContent = preset.name;
+  presetButton.dataset.preset = preset.id;
+  presetButton.title =
+    `Permission preset: ${preset.name}. ${preset.description}\n` +
+    `Click, or Shift+Tab in the prompt box (Agent: Cycle Permission Preset): ${next.nextPermissionPreset?.name ?? preset.name}`;
 }
 
 // --- the queue: each item edited in place (agent/editQueueItem) and moved (agent/moveQueueItem)
@@ -327,24 +355,15 @@ function applyChips(next: Header): void {
 /** The buttons and the hint for the box's text: a prompt, or a command (`!cmd`, `!!cmd`). */
 function applyComposer(): void {
   const busy = running();
-  const input = parsePromptInput(prompt.value);
-  const bash = input.kind === 'bash';
+  const bash = parsePromptInput(prompt.value).kind === 'bash';
   prompt.classList.toggle('bash-mode', bash);
-  send.textContent = bash ? 'Run' : busy ? 'Steer' : 'Send';
-  send.title = bash
-    ? 'Run the command in the session folder (Enter)'
-    : busy
-      ? 'Deliver after the current turn (Enter)'
-      : 'Send the prompt (Enter)';
+  const labels = composerLabels(prompt.value, busy, header?.bashRunning === true);
+  send.textContent = labels.send;
+  send.title = labels.sendTitle;
   followUp.hidden = !busy || bash;
-  followUp.title = 'Deliver when the agent would otherwise stop (Alt+Enter)';
+  followUp.title = 'Queue a follow-up: delivered when the agent would otherwise stop (Alt+Enter)';
   abort.hidden = !busy;
-  if (header?.bashRunning) hint.textContent = 'Escape stops the command';
-  else if (bash) {
-    hint.textContent = input.excludeFromContext
-      ? 'Enter runs it · not sent to the model'
-      : 'Enter runs it · the model sees its output';
-  } else hint.textContent = busy ? 'Enter steers · Alt+Enter follows up' : 'Enter sends · Shift+Enter new line';
+  hint.textContent = labels.hint;
 }
 
 // --- the MCP servers ---------------------------------------------------------------------
@@ -475,6 +494,7 @@ historyButton.addEventListener('click', () => {
   showHistory(open);
 });
 branchesButton.addEventListener('click', () => post({ type: 'switchBranch' }));
+presetButton.addEventListener('click', () => post({ type: 'cyclePermissionPreset' }));
 historyClose.addEventListener('click', () => showHistory(false));
 
 function applyRows(rows: readonly Row[], reset: boolean): void {
@@ -501,11 +521,11 @@ function applyRows(rows: readonly Row[], reset: boolean): void {
 
 // --- input ---------------------------------------------------------------------------------
 
-function submit(mode: 'auto' | 'followUp'): void {
+/** Send the box's text: `steer` (Enter, Send) runs it or, while the agent works, steers; `followUp` (Alt+Enter) queues it for the end. */
+function submit(mode: SubmitMode): void {
   const text = prompt.value;
   if (text.trim() === '') return;
-  const busy = running();
-  post({ type: 'submit', text, mode: busy ? (mode === 'followUp' ? 'followUp' : 'steer') : 'prompt' });
+  post({ type: 'submit', text, mode });
   prompt.value = '';
   promptChanged();
 }
@@ -540,9 +560,12 @@ prompt.addEventListener('keydown', (event) => {
     post({ type: 'abortBash' });
     return;
   }
-  if (event.key !== 'Enter' || event.shiftKey || event.isComposing) return;
+  // Shift+Enter: a new line; Shift+Tab: the next permission preset (the focus stays here)
+  const action = promptKeyAction(event, header?.permissionPreset !== undefined);
+  if (action === undefined) return;
   event.preventDefault();
-  submit(event.altKey ? 'followUp' : 'auto');
+  if (action === 'cyclePreset') post({ type: 'cyclePermissionPreset' });
+  else submit(action);
 });
 /** Put `text` in the prompt box (after what is there already) and focus it. */
 function putInPrompt(text: string): void {
@@ -595,7 +618,7 @@ transcript.addEventListener('click', (event) => {
     post({ type: 'permission', toolCallId, outcome: answer.dataset.outcome as PermissionOutcome });
   }
 });
-send.addEventListener('click', () => submit('auto'));
+send.addEventListener('click', () => submit('steer'));
 followUp.addEventListener('click', () => submit('followUp'));
 abort.addEventListener('click', () => post({ type: 'abort' }));
 cont.addEventListener('click', () => post({ type: 'continue' }));

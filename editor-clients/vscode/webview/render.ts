@@ -5,7 +5,8 @@
 
 import { bashLabel, formatTokens, splitMcpTool, statsParts, toolLabel } from '../src/format';
 import type { CompactionReason } from '../src/protocol';
-import type { CompactionStatus, PermissionChoice, Row, Stats, ToolStatus } from '../src/view';
+import type { DiffView } from '../src/diff';
+import type { CompactionStatus, PermissionChoice, QuestionDetail, Row, Stats, ToolStatus } from '../src/view';
 import { renderMarkdown } from './markdown';
 
 type Child = Node | string;
@@ -99,22 +100,80 @@ const CHOICE_TITLE: Record<PermissionChoice['id'], string> = {
   reject: 'Do not run it: the model is told you rejected it',
 };
 
-/** A permission question on a tool row: a button per answer (`data-outcome`); hidden when none. */
-function renderQuestion(element: HTMLElement, question: PermissionChoice[] | undefined): void {
-  const key = JSON.stringify(question ?? []);
+/** A diff's lines, coloured: `+` added, `-` removed, unchanged, `@@` hunks and notes (`data-kind` on each line). */
+export function renderDiff(diff: DiffView): HTMLElement {
+  const marks = { add: '+', del: '-', ctx: ' ', hunk: '', note: '' } as const;
+  return el(
+    'pre',
+    { class: 'diff' },
+    ...diff.lines.map((line) =>
+      el('span', { class: `diff-line diff-${line.kind}`, 'data-kind': line.kind }, `${marks[line.kind]}${line.text}`),
+    ),
+  );
+}
+
+/** `notes.txt  +2 −1`: the file and how many lines come and go. */
+function diffTitle(diff: DiffView, fallback: string): Child[] {
+  return [
+    el('span', { class: 'diff-file' }, diff.file || fallback),
+    ' ',
+    el('span', { class: 'diff-added', title: `${diff.added} lines added` }, `+${diff.added}`),
+    ' ',
+    el('span', { class: 'diff-removed', title: `${diff.removed} lines removed` }, `−${diff.removed}`),
+  ];
+}
+
+/** What the card shows of the call: the whole command, the change it would make, or the arguments. */
+function questionBody(detail: QuestionDetail | undefined): HTMLElement[] {
+  if (!detail) return [];
+  switch (detail.kind) {
+    case 'command':
+      return [el('pre', { class: 'question-command' }, el('span', { class: 'bash-prompt', 'aria-hidden': 'true' }, '$ '), detail.text)];
+    case 'diff':
+      return [el('div', { class: 'question-diff' }, el('div', { class: 'diff-title' }, ...diffTitle(detail.diff, 'the file')), renderDiff(detail.diff))];
+    case 'args':
+      return [el('pre', { class: 'question-args' }, detail.text)];
+  }
+}
+
+/** A permission question on a tool row: what it asks about, a button per answer (`data-outcome`); hidden when none. */
+function renderQuestion(element: HTMLElement, question: PermissionChoice[] | undefined, detail: QuestionDetail | undefined): void {
+  const key = JSON.stringify([question ?? [], detail ?? null]);
   if (element.dataset.key === key) return;
   element.dataset.key = key;
   element.hidden = !question?.length;
+  if (!question?.length) {
+    element.replaceChildren();
+    return;
+  }
   element.replaceChildren(
-    ...(question?.length ? [el('span', { class: 'question-label' }, 'Allow this call?')] : []),
-    ...(question ?? []).map((choice) =>
-      el(
-        'button',
-        { class: `${choice.id === 'allowOnce' ? 'primary' : 'secondary'} permission-answer`, 'data-outcome': choice.id, title: CHOICE_TITLE[choice.id] },
-        choice.label,
+    ...questionBody(detail),
+    el(
+      'div',
+      { class: 'question-answers' },
+      el('span', { class: 'question-label' }, 'Allow this call?'),
+      ...question.map((choice) =>
+        el(
+          'button',
+          { class: `${choice.id === 'allowOnce' ? 'primary' : 'secondary'} permission-answer`, 'data-outcome': choice.id, title: CHOICE_TITLE[choice.id] },
+          choice.label,
+        ),
       ),
     ),
   );
+}
+
+/** An `edit` row's change: a `<details>` (open at first) titled by the file and its counts, the coloured lines in it. */
+function renderToolDiff(element: HTMLElement, diff: DiffView | undefined, fallback: string): void {
+  const key = JSON.stringify(diff ?? null);
+  if (element.dataset.key === key) return;
+  element.dataset.key = key;
+  element.hidden = diff === undefined;
+  if (!diff) {
+    element.replaceChildren();
+    return;
+  }
+  element.replaceChildren(el('summary', { class: 'diff-title' }, ...diffTitle(diff, fallback)), renderDiff(diff));
 }
 
 /**
@@ -174,7 +233,8 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
       setText(output, row.output);
       if (row.status === 'running') output.scrollTop = output.scrollHeight;
       if (row.toolCallId) element.dataset.toolCallId = row.toolCallId;
-      renderQuestion(part(element, '.tool-question'), row.question);
+      renderQuestion(part(element, '.tool-question'), row.question, row.questionDetail);
+      renderToolDiff(part(element, '.tool-diff'), row.diff, row.summary);
       break;
     }
     case 'bash': {
@@ -299,6 +359,7 @@ function create(row: Row): HTMLElement {
         el('div', { class: 'tool-question', role: 'group', 'aria-label': 'Permission', hidden: '' }),
         el('details', { class: 'tool-args' }, el('summary', {}, 'arguments'), el('pre', {})),
         el('pre', { class: 'tool-output' }),
+        el('details', { class: 'tool-diff', open: '', hidden: '' }),
       );
     case 'bash':
       return el(

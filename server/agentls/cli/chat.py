@@ -3,13 +3,19 @@
 The input line (prompt_toolkit) stays at the bottom while the transcript scrolls above it:
 
 - Enter sends a prompt; while a run is going it steers (delivered after the current turn);
-  Alt+Enter queues a follow-up (delivered when the agent would stop).
+  Alt+Enter queues a follow-up (delivered when the agent would stop). Ctrl+J writes a newline
+  (so does Shift+Enter in a terminal that tells it apart from Enter).
+- Shift+Tab switches the session to its next permission preset (``agent/setPermissionPreset``),
+  shown in the status line.
 - Ctrl+C aborts the run (or the user's command), clears the line when idle, and quits when
   pressed twice; Ctrl+D on an empty line quits.
 - ``!cmd`` runs the user's own command (``!!cmd`` keeps its output from the model).
+- ``@path`` completes the workspace's files and attaches the file mentioned (:mod:`.mentions`).
 - ``/compact``, ``/model``, ``/sessions``, ``/new``, ``/help``, ``/quit``; any other ``/name`` goes
-  to the server, which expands the prompt templates and skills (Tab completes them).
-- ``/rewind`` lists the user's messages; ``/rewind N`` goes back to before the Nth (its prompt and
+  to the server, which expands the prompt templates and skills (Tab completes them). Without an
+  argument ``/model``, ``/sessions``, ``/rewind`` and ``/fork`` open a picker (:mod:`.picker`);
+  ``/sessions ID`` takes the start of an id too.
+- ``/rewind N`` goes back to before the Nth (its prompt and
   what followed stay on a branch of their own), putting back the files the agent changed since
   (``keep-files``: leaves them; ``force``: reverts those nobody changed since, when some were;
   ``summarize``: a summary of the branch left behind joins the context). ``/fork N``: a new
@@ -36,39 +42,65 @@ from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app_or_none
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion import (
+    CompleteEvent,
+    Completer,
+    Completion,
+    ThreadedCompleter,
+    merge_completers,
+)
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, to_filter
 from prompt_toolkit.formatted_text import FormattedText
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent, merge_key_bindings
+from prompt_toolkit.layout.controls import BufferControl
 from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
+from agentls.cli.input_keys import newline_keys, typed_ahead_kept
 from agentls.cli.mcp_report import McpReport
+from agentls.cli.mentions import MentionCompleter, attachments
 from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import KEYS, Choice, outcome_of_key, permission_choices, question_lines
+from agentls.cli.picker import pick
 from agentls.cli.printer import Transcript, human_seconds
+from agentls.cli.session_ids import stored_session
+from agentls.cli.status_line import Part, cut, fitted
 from agentls.client import AgentClient, AgentClientError, Notification
-from agentls.protocol import ModelRef
+from agentls.protocol import ModelRef, StateResult
 from agentls.terminal_text import visible, visible_text
 
 BUILTINS = {
     "compact": "summarise the conversation so far (optional: what to focus on)",
-    "model": "list the models, or switch: /model PROVIDER/ID",
-    "sessions": "list this folder's sessions, or resume one: /sessions ID",
+    "model": "pick the model, or switch: /model PROVIDER/ID",
+    "sessions": "pick a session of this folder, or resume one: /sessions ID (or its start)",
     "new": "start a new session",
-    "rewind": "list your messages, or go back to before one: /rewind N [keep-files] [force] [summarize]",
-    "fork": "a new session with the history before one of your messages: /fork N",
+    "rewind": "pick a message of yours to go back to before: /rewind [N] [keep-files] [force] [summarize]",
+    "fork": "a new session with the history before one of your messages: /fork [N]",
     "help": "the keys and commands",
     "quit": "leave (also Ctrl+D, or Ctrl+C twice)",
 }
 
-HELP = """Enter sends (steers while a run is going) · Alt+Enter queues a follow-up · Ctrl+C aborts
-(twice: quits) · !cmd runs your command (!!cmd: not sent to the model) · Tab completes /commands
-/compact [focus] · /model [PROVIDER/ID] · /sessions [ID] · /new · /quit · /NAME: a prompt template or skill
-/rewind lists your messages · /rewind N goes back to before the Nth, reverting the agent's edits
-(keep-files: leaves the files; force: reverts the others if some changed since; summarize) · /fork N"""
+HELP = """Enter sends (while a run goes: steers) · Alt+Enter queues a follow-up
+Ctrl+J (Shift+Enter where the terminal tells it apart): a newline · Ctrl+C aborts (twice: quits)
+@path attaches a workspace file (Tab completes it, and /commands) · !cmd runs your command
+  (!!cmd: its output is not sent to the model)
+Shift+Tab: the next permission mode (ask, accept edits, read-only, bypass), in the status line
+/compact [focus] · /model [PROVIDER/ID] · /sessions [ID or its start] · /new · /quit
+/NAME: a prompt template or skill · /model, /sessions, /rewind, /fork alone: a list to pick from
+  (↑↓ choose · Enter picks · Esc cancels)
+/rewind N goes back to before your Nth message, reverting the agent's edits (keep-files: leaves
+  the files; force: reverts the others if some changed since; summarize) · /fork N: a new session"""
+
+PICK_MESSAGE = {
+    "rewind": "rewind to before which message? (/rewind N [keep-files] [force] [summarize])",
+    "fork": "fork: a new session with the history before which message?",
+}
+"""The title of the list ``/rewind`` and ``/fork`` without a number open."""
+
+SESSIONS_SHOWN = 20
+"""The folder's latest sessions that ``/sessions`` offers."""
 
 REWIND_FLAGS = {"keep-files": "keep_files", "keep": "keep_files", "force": "force", "summarize": "summarize"}
 """The words ``/rewind N`` takes after the number."""
@@ -97,6 +129,9 @@ def message_text(message: dict[str, Any]) -> str:
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits."""
 
+SHORT_OUTPUT = 40
+"""Cells of a running tool's last output line that the status line keeps when the whole line is too long."""
+
 
 class SlashCompleter(Completer):
     """``/`` and the start of a command: the built-in commands, the templates and the skills."""
@@ -104,11 +139,16 @@ class SlashCompleter(Completer):
     def __init__(self, chat: Chat) -> None:
         self.chat = chat
 
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+    @staticmethod
+    def wants(document: Document) -> bool:
+        """Whether the text before the cursor is a command being typed."""
         text = document.text_before_cursor
-        if not text.startswith("/") or " " in text:
+        return text.startswith("/") and " " not in text
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
+        if not self.wants(document):
             return
-        typed = text[1:]
+        typed = document.text_before_cursor[1:]
         for name, meta in [*BUILTINS.items(), *self.chat.commands]:
             if name.startswith(typed):
                 yield Completion(name, start_position=-len(typed), display_meta=meta)
@@ -133,6 +173,8 @@ class Chat:
         self.transcript = Transcript(console, live=False, show_user=True)
         self.session_id = ""
         self.commands: list[tuple[str, str]] = []
+        self.state: StateResult | None = None
+        """The session's state as last read (its permission preset and the presets to cycle)."""
         self.run_id: str | None = None
         self.settled_runs: set[str] = set()
         """Runs whose ``agent/settled`` came: the answer to a prompt can arrive after its run settled."""
@@ -190,15 +232,17 @@ class Chat:
         if app is not None:
             app.invalidate()
 
-    async def open_session(self, session_id: str | None = None) -> None:
-        if session_id:
+    async def open_session(self, typed: str | None = None) -> None:
+        """A new session, or the stored one whose id is or starts with ``typed``."""
+        if typed:
+            session_id = await stored_session(self.client, typed)
             loaded = await self.client.load_session(session_id)
             self.session_id = session_id
         else:
             self.session_id = await self.client.new_session(cwd=self.cwd, model=self.model)
         await self.read_state()
         self.show_banner()
-        if session_id:
+        if typed:
             self.replay((await self.client.get_messages(session_id)).messages)
             self.note(f"resumed session {session_id} · {loaded.message_count} messages")
         await self.mcp.session(self.client, self.session_id)
@@ -216,8 +260,8 @@ class Chat:
         self.started.set()
 
     async def read_state(self) -> None:
-        """The current session's model and commands."""
-        state = await self.client.get_state(self.session_id)
+        """The current session's model, permission preset and commands."""
+        self.state = state = await self.client.get_state(self.session_id)
         if state.model:
             self.model = (state.model.provider, state.model.id)
             self.transcript.usage.model = f"{state.model.provider}/{state.model.id}"
@@ -319,13 +363,15 @@ class Chat:
                 name, _, argument = line[1:].partition(" ")
                 await self.builtin(name, argument)
             elif self.busy:
+                context = attachments(self.folder, line) or None
                 if follow_up:
-                    await self.client.follow_up(self.session_id, line)
+                    await self.client.follow_up(self.session_id, line, context)
                 else:
-                    await self.client.steer(self.session_id, line)
+                    await self.client.steer(self.session_id, line, context)
                 self.note(f"  queued ({'follow-up' if follow_up else 'steering'}): {line}")
             else:
-                accepted = await self.client.prompt(self.session_id, line, when_busy="steer")
+                context = attachments(self.folder, line) or None
+                accepted = await self.client.prompt(self.session_id, line, when_busy="steer", context=context)
                 if accepted.run_id and self.run_id is None and accepted.run_id not in self.settled_runs:
                     self.run_id, self.run_started = accepted.run_id, time.monotonic()
         except AgentClientError as error:
@@ -383,11 +429,14 @@ class Chat:
     async def choose_model(self, argument: str) -> None:
         if not argument:
             current = "/".join(self.model) if self.model else ""
+            refs, lines = [], []
             for model in await self.client.list_models(self.session_id):
-                ref = f"{model.get('provider')}/{model.get('id')}"
-                mark = "●" if ref == current else " "
-                self.note(f"{mark} {ref}  {model.get('name') or ''}", "bold" if mark == "●" else "")
-            return
+                refs.append(f"{model.get('provider')}/{model.get('id')}")
+                lines.append(f"{'●' if refs[-1] == current else ' '} {refs[-1]}  {model.get('name') or ''}")
+            picked = await pick("the model", lines, refs.index(current) if current in refs else 0)
+            if picked is None or refs[picked] == current:
+                return
+            argument = refs[picked]
         try:
             chosen = ModelRef.parse(argument)
         except ValueError:
@@ -399,21 +448,47 @@ class Chat:
         self.note(f"model: {argument} (from the next model call)")
 
     async def sessions(self, argument: str) -> None:
+        if self.busy:
+            self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
+            return
         if argument:
-            if self.busy:
-                self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
-                return
             await self.open_session(argument)
             return
-        sessions = await self.client.list_sessions(self.folder)
+        sessions = (await self.client.list_sessions(self.folder))[:SESSIONS_SHOWN]
         if not sessions:
             self.note("no sessions in this folder")
-        for info in sessions[:20]:
+            return
+        lines = []
+        for info in sessions:
             mark = "●" if info.session_id == self.session_id else " "
             ago = human_seconds(max(0.0, time.time() - info.updated_at / 1000))
-            title = info.title or ""
-            self.note(f"{mark} {info.session_id}  {info.message_count:>3} messages · {ago} ago  {title}")
-        self.note("/sessions ID resumes one")
+            count = f"{info.message_count:>3} messages"
+            lines.append(f"{mark} {info.session_id[:8]}  {count} · {ago} ago  {info.title or ''}")
+        others = [index for index, info in enumerate(sessions) if info.session_id != self.session_id]
+        picked = await pick("resume a session of this folder", lines, others[0] if others else 0)
+        if picked is not None and sessions[picked].session_id != self.session_id:
+            await self.sessions(sessions[picked].session_id)
+
+    def preset_name(self) -> str:
+        """The short name of the session's permission preset (``""`` before its state is read)."""
+        if self.state is None:
+            return ""
+        return next(
+            (p.name for p in self.state.permission_presets if p.id == self.state.permission_preset), ""
+        )
+
+    async def next_preset(self) -> None:
+        """Shift+Tab: the session's next permission preset, in the server's order (wrapping)."""
+        if self.state is None or not self.state.permission_presets:
+            return
+        presets = [preset.id for preset in self.state.permission_presets]
+        current = (
+            presets.index(self.state.permission_preset) if self.state.permission_preset in presets else -1
+        )
+        chosen = presets[(current + 1) % len(presets)]
+        self.state = await self.client.set_permission_preset(self.session_id, chosen)
+        described = next(p.description for p in self.state.permission_presets if p.id == chosen)
+        self.note(f"permission mode: {self.preset_name()} · {described} (Shift+Tab: the next)")
 
     # --- the session tree ----------------------------------------------------------------
 
@@ -454,15 +529,14 @@ class Chat:
         if not number:
             from agentls.tools.catalogue import one_line  # the tools layer takes half a second to load
 
-            listing = [(f"  {message.number:>2}  {one_line(message.text)}", "") for message in messages]
-            hint = (
-                "/rewind N: back to before message N (keep-files, force, summarize) · /fork N: a new session"
-            )
-            self.notes([*listing, (hint, "dim")])
-            return None
+            title = PICK_MESSAGE[command]
+            lines = [f"{message.number:>2}  {one_line(message.text)}" for message in messages]
+            picked = await pick(title, lines, len(lines) - 1)
+            return None if picked is None else messages[picked]
         if not number.isdigit() or not 1 <= int(number) <= len(messages):
             self.note(
-                f"✗ /{command} takes a message number from 1 to {len(messages)} (/rewind lists them)", "red"
+                f"✗ /{command} takes a message number from 1 to {len(messages)} (/rewind alone lists them)",
+                "red",
             )
             return None
         return messages[int(number) - 1]
@@ -501,7 +575,7 @@ class Chat:
                 (f"  {file.get('path')}: {file.get('reason')}", "yellow") for file in data.get("files") or []
             ]
             lines.append(
-                (f"/rewind {number} force reverts the others and leaves these as they are", "yellow")
+                (f"/rewind {message.number} force reverts the others and leaves these as they are", "yellow")
             )
             self.notes(lines)
             return
@@ -524,9 +598,6 @@ class Chat:
 
     async def fork(self, argument: str) -> None:
         number = argument.strip()
-        if not number:
-            await self.chosen_message("fork", "")
-            return
         if self.busy:
             self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
             return
@@ -580,26 +651,46 @@ class Chat:
         return FormattedText([("bold ansicyan", "› ")])
 
     def toolbar(self) -> FormattedText:
+        """The status line under the input: what runs (or is asked), the model and the session."""
+        app = get_app_or_none()
+        width = (app.output.get_size().columns if app is not None else 80) - 1
+        return FormattedText([("", " " + fitted(self.status_parts(), width))])
+
+    def status_parts(self) -> list[Part]:
         if self.question is not None:
-            return FormattedText([("", visible(f" {self.question[0].title}", newlines=False))])
+            return [Part((visible(self.question[0].title, newlines=False),))]
         if self.busy or self.bash_running:
             spinner = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"[int(time.monotonic() * 10) % 10]
-            if self.compacting:
-                what = "compacting"
-            elif self.transcript.calls:
-                call = next(iter(self.transcript.calls.values()))
-                last = call.output.strip().splitlines()[-1:] if call.output.strip() else []
-                what = visible(f"{call.name}" + (f": {last[0][:60]}" if last else ""), newlines=False)
-            elif self.bash_running:
-                what = "running your command"
-            else:
-                what = "working"
-            seconds = human_seconds(time.monotonic() - self.run_started) if self.run_started else ""
-            queued = f" · {self.queued} queued" if self.queued else ""
-            keys = "Enter steers · Alt+Enter follow-up · Ctrl+C aborts"
-            return FormattedText([("", f" {spinner} {what} {seconds}{queued} · {keys}")])
-        usage = self.transcript.usage
-        return FormattedText([("", f" {usage.model or ''} · {self.session_id[:8]} · /help")])
+            seconds = f" {human_seconds(time.monotonic() - self.run_started)}" if self.run_started else ""
+            doing = [f"{spinner} {form}{seconds}" for form in self.activity()]
+            queued = f"{self.queued} queued" if self.queued else ""
+            return [
+                Part(tuple(doing), rank=1),
+                Part((queued,), rank=2),
+                Part((self.preset_name(),), rank=3),
+                Part(("Enter steers · Alt+Enter follow-up · Ctrl+C aborts", "Alt+Enter: follow-up", "")),
+            ]
+        model = self.transcript.usage.model or ""
+        return [
+            Part((model, model.partition("/")[2] or model), rank=3),
+            Part((self.session_id[:8], "")),
+            Part((f"{preset} (Shift+Tab)", preset) if (preset := self.preset_name()) else ("",), rank=2),
+            Part(("/help", ""), rank=1),
+        ]
+
+    def activity(self) -> list[str]:
+        """What runs now, in the forms the status line may show it (longest first)."""
+        if self.compacting:
+            return ["compacting"]
+        if self.transcript.calls:
+            call = next(iter(self.transcript.calls.values()))
+            name = visible(call.name, newlines=False)
+            last = call.output.strip().splitlines()[-1:] if call.output.strip() else []
+            if not last:
+                return [name]
+            line = visible(last[0], newlines=False)
+            return [f"{name}: {line}", f"{name}: {cut(line, SHORT_OUTPUT)}", name]
+        return ["running your command" if self.bash_running else "working"]
 
     def key_bindings(self) -> KeyBindings:
         bindings = KeyBindings()
@@ -614,6 +705,10 @@ class Chat:
             if not event.current_buffer.text:
                 self.quit = True
                 event.app.exit(result="")
+
+        @bindings.add("s-tab", filter=~asking)
+        def _(event: KeyPressEvent) -> None:
+            self.spawn(self.next_preset())
 
         @bindings.add("escape", "enter")
         def _(event: KeyPressEvent) -> None:
@@ -635,18 +730,32 @@ class Chat:
         return bindings
 
     async def loop(self) -> None:
+        commands, mentions = SlashCompleter(self), MentionCompleter(self.folder)
+
+        def completing() -> bool:
+            """Rows for the menu are kept under the input only while something is being completed."""
+            document = self.prompt.default_buffer.document if self.prompt is not None else Document()
+            return commands.wants(document) or mentions.wants(document)
+
         self.prompt = PromptSession(
             message=self.message,
+            prompt_continuation="  ",
             bottom_toolbar=self.toolbar,
-            completer=SlashCompleter(self),
-            complete_while_typing=True,
-            key_bindings=self.key_bindings(),
+            completer=merge_completers([commands, ThreadedCompleter(mentions)]),
+            complete_while_typing=Condition(completing),
+            key_bindings=merge_key_bindings([newline_keys(), self.key_bindings()]),
             refresh_interval=0.1,
             erase_when_done=True,
         )
+        buffer = self.prompt.default_buffer
+        for window in self.prompt.app.layout.find_all_windows():
+            if isinstance(window.content, BufferControl) and window.content.buffer is buffer:
+                # the input takes the rows its text needs: the status line stays right under it
+                window.dont_extend_height = to_filter(True)
         while not self.quit:
             default, self.next_text = self.next_text, ""
             text = await self.prompt.prompt_async(default=default)
+            mentions.forget()
             follow_up, self.follow_up_next = self.follow_up_next, False
             if not self.quit:
                 await self.submit(text, follow_up)
@@ -661,6 +770,11 @@ async def chat(args: Any) -> int:
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         print("agentls chat: needs a terminal; use agentls run for scripts and pipes", file=sys.stderr)
         return 2
+    with typed_ahead_kept():  # from before the server starts: what the user types meanwhile waits
+        return await chat_on_terminal(args, model)
+
+
+async def chat_on_terminal(args: Any, model: Any) -> int:
     color_system = Console().color_system
     holder: dict[str, Chat] = {}
 

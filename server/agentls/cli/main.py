@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
     run.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
-    run.add_argument("--session", metavar="ID", help="continue a stored session (its id, or the start of it)")
+    run.add_argument("--session", metavar="ID", help="continue a stored session (its id or its start)")
     run.add_argument(
         "-c", "--continue", dest="continue_", action="store_true", help="continue the folder's latest session"
     )
@@ -122,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat = commands.add_parser("chat", help="an interactive session on the terminal")
     chat.add_argument("--cwd", help="the workspace folder of a new session (default: the current folder)")
     chat.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
-    chat.add_argument("--session", metavar="ID", help="continue a stored session")
+    chat.add_argument("--session", metavar="ID", help="continue a stored session (its id or its start)")
     chat.add_argument(
         "--demo", action="store_true", help="answer with the bundled faux script, which reads README.md"
     )

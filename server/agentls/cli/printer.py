@@ -19,6 +19,7 @@ from rich.markup import escape
 from rich.spinner import Spinner
 from rich.text import Text
 
+from agentls.cli.mentions import chips
 from agentls.terminal_text import visible, visible_text
 
 
@@ -572,6 +573,8 @@ class Transcript:
             self._refresh()
         elif kind == "message_start" and message.get("role") == "user" and self.show_user:
             self.line(visible_text("› " + _texts(message.get("content")), "bold"), kind="user")
+        elif kind == "message_start" and message.get("customType") == "editorContext":
+            self.line(visible_text(chips(message.get("details")), "magenta"))  # not the files' text
         elif kind == "message_start" and message.get("role") == "custom" and message.get("display"):
             self.line(visible_text(_texts(message.get("content")), "magenta"))
         elif kind == "message_end" and message.get("role") == "assistant":

@@ -19,6 +19,7 @@ from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, cli_hint, client_options, server_data_dir, write_json
 from agentls.cli.permissions import refuser, terminal_asker
 from agentls.cli.printer import Transcript, final_text, whole_lines_off_a_terminal
+from agentls.cli.session_ids import stored_session
 from agentls.client import SERVER_LOG, AgentClient, AgentClientError
 from agentls.terminal_text import visible, visible_text
 
@@ -178,17 +179,4 @@ async def _chosen_session(client: Any, args: argparse.Namespace) -> str | None:
         if not sessions:
             raise AgentClientError(f"no stored session in {cwd} to continue", kind="unknownSession")
         return str(sessions[0].session_id)
-    matches = [
-        info.session_id for info in await client.list_sessions() if info.session_id.startswith(args.session)
-    ]
-    if len(matches) == 1:
-        return str(matches[0])
-    if not matches:
-        raise AgentClientError(
-            f"no stored session {args.session} (agentls sessions lists them)", kind="unknownSession"
-        )
-    shown = ", ".join(match[:12] for match in matches[:4])
-    raise AgentClientError(
-        f"{args.session} is the start of {len(matches)} sessions ({shown}…): give more of the id",
-        kind="unknownSession",
-    )
+    return await stored_session(client, args.session)

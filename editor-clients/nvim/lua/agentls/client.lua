@@ -49,6 +49,9 @@ end
 function M.init_options()
   local options = vim.deepcopy(config.options.init_options or {})
   options.model = options.model or config.model_ref(config.options.model)
+  if config.options.demo then -- the bundled faux script, unless init_options.fauxScript names one
+    options.demo = true
+  end
   if config.options.mcp_servers then -- over init_options.mcpServers
     options.mcpServers = vim.deepcopy(config.options.mcp_servers)
   end
@@ -122,7 +125,8 @@ local function server_gone(client_id, code, signal)
     local resume = state.current and (" The next prompt resumes session %s."):format(state.current:sub(1, 8))
       or " It restarts on the next command."
     local how = code and ("exit code %d, signal %d"):format(code, signal or 0) or "stopped"
-    vim.notify(("agentls: the server stopped (%s)%s; see :LspLog.%s"):format(how, what, resume), vim.log.levels.ERROR)
+    local text = ("the server stopped (%s)%s; see :LspLog.%s"):format(how, what, resume)
+    require("agentls.util").notify(text, vim.log.levels.ERROR)
   end
 end
 

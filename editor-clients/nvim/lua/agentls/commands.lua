@@ -147,8 +147,16 @@ function M.prompt(text)
   with_text(text, "prompt", M.send_prompt)
 end
 
---- Send `prompt` (the text typed) to the current session, or run it when it is `!cmd`.
-function M.send_prompt(prompt)
+--- What a prompt sent while the agent runs became, by `whenBusy`.
+local QUEUED = {
+  steer = "the agent is busy: steering, delivered after the current turn",
+  followUp = "the agent is busy: queued as a follow-up, delivered when it would stop",
+}
+
+--- Send `prompt` (the text typed) to the current session, or run it when it is `!cmd`. While
+--- the agent runs, `when_busy` (else `prompt_when_busy`) says what it becomes.
+---@param when_busy "steer"|"followUp"|nil
+function M.send_prompt(prompt, when_busy)
   local command, exclude = shell_command(prompt)
   if command == "" then
     return notify("nothing to run: no command after !", levels.WARN)
@@ -160,7 +168,7 @@ function M.send_prompt(prompt)
     end
     local attachments, sent = context.take(prompt)
     local params = { sessionId = session_id, text = prompt, context = attachments }
-    local when_busy = config.options.prompt_when_busy
+    when_busy = when_busy or config.options.prompt_when_busy
     if when_busy ~= "reject" then
       params.whenBusy = when_busy
     end
@@ -170,7 +178,7 @@ function M.send_prompt(prompt)
       end
       sent()
       if result and result.queued then
-        notify(("the agent is busy: the prompt is queued (%s)"):format(when_busy))
+        notify(QUEUED[when_busy] or "the agent is busy: the prompt is queued")
       end
     end)
   end)
@@ -180,10 +188,12 @@ local function enqueue(method, what, text)
   if not state.current then
     return notify(("no session to %s: start one with :AgentPrompt {text}"):format(what), levels.ERROR)
   end
-  with_text(text, what, function(item)
+  with_text(text, what, function(item, when_busy)
+    -- <M-CR> in the prompt buffer: a follow-up, whatever the buffer was opened for
+    local how = when_busy == "followUp" and "agent/followUp" or method
     with_current(what, function(session_id)
       local attachments, sent = context.take(item)
-      client.request(method, { sessionId = session_id, text = item, context = attachments }, function(err)
+      client.request(how, { sessionId = session_id, text = item, context = attachments }, function(err)
         if err then
           return fail_with_context(err, attachments)
         end
@@ -473,13 +483,12 @@ function M.review()
   require("agentls.review").show()
 end
 
---- :AgentPanel: open and enter the panel; enter it when the cursor is elsewhere; close it when
---- the cursor is in it.
+--- :AgentPanel: open and enter the panel; in it, stay there.
 function M.panel()
   if not panel.transcript and state.current then
     panel.show(state.current_transcript())
   end
-  panel.focus_or_toggle()
+  panel.focus()
 end
 
 M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh", "max" }
@@ -520,6 +529,80 @@ function M.thinking(level)
       set(choice)
     end
   end)
+end
+
+--- The presets' ids before a session has listed them (`agent/getState`'s `permissionPresets`),
+--- for completion: the server's, in its cycle order.
+M.preset_ids = { "ask", "acceptEdits", "plan", "bypass" }
+
+--- The presets' ids: the current session's list, else `M.preset_ids`.
+function M.presets()
+  local t = state.current_transcript()
+  if t and #(t.permission_presets or {}) > 0 then
+    return vim.tbl_map(function(preset)
+      return preset.id
+    end, t.permission_presets)
+  end
+  return M.preset_ids
+end
+
+--- Set the permission preset of the current session (a new one if there is none).
+local function set_preset(preset)
+  with_session(function(session_id)
+    client.request("agent/setPermissionPreset", { sessionId = session_id, preset = preset }, function(err, result)
+      if err then
+        return fail(err)
+      end
+      local t = state.transcript(session_id)
+      t:set_state(result)
+      state.changed(session_id)
+      local now = t:preset()
+      notify(now and ("permissions: %s (%s)"):format(now.name, now.description) or ("permissions: " .. preset))
+    end)
+  end)
+end
+
+--- :AgentMode [preset]: set the session's permission preset (ask, acceptEdits, plan, bypass);
+--- pick one without an argument.
+function M.mode(preset)
+  preset = vim.trim(preset or "")
+  if preset ~= "" then
+    return set_preset(preset)
+  end
+  local t = state.current_transcript()
+  local presets = t and t.permission_presets or {}
+  if #presets == 0 then
+    presets = vim.tbl_map(function(id)
+      return { id = id, name = id, description = "" }
+    end, M.preset_ids)
+  end
+  vim.ui.select(presets, {
+    prompt = "agentls permissions",
+    kind = "agentls.preset",
+    format_item = function(item)
+      local current = t and item.id == t.permission_preset and "  (current)" or ""
+      local description = item.description ~= "" and (": " .. item.description) or ""
+      return ("%s%s%s"):format(item.name, description, current)
+    end,
+  }, function(choice)
+    if choice then
+      set_preset(choice.id)
+    end
+  end)
+end
+
+--- The panel's `m`: the next preset, in the server's order (wrapping).
+function M.cycle_mode()
+  local ids = M.presets()
+  local t = state.current_transcript()
+  local current = t and t.permission_preset
+  local index = 0
+  for i, id in ipairs(ids) do
+    if id == current then
+      index = i
+    end
+  end
+  set_preset(ids[index % #ids + 1])
 end
 
 --- :AgentStats: the session's tokens, cost and context (the panel's winbar shows them too).

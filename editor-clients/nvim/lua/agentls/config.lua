@@ -23,7 +23,10 @@ local M = {}
 ---@field permissions table<string, "allow"|"ask"|"deny"|"review">? the tools' modes (initializationOptions.permissions)
 ---@field mcp_servers table? MCP servers of every session: { NAME = { command = ..., args = {...} } | { type = "http", url = ... } } (initializationOptions.mcpServers)
 ---@field init_options table other initializationOptions (dataDir, fauxScript, systemPrompt, ...)
----@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt does while the agent runs
+---@field demo boolean the bundled demo on the offline faux model, no configuration needed: it
+---       reads the workspace's README.md, then answers (initializationOptions.demo, as `agentls chat --demo`)
+---@field prompt_when_busy "followUp"|"steer"|"reject" what :AgentPrompt and <CR> in the prompt buffer do
+---       while the agent runs (<M-CR> in the prompt buffer queues a follow-up)
 ---@field prompt_input "buffer"|"input" how :AgentPrompt without text asks: a prompt buffer or vim.ui.input
 ---@field permission_prompt "auto"|"select"|"panel" how a permission is asked: vim.ui.select and the
 ---       panel's keys, or the panel's keys only (never blocking); "auto": the panel's only while
@@ -43,7 +46,8 @@ M.defaults = {
   permissions = nil,
   mcp_servers = nil,
   init_options = {},
-  prompt_when_busy = "followUp",
+  demo = false,
+  prompt_when_busy = "steer",
   prompt_input = "buffer",
   permission_prompt = "auto",
   notify_on_finish = true,
@@ -69,6 +73,7 @@ M.defaults = {
       steer = "s",
       follow_up = "f",
       abort = "<C-c>",
+      cycle_mode = "m",
       toggle = "<CR>",
       allow_once = "a",
       allow_always = "A",
@@ -109,10 +114,65 @@ end
 
 local PERMISSION_MODES = { "allow", "ask", "deny", "review" }
 
+--- The options whose value is the user's own (a table of any keys, or nil by default): their
+--- keys are not checked.
+local FREE_FORM = { cmd = true, cmd_env = true, model = true, root_dir = true, permissions = true,
+  mcp_servers = true, init_options = true }
+
+--- The number of single-character edits between `a` and `b` (Levenshtein).
+local function distance(a, b)
+  local row = {}
+  for j = 0, #b do
+    row[j] = j
+  end
+  for i = 1, #a do
+    local diagonal = row[0]
+    row[0] = i
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1
+      diagonal, row[j] = row[j], math.min(row[j] + 1, row[j - 1] + 1, diagonal + cost)
+    end
+  end
+  return row[#b]
+end
+
+--- The key of `known` closest to `key`, if one is close enough to be a typo of it.
+local function closest(key, known)
+  local best, best_distance
+  for name in pairs(known) do
+    local d = distance(key:lower(), name:lower())
+    if not best_distance or d < best_distance or (d == best_distance and name < best) then
+      best, best_distance = name, d
+    end
+  end
+  return best and best_distance <= math.max(2, math.floor(#key / 3)) and best or nil
+end
+
+--- The keys of `opts` that `defaults` does not have (below `prefix`), as warnings naming the
+--- closest valid key: `unknown option pannel (did you mean panel?)`.
+local function unknown_keys(opts, defaults, prefix, warnings)
+  for key, value in pairs(opts) do
+    local name = prefix .. tostring(key)
+    if type(key) ~= "string" or defaults[key] == nil then
+      local guess = type(key) == "string" and closest(key, defaults)
+      local known = vim.tbl_keys(defaults)
+      table.sort(known)
+      warnings[#warnings + 1] = guess and ("unknown option %s (did you mean %s%s?)"):format(name, prefix, guess)
+        or ("unknown option %s (the options: %s)"):format(name, table.concat(known, ", "))
+    elseif type(value) == "table" and type(defaults[key]) == "table" and not (prefix == "" and FREE_FORM[key]) then
+      unknown_keys(value, defaults[key], name .. ".", warnings)
+    end
+  end
+  return warnings
+end
+
+--- Merge `opts` over the defaults. An unknown key is no error (the rest still applies) but
+--- a warning, in `warnings`.
 ---@param opts table?
----@return boolean ok, string? error
+---@return boolean ok, string? error, string[] warnings
 function M.set(opts)
   opts = opts or {}
+  local warnings = unknown_keys(opts, vim.tbl_extend("keep", vim.deepcopy(M.defaults), FREE_FORM), "", {})
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   if opts.cmd ~= nil then -- a list replaces the default list rather than merging into it
     merged.cmd = vim.deepcopy(type(opts.cmd) == "string" and { opts.cmd } or opts.cmd)
@@ -148,6 +208,9 @@ function M.set(opts)
       end
     end
   end
+  if type(merged.demo) ~= "boolean" then
+    return false, "demo must be true or false"
+  end
   if not vim.tbl_contains({ "buffer", "input" }, merged.prompt_input) then
     return false, 'prompt_input must be "buffer" or "input"'
   end
@@ -158,7 +221,7 @@ function M.set(opts)
     return false, "prompt_when_busy must be \"followUp\", \"steer\" or \"reject\""
   end
   M.options = merged
-  return true
+  return true, nil, warnings
 end
 
 --- The workspace folder, absolute.

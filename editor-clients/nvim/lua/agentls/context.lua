@@ -20,9 +20,7 @@ local has_011 = vim.fn.has("nvim-0.11") == 1
 ---@type agentls.Pending[]
 M.pending = {}
 
-local function notify(message, level)
-  vim.notify("agentls: " .. message, level or levels.INFO)
-end
+local notify = require("agentls.util").notify
 
 --- The pending attachments changed: the panel shows them.
 local function changed()

@@ -121,7 +121,7 @@ function M.save(uris)
       if ok and not vim.bo[bufnr].modified then
         saved[#saved + 1] = uri
       elseif not ok then
-        vim.notify(("agentls: could not save %s: %s"):format(short_name(uri), err), vim.log.levels.WARN)
+        require("agentls.util").notify(("could not save %s: %s"):format(short_name(uri), err), vim.log.levels.WARN)
       end
     end
   end

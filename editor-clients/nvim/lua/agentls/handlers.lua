@@ -67,8 +67,8 @@ function M.log_message(params)
   if type(message) ~= "string" or not (kind == 1 or kind == 2) then
     return
   end
-  message = message:gsub("^agentls: ", "")
-  vim.notify("agentls: " .. message, kind == 1 and vim.log.levels.ERROR or vim.log.levels.WARN)
+  local level = kind == 1 and vim.log.levels.ERROR or vim.log.levels.WARN
+  require("agentls.util").notify((message:gsub("^agentls: ", "")), level)
 end
 
 return M

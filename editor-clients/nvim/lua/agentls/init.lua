@@ -11,10 +11,14 @@ local configured = false
 ---@param opts agentls.Config|table|nil
 function M.setup(opts)
   local config = require("agentls.config")
-  local ok, err = config.set(opts)
+  local notify = require("agentls.util").notify
+  local ok, err, warnings = config.set(opts)
   if not ok then
-    vim.notify("agentls: setup: " .. err, vim.log.levels.ERROR)
+    notify("setup: " .. err, vim.log.levels.ERROR)
     return
+  end
+  for _, warning in ipairs(warnings) do
+    notify("setup: " .. warning, vim.log.levels.WARN)
   end
   configured = true
   local panel = require("agentls.panel")
@@ -24,10 +28,20 @@ function M.setup(opts)
     callback = panel.define_highlights,
   })
   require("agentls.progress").setup()
+  local resize = vim.api.nvim_create_augroup("agentls.resize", { clear = true })
   vim.api.nvim_create_autocmd("VimResized", {
-    group = vim.api.nvim_create_augroup("agentls.resize", { clear = true }),
+    group = resize,
     callback = function()
       panel.resize()
+    end,
+  })
+  -- the winbars fit their windows' widths: again when those change
+  vim.api.nvim_create_autocmd({ "VimResized", "WinResized" }, {
+    group = resize,
+    callback = function()
+      panel.refresh_winbars()
+      require("agentls.prompt").refresh_winbar()
+      require("agentls.review").refresh_winbars()
     end,
   })
   M.ensure_helptags()

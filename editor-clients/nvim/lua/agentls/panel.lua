@@ -68,9 +68,13 @@ function M.is_open()
   return #M.windows() > 0
 end
 
---- The tool waiting for permission that a key of the panel answers: the one on the cursor's
---- row, else the only one waiting.
+--- The question that a key of the panel answers: the trust question or the tool waiting for
+--- permission on the cursor's row, else the only one waiting.
 local function asking_tool_at(row)
+  local question = (cache.questions or {})[row]
+  if question then
+    return question
+  end
   local tool = M.target_at(row)
   if type(tool) == "table" and tool.status == "asking" and tool.id then
     return tool.id
@@ -82,7 +86,7 @@ local function answer(outcome)
   return function()
     local id = asking_tool_at(api.nvim_win_get_cursor(0)[1] - 1)
     if not (id and require("agentls.permissions").answer(id, outcome)) then
-      vim.notify("agentls: no tool waits for permission here", vim.log.levels.WARN)
+      util.notify("no tool waits for permission here", vim.log.levels.WARN)
     end
   end
 end
@@ -103,6 +107,9 @@ M.actions = {
   end,
   abort = function()
     require("agentls.commands").abort()
+  end,
+  cycle_mode = function()
+    require("agentls.commands").cycle_mode()
   end,
   toggle = function()
     M.toggle_entry(api.nvim_win_get_cursor(0)[1] - 1)
@@ -144,6 +151,7 @@ M.action_text = {
   steer = "steer the running agent",
   follow_up = "queue a follow-up",
   abort = "abort the run",
+  cycle_mode = "the next permission preset: ask, accept edits, read-only, bypass (:AgentMode)",
   toggle = "fold or unfold the row (tool output and arguments, thinking, summaries)",
   allow_once = "allow the tool call waiting for permission, once",
   allow_always = "allow it always (for this workspace and tool)",
@@ -160,7 +168,8 @@ M.action_text = {
 }
 
 M.action_order = {
-  "prompt", "steer", "follow_up", "abort", "toggle", "allow_once", "allow_always", "allow_server", "reject",
+  "prompt", "steer", "follow_up", "abort", "cycle_mode", "toggle",
+  "allow_once", "allow_always", "allow_server", "reject",
   "rewind", "fork", "tree", "edit_queued", "queued_up", "queued_down", "remove_queued", "close", "help",
 }
 
@@ -173,18 +182,53 @@ local function set_keymaps(buf)
   end
 end
 
---- `?`: the panel's keys, in a notification.
+--- The help window of `?` (a float over the panel), while it is open.
+---@type integer?
+M.help_win = nil
+
+--- `?`: the panel's keys, in a float over the panel (a notification of several lines would
+--- make Neovim wait for "Press ENTER"); `q`, `<Esc>` or `?` close it, as leaving it does.
 function M.help()
   local keys = config.options.panel.keymaps or {}
-  local lines = { "agentls panel keys:" }
+  local lines = { " agentls panel keys" }
   for _, action in ipairs(M.action_order) do
     if keys[action] then
       lines[#lines + 1] = ("  %-6s %s"):format(keys[action], M.action_text[action])
     end
   end
-  lines[#lines + 1] = "Commands: :AgentPrompt, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats, "
-    .. ":AgentRewind, :AgentFork, :AgentTree (:help agentls)"
-  vim.notify(table.concat(lines, "\n"), vim.log.levels.INFO)
+  lines[#lines + 1] = " :AgentMode, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats (:help agentls)"
+  local buf = util.new_scratch("agentls://panel-keys")
+  api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable, vim.bo[buf].bufhidden = false, "wipe"
+  local width = 0
+  for _, line in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(line))
+  end
+  local anchor = M.windows()[1] or api.nvim_get_current_win()
+  local win_width, win_height = api.nvim_win_get_width(anchor), api.nvim_win_get_height(anchor)
+  local win = api.nvim_open_win(buf, true, {
+    relative = "win",
+    win = anchor,
+    row = 0,
+    col = 0,
+    width = math.max(10, math.min(width + 1, win_width - 2)),
+    height = math.max(1, math.min(#lines, win_height - 2)),
+    border = "rounded",
+    title = " ? ",
+    title_pos = "right",
+  })
+  vim.wo[win].wrap = true
+  M.help_win = win
+  local function close()
+    if api.nvim_win_is_valid(win) then
+      api.nvim_win_close(win, true)
+    end
+    M.help_win = nil
+  end
+  for _, lhs in ipairs({ "q", "<Esc>", "?" }) do
+    util.map(buf, lhs, close, "close the list of keys")
+  end
+  api.nvim_create_autocmd("WinLeave", { buffer = buf, once = true, callback = close })
 end
 
 local function ensure_buf()
@@ -207,7 +251,17 @@ local function set_window_options(win)
   wo.signcolumn, wo.foldcolumn, wo.cursorline = "no", "0", false
   wo.statuscolumn = " " -- a one-column margin
   wo.fillchars = "eob: "
-  wo.winbar = render.winbar(M.transcript, require("agentls.context").labels())
+end
+
+--- Each panel window's winbar, fitted to its width (again after a resize: WinResized).
+function M.refresh_winbars()
+  local pending = require("agentls.context").labels()
+  for _, win in ipairs(M.windows()) do
+    local winbar = render.winbar(M.transcript, pending, api.nvim_win_get_width(win))
+    if vim.wo[win].winbar ~= winbar then
+      vim.wo[win].winbar = winbar
+    end
+  end
 end
 
 local function size(value, total)
@@ -283,13 +337,11 @@ function M.resize()
   end
 end
 
---- :AgentPanel: enter the panel when the cursor is elsewhere, close it when the cursor is in it,
---- open it when it is closed.
-function M.focus_or_toggle()
+--- :AgentPanel: open the panel and enter it; from inside it, stay (`q` closes it).
+function M.focus()
   local wins = M.windows()
-  local current = api.nvim_get_current_win()
-  if vim.tbl_contains(wins, current) then
-    return M.close()
+  if vim.tbl_contains(wins, api.nvim_get_current_win()) then
+    return
   end
   local here = vim.tbl_filter(function(win)
     return api.nvim_win_get_tabpage(win) == api.nvim_get_current_tabpage()
@@ -398,12 +450,17 @@ function M.render()
     add(entry_lines, entry_hls)
   end
   cache.footer_start = start + #lines
-  cache.queue_items = {}
+  cache.queue_items, cache.questions = {}, {}
   local pending = require("agentls.context").labels()
   if t then
-    local footer_lines, footer_hls, items = render.footer(t, pending, require("agentls.review").waiting(t.session_id))
-    for row, item in pairs(items or {}) do
+    local reviews = require("agentls.review").waiting(t.session_id)
+    local questions = require("agentls.permissions").trust_questions(t.session_id)
+    local footer_lines, footer_hls, items, asking = render.footer(t, pending, reviews, questions, opts)
+    for row, item in pairs(items) do
       cache.queue_items[cache.footer_start + row] = item
+    end
+    for row, id in pairs(asking) do
+      cache.questions[cache.footer_start + row] = id
     end
     add(footer_lines, footer_hls)
   else
@@ -428,13 +485,8 @@ function M.render()
     end
   end
 
-  local winbar = render.winbar(t, pending)
+  M.refresh_winbars()
   local last = api.nvim_buf_line_count(buf)
-  for _, win in ipairs(M.windows()) do
-    if vim.wo[win].winbar ~= winbar then
-      vim.wo[win].winbar = winbar
-    end
-  end
   for _, win in ipairs(follow) do
     api.nvim_win_set_cursor(win, { last, 0 })
   end

@@ -1,6 +1,8 @@
 --- `agent/requestPermission`: ask the user, in the panel (keys on the tool's row: `a` allow
---- once, `A` always, `S` always for every tool of an MCP tool's server, `r` reject) and with `vim.ui.select` (not with `permission_prompt =
---- "panel"`, nor with "auto", the default, while `vim.ui.select` is Neovim's blocking list).
+--- once, `A` always, `S` always for every tool of an MCP tool's server, `r` reject; the
+--- project trust question has a row of its own, `A` trusts, `r` rejects) and with
+--- `vim.ui.select` (not with `permission_prompt = "panel"`, nor with "auto", the default,
+--- while `vim.ui.select` is Neovim's blocking list).
 ---
 --- Neovim runs server→client request handlers in a coroutine, so the handler yields
 --- until the user has answered (whichever way comes first) and the answer goes back as the
@@ -17,9 +19,30 @@ M.default_options = {
   { id = "reject", label = "Reject" },
 }
 
---- The questions waiting, by toolCallId: {params, resolve = fun(outcome), done}.
+--- The questions waiting, by toolCallId: {params, resolve = fun(outcome), done, order}.
 ---@type table<string, table>
 M.pending = {}
+local asked = 0 -- questions asked so far: their order
+
+--- Whether `params` is the project trust question (a folder's files, its `.mcp.json` servers):
+--- it has no tool row; the panel shows it in a row of its own.
+function M.is_trust(params)
+  return type(params) == "table" and params.toolName == "mcp"
+end
+
+--- The trust questions of `session_id` waiting, oldest first: {id, params}.
+function M.trust_questions(session_id)
+  local questions = {}
+  for id, question in pairs(M.pending) do
+    if M.is_trust(question.params) and question.params.sessionId == session_id then
+      questions[#questions + 1] = { id = id, params = question.params, order = question.order }
+    end
+  end
+  table.sort(questions, function(a, b)
+    return a.order < b.order
+  end)
+  return questions
+end
 
 --- The question's title with the call's details, on one line with its control characters written
 --- out (a message obeys a `\r`: a command could hide behind one). The trust question of a
@@ -30,6 +53,17 @@ local function prompt(params)
     return ("agentls: %s (trusted for this folder until the commands change; :AgentMcp lists them)"):format(title)
   end
   return ("agentls: %s"):format(title)
+end
+
+--- The notification of a question asked in the panel, one line: what is asked, the panel's
+--- row that answers it and its keys (`hint`). The trust question names the folder only: its
+--- row in the panel says what the servers run.
+function M.panel_notice(params, hint)
+  if M.is_trust(params) then
+    local folder = type(params.args) == "table" and type(params.args.folder) == "string" and params.args.folder or "?"
+    return ("agentls: trust %s? The panel's trust row says what it runs; %s"):format(util.visible(folder, true), hint)
+  end
+  return ("%s (the panel's tool row, %s)"):format(prompt(params), hint)
 end
 
 --- An answer as a picker lists it.
@@ -61,12 +95,20 @@ function M.drop(id)
   end
 end
 
---- Drop every question of `session_id` (all of them without one).
-function M.drop_session(session_id)
+--- A run of `session_id` settled: its tools' questions are no longer asked. A trust question
+--- stays: it is about the folder, and the next prompt waits for its answer.
+function M.drop_run(session_id)
   for id, question in pairs(M.pending) do
-    if session_id == nil or question.params.sessionId == session_id then
+    if question.params.sessionId == session_id and not M.is_trust(question.params) then
       M.drop(id)
     end
+  end
+end
+
+--- The server stopped: no question is asked any more.
+function M.drop_all()
+  for id in pairs(M.pending) do
+    M.drop(id)
   end
 end
 
@@ -119,7 +161,8 @@ function M.ask(params)
     outcome = type(choice) == "table" and choice.id or "reject"
   else
     local id = params.toolCallId or tostring(co)
-    local question = { params = params, done = false }
+    asked = asked + 1
+    local question = { params = params, done = false, order = asked }
     question.resolve = function(answer)
       if question.done then
         return
@@ -139,8 +182,7 @@ function M.ask(params)
         panel.open(false)
       end
       local hint = require("agentls.render").permission_hint(config.options.panel, params)
-      local where = params.toolName == "mcp" and "the panel" or "the panel's tool row"
-      vim.notify(("%s (%s, %s)"):format(prompt(params), where, hint), vim.log.levels.WARN)
+      vim.notify(util.one_line(M.panel_notice(params, hint)), vim.log.levels.WARN)
     else
       vim.ui.select(options, {
         prompt = prompt(params),

@@ -1,6 +1,8 @@
 --- The prompt buffer: where :AgentPrompt, :AgentSteer and :AgentFollowUp without text (and the
 --- panel's `i`, `s`, `f`) ask for the message. Multi-line and paste-friendly: it is an ordinary
---- buffer (filetype markdown); `<CR>` in normal mode or `<C-s>` sends, `q` closes it keeping the
+--- buffer (filetype markdown); `<CR>` or `<C-s>` sends (while the agent runs: steers, as
+--- `prompt_when_busy` says), `<M-CR>` sends as a follow-up, `<S-CR>` (or `<C-j>`, where the
+--- terminal cannot tell Shift+Enter) in insert mode is a new line, `q` closes it keeping the
 --- draft, `<C-p>`/`<C-n>` (and `<Up>`/`<Down>` on the first/last line in normal mode) go through
 --- the history of sent messages. `<Tab>` (or `<C-x><C-o>`) completes `/` commands and `@path`.
 local config = require("agentls.config")
@@ -86,21 +88,23 @@ function M.close()
   vim.cmd.stopinsert()
 end
 
---- Send the buffer's text: it goes to the history, the buffer empties and closes.
-function M.send()
+--- Send the buffer's text: it goes to the history, the buffer empties and closes. `when_busy`
+--- ("followUp" for <M-CR>) says what it becomes while the agent runs (else `prompt_when_busy`).
+---@param when_busy "followUp"|nil
+function M.send(when_busy)
   if not (valid_buf() and M.target) then
     return
   end
   local value = vim.trim(text())
   if value == "" then
-    return vim.notify("agentls: nothing to send: the text is empty", vim.log.levels.WARN)
+    return util.notify("nothing to send: the text is empty", vim.log.levels.WARN)
   end
   local target = M.target
   M.remember(value)
   browsing = nil
   set_text("")
   M.close()
-  target.send(value)
+  target.send(value, when_busy)
 end
 
 --- Show the history entry `step` away from the shown one (-1 older, +1 newer).
@@ -120,12 +124,34 @@ function M.browse(step)
   set_text(index > #history and browsing.draft or history[index])
 end
 
---- The winbar: what sending does, the attachments that go with it, the keys.
-local function winbar(what)
+--- The winbar, fitted to `width` columns: what sending does, the attachments that go with it,
+--- the keys (the least used shortened or dropped first in a narrow window).
+local function winbar(what, width)
   local labels = require("agentls.context").labels()
-  local attached = #labels > 0 and (" [%s %s]"):format("📎", table.concat(labels, " · ")) or ""
-  local keys = "<CR> (normal) or <C-s> sends · <C-p>/<C-n> history · q closes · <Tab> completes / and @"
-  return ("%%#AgentlsWinbar# agentls %s%%*%s · %s"):format(what, (attached:gsub("%%", "%%%%")), keys)
+  local title = { text = " agentls " .. what, short = " " .. what, group = "AgentlsWinbar", required = true }
+  title.keep, title.short_keep = 85, 65
+  local parts = { title }
+  if #labels > 0 then
+    local all = ("📎 %s"):format(table.concat(labels, ", "))
+    parts[#parts + 1] = { text = all, keep = 70, short = ("📎 %d"):format(#labels) }
+  end
+  local keys = {
+    { text = "<CR> sends (busy: steers)", keep = 100, short = "<CR> sends", short_keep = 70, required = true },
+    { text = "<M-CR> follow-up", keep = 80 },
+    { text = "<S-CR> new line", keep = 60 },
+    { text = "<C-p>/<C-n> history", keep = 30 },
+    { text = "q closes", keep = 50 },
+    { text = "<Tab> completes / and @", keep = 20, short = "<Tab> completes" },
+  }
+  vim.list_extend(parts, keys)
+  return require("agentls.winbar").fit(parts, width)
+end
+
+--- The prompt window's winbar again (its width changed: WinResized).
+function M.refresh_winbar()
+  for _, win in ipairs(M.windows()) do
+    vim.wo[win].winbar = winbar(M.target and M.target.what or "prompt", vim.api.nvim_win_get_width(win))
+  end
 end
 
 --- Completion of the prompt (`omnifunc`): `/` commands at the start of the message, `@path`
@@ -168,8 +194,23 @@ local function ensure_buf()
   local function map(modes, lhs, rhs, desc, opts)
     vim.keymap.set(modes, lhs, rhs, vim.tbl_extend("force", { buffer = buf, desc = "agentls: " .. desc }, opts or {}))
   end
-  map("n", "<CR>", M.send, "send the message")
-  map({ "n", "i" }, "<C-s>", M.send, "send the message")
+  local function send()
+    M.send()
+  end
+  local function follow_up()
+    M.send("followUp")
+  end
+  map("n", "<CR>", send, "send the message (while the agent runs: steer)")
+  map("i", "<CR>", function()
+    if vim.fn.pumvisible() == 1 then
+      return "<C-y>" -- accept the completion
+    end
+    vim.schedule(send)
+    return ""
+  end, "send the message (while the agent runs: steer)", { expr = true })
+  map({ "n", "i" }, "<C-s>", send, "send the message (while the agent runs: steer)")
+  map({ "n", "i" }, "<M-CR>", follow_up, "send the message (while the agent runs: as a follow-up)")
+  map("i", "<S-CR>", "<CR>", "a new line")
   map("n", "q", M.close, "close the prompt (the draft stays)")
   map({ "n", "i" }, "<C-p>", function()
     M.browse(-1)
@@ -221,7 +262,7 @@ function M.open(what, send, initial)
   else
     api.nvim_set_current_win(win)
   end
-  vim.wo[win].winbar = winbar(what)
+  M.refresh_winbar()
   if initial then
     browsing = nil
     set_text(initial)

@@ -81,6 +81,19 @@ local function non_empty(lines)
   return kept
 end
 
+--- `lines` without the blank lines at their start and end (those inside stay: a diff's blank
+--- context line is a line of the file).
+local function trimmed(lines)
+  local first, last = 1, #lines
+  while first <= last and not lines[first]:match("%S") do
+    first = first + 1
+  end
+  while last >= first and not lines[last]:match("%S") do
+    last = last - 1
+  end
+  return vim.list_slice(lines, first, last)
+end
+
 local function tail(lines, count)
   return vim.list_slice(lines, math.max(1, #lines - count + 1), #lines)
 end
@@ -108,7 +121,8 @@ local function changed_lines(lines)
 end
 
 --- The output lines shown under a folded tool row, and how many lines it leaves out.
-local function tool_output(tool, max_lines)
+local function tool_output(tool, opts)
+  local max_lines = opts.tool_output_lines or 5
   local lines = non_empty(lines_of(tool.output))
   if #lines == 0 or max_lines <= 0 then
     return {}, 0
@@ -119,7 +133,8 @@ local function tool_output(tool, max_lines)
   if tool.status == "done" then
     local style = M.finished_output[tool.name] or "first"
     if style == "count" then
-      return { #lines == 1 and "1 line" or ("%d lines"):format(#lines) }, #lines
+      -- the count stands for the lines: no "… N more lines" after it
+      return { M.plural(#lines, "line") .. M.toggle_hint(opts, "shows them") }, 0
     elseif style == "diff" then
       local changed = changed_lines(lines)
       if #changed == 0 then
@@ -163,9 +178,16 @@ local function argument_lines(args)
 end
 
 --- What the toggle key does, for the hint of a folded entry: " (<CR> shows it)".
-local function toggle_hint(opts, what)
+function M.toggle_hint(opts, what)
   local key = opts.keymaps and opts.keymaps.toggle
   return key and (" (%s %s)"):format(key, what) or ""
+end
+
+local toggle_hint = M.toggle_hint
+
+--- `1 problem`, `2 problems`.
+function M.plural(count, word)
+  return ("%d %s%s"):format(count, word, count == 1 and "" or "s")
 end
 
 ---@class agentls.Builder
@@ -234,19 +256,21 @@ function Builder:tool_row(tool, opts)
       self:line("      " .. arg, "AgentlsToolOutput")
       self:target(tool)
     end
-    for _, out in ipairs(non_empty(lines_of(tool.output))) do
+    for _, out in ipairs(trimmed(lines_of(tool.output))) do
       self:output(out, "    ", true)
       self:target(tool)
     end
     return
   end
-  local shown, hidden = tool_output(tool, opts.tool_output_lines or 5)
+  local shown, hidden = tool_output(tool, opts)
   for _, out in ipairs(shown) do
     self:output(out, "    ")
     self:target(tool)
   end
   if hidden > 0 then
-    self:line(("    … %d more lines%s"):format(hidden, toggle_hint(opts, "shows them")), "AgentlsHint")
+    local more = M.plural(hidden, "more line")
+    local hint = toggle_hint(opts, hidden == 1 and "shows it" or "shows them")
+    self:line(("    … %s%s"):format(more, hint), "AgentlsHint")
     self:target(tool)
   end
 end
@@ -348,7 +372,9 @@ local function render_bash(b, entry, opts)
   local lines = non_empty(lines_of(entry.output))
   local shown = entry.expanded and lines or tail(lines, opts.tool_output_lines or 5)
   if #shown < #lines then
-    b:line(("  … %d earlier lines%s"):format(#lines - #shown, toggle_hint(opts, "shows them")), "AgentlsHint")
+    local earlier = #lines - #shown
+    local hint = toggle_hint(opts, earlier == 1 and "shows it" or "shows them")
+    b:line(("  … %s%s"):format(M.plural(earlier, "earlier line"), hint), "AgentlsHint")
   end
   for _, out in ipairs(shown) do
     b:output(out, "  ")
@@ -406,11 +432,6 @@ local function render_assistant(b, entry, transcript, opts)
   elseif entry.stop_reason == "length" then
     b:line("  … cut short: the output token limit", "AgentlsNotice")
   end
-end
-
---- `1 problem`, `2 problems`.
-function M.plural(count, word)
-  return ("%d %s%s"):format(count, word, count == 1 and "" or "s")
 end
 
 --- `3`, or `3-4`.
@@ -544,12 +565,22 @@ function M.review_line(reviews)
   )
 end
 
---- The lines after the entries: the queue, the reviews waiting, the pending attachments,
---- and a hint when there is nothing yet. The third result maps a line (0-based) of the queue
---- to its item: `{item, kind = "steering"|"followUp", index (1-based, in its queue)}`.
-function M.footer(transcript, pending, reviews)
+--- The lines after the entries: the trust questions waiting, the queue, the reviews waiting,
+--- the pending attachments, and a hint when there is nothing yet. The third result maps a
+--- line (0-based) of the queue to its item: `{item, kind = "steering"|"followUp", index
+--- (1-based, in its queue)}`; the fourth a line of a trust question to its id.
+---@param questions {id: string, params: table}[]? the trust questions (permissions.trust_questions)
+function M.footer(transcript, pending, reviews, questions, opts)
   local b = builder()
-  local items = {}
+  local items, asking = {}, {}
+  local visible = require("agentls.util").visible
+  for _, question in ipairs(questions or {}) do
+    local title = visible(question.params.title or "Trust this folder?", true)
+    b:line(("%s %s"):format(M.icons.asking, title), "AgentlsToolAsking")
+    asking[#b.lines - 1] = question.id
+    b:line("    " .. M.permission_hint(opts or {}, question.params), "AgentlsToolAsking")
+    asking[#b.lines - 1] = question.id
+  end
   if #transcript.entries == 0 and not transcript.running then
     b:line("Ask the agent with :AgentPrompt {text}.", "AgentlsHint")
   end
@@ -567,39 +598,52 @@ function M.footer(transcript, pending, reviews)
   if pending and #pending > 0 then
     b:line(M.pending_line(pending), "AgentlsAttachment")
   end
-  return b.lines, b.hls, items
+  return b.lines, b.hls, items, asking
 end
 
-local function escape(text)
-  return (text:gsub("%%", "%%%%"))
-end
-
---- The panel window's winbar: session, model, status, queue, pending attachments.
-function M.winbar(transcript, pending)
-  local attached = pending and #pending > 0 and (" · %s %d"):format(M.icons.attachment, #pending) or ""
+--- The panel window's winbar, fitted to `width` columns: status, permission preset, model,
+--- queue, pending attachments, session, thinking level, figures (shortened or dropped in the
+--- reverse order of their use when the window is narrow).
+function M.winbar(transcript, pending, width)
+  local parts = { { text = " agentls", group = "AgentlsWinbar", keep = math.huge, required = true } }
+  local function add(text, keep, group, short)
+    parts[#parts + 1] = { text = text, keep = keep, group = group, short = short }
+  end
+  local attached = pending and #pending > 0 and ("%s %d"):format(M.icons.attachment, #pending) or nil
   if not transcript then
-    return "%#AgentlsWinbar# agentls%* · no session" .. attached
+    add("no session", 100)
+    parts[#parts].required = true
+    if attached then
+      add(attached, 60)
+    end
+    return require("agentls.winbar").fit(parts, width or vim.o.columns)
   end
-  local parts = { "%#AgentlsWinbar# agentls%*" }
   if transcript.model then
-    parts[#parts + 1] = escape(transcript.model.provider .. "/" .. transcript.model.id)
+    add(transcript.model.provider .. "/" .. transcript.model.id, 80, nil, transcript.model.id)
   end
-  parts[#parts + 1] = escape(transcript.session_id:sub(1, 8))
+  local preset = transcript:preset()
+  if preset then
+    add(preset.name, 90, preset.id == "bypass" and "AgentlsNotice" or nil)
+  end
+  add(transcript.session_id:sub(1, 8), 20)
   local status = transcript.status or "idle"
   local group = ({ running = "AgentlsToolRunning", error = "AgentlsToolFailed", aborted = "AgentlsNotice" })[status]
-  parts[#parts + 1] = (group and ("%#" .. group .. "#") or "") .. escape(status) .. "%*"
+  add(status, 100, group)
+  parts[#parts].required = true
   local queued = #(transcript.queue.steering or {}) + #(transcript.queue.followUp or {})
   if queued > 0 then
-    parts[#parts + 1] = ("%d queued"):format(queued)
+    add(("%d queued"):format(queued), 70)
   end
   if transcript.thinking_level and transcript.thinking_level ~= "off" then
-    parts[#parts + 1] = "thinking " .. escape(transcript.thinking_level)
+    add("thinking " .. transcript.thinking_level, 40)
   end
-  local stats = M.stats_text(transcript.stats)
-  if stats then
-    parts[#parts + 1] = "%#AgentlsHint#" .. escape(stats) .. "%*"
+  for _, figure in ipairs(M.stats_parts(transcript.stats)) do
+    add(figure.text, figure.keep, "AgentlsHint")
   end
-  return table.concat(parts, " · ") .. attached
+  if attached then
+    add(attached, 60)
+  end
+  return require("agentls.winbar").fit(parts, width or vim.o.columns)
 end
 
 --- 12345 as "12.3k", 1234567 as "1.2M".
@@ -612,28 +656,29 @@ local function short(number)
   return tostring(math.floor(number))
 end
 
---- `agent/getStats` in a few words: "12.3k tokens · $0.012 · context 5% of 200k".
-function M.stats_text(stats)
+--- `agent/getStats` as the winbar's figures, "12.3k tokens", "$0.012", "context 5% of 200k":
+--- `{text, keep}` (how useful each is: the context's fill first).
+function M.stats_parts(stats)
   if type(stats) ~= "table" then
-    return nil
+    return {}
   end
   local parts = {}
   local tokens = type(stats.tokens) == "table" and tonumber(stats.tokens.total)
   if tokens then
-    parts[#parts + 1] = short(tokens) .. " tokens"
+    parts[#parts + 1] = { text = short(tokens) .. " tokens", keep = 10 }
   end
   local cost = tonumber(stats.cost)
   if cost and cost > 0 then
-    parts[#parts + 1] = ("$%.3f"):format(cost)
+    parts[#parts + 1] = { text = ("$%.3f"):format(cost), keep = 15 }
   end
   local context = type(stats.context) == "table" and stats.context or {}
   local percent, window = tonumber(context.percent), tonumber(context.contextWindow)
   if percent and window then
-    parts[#parts + 1] = ("context %d%% of %s"):format(math.floor(percent + 0.5), short(window))
+    parts[#parts + 1] = { text = ("context %d%% of %s"):format(math.floor(percent + 0.5), short(window)), keep = 30 }
   elseif tonumber(context.tokens) then
-    parts[#parts + 1] = ("context %s"):format(short(tonumber(context.tokens)))
+    parts[#parts + 1] = { text = ("context %s"):format(short(tonumber(context.tokens))), keep = 30 }
   end
-  return #parts > 0 and table.concat(parts, " · ") or nil
+  return parts
 end
 
 return M

@@ -28,9 +28,7 @@ M.queue = {}
 local next_id = 0
 local augroup = api.nvim_create_augroup("agentls.review", { clear = true })
 
-local function notify(message, level)
-  vim.notify("agentls: " .. message, level or vim.log.levels.INFO)
-end
+local notify = require("agentls.util").notify
 
 local function key(session_id, tool_call_id)
   return tostring(session_id) .. "\0" .. tostring(tool_call_id)
@@ -78,28 +76,29 @@ local function filetype_of(params)
   return ok_match and ft or nil
 end
 
-local function escape(text)
-  return (text:gsub("%%", "%%%%"))
-end
-
---- The winbar of a review window: what it shows, the keys, and how many more wait.
-function M.winbar(item, side)
+--- The winbar of a review window, fitted to `width` columns: what it shows (the file name
+--- stays), the keys (shortened first), and how many more wait.
+function M.winbar(item, side, width)
   local params = item.params
   local parts = {
-    "%#AgentlsWinbar# agentls review%*",
-    escape(("%s %s (%s)"):format(params.toolName or "edit", display_path(params), side)),
-    "ga / :AgentAccept accept",
-    "gr / :AgentReject reject",
-    "]c next change",
+    { text = " agentls review", short = " review", group = "AgentlsWinbar", keep = 85, short_keep = 50,
+      required = true },
+    { text = ("%s %s (%s)"):format(params.toolName or "edit", display_path(params), side), keep = 100,
+      required = true },
+    { text = "ga / :AgentAccept accept", keep = 80, short = "ga accept" },
+    { text = "gr / :AgentReject reject", keep = 80, short = "gr reject" },
+    { text = "]c next change", keep = 30 },
   }
   local more = #M.queue - 1
   if more > 0 then
-    parts[#parts + 1] = ("%%#AgentlsToolAsking#%d more waiting%%*"):format(more)
+    local text, short = ("%d more waiting"):format(more), ("+%d waiting"):format(more)
+    parts[#parts + 1] = { text = text, short = short, group = "AgentlsToolAsking", keep = 95, required = true }
   end
-  return table.concat(parts, " · ")
+  return require("agentls.winbar").fit(parts, width)
 end
 
-local function refresh_winbars()
+--- The review windows' winbars (again after a resize: WinResized).
+function M.refresh_winbars()
   local item = M.queue[1]
   local view = item and item.view
   if not view then
@@ -107,7 +106,7 @@ local function refresh_winbars()
   end
   for i, win in ipairs(view.wins) do
     if api.nvim_win_is_valid(win) then
-      vim.wo[win].winbar = M.winbar(item, i == 1 and "before" or "after")
+      vim.wo[win].winbar = M.winbar(item, i == 1 and "before" or "after", api.nvim_win_get_width(win))
     end
   end
 end
@@ -182,7 +181,7 @@ local function open_view(item)
     end)
     vim.wo[win].foldlevel = 0
   end
-  refresh_winbars()
+  M.refresh_winbars()
   -- the cursor on the first change of the new text
   api.nvim_win_call(right, function()
     pcall(vim.cmd, "normal! gg]c")
@@ -238,7 +237,7 @@ local function show_first()
       notify("could not open the review: " .. tostring(err), vim.log.levels.ERROR)
     end
   end
-  refresh_winbars()
+  M.refresh_winbars()
 end
 
 --- Take `item` out of the queue and close its tab; the next review shows.

@@ -147,7 +147,7 @@ end)
 M.on_settled = session_notification(function(t, params)
   t:settled(params)
   require("agentls.review").session_settled(params.sessionId)
-  require("agentls.permissions").drop_session(params.sessionId)
+  require("agentls.permissions").drop_run(params.sessionId)
   M.refresh_state(params.sessionId)
   M.notify_finished(params)
 end, "AgentlsSettled")
@@ -174,7 +174,7 @@ function M.notify_finished(params)
   else
     text, level = ("the agent finished (session %s): :AgentPanel shows the answer"):format(session), vim.log.levels.INFO
   end
-  vim.notify("agentls: " .. text, level)
+  require("agentls.util").notify(text, level)
 end
 
 --- `agent/compaction`
@@ -197,7 +197,7 @@ end)
 --- server and loads the current session into it again (`M.attach`).
 function M.server_stopped()
   require("agentls.review").server_stopped()
-  require("agentls.permissions").drop_session(nil)
+  require("agentls.permissions").drop_all()
   require("agentls.progress").clear()
   for id, t in pairs(M.transcripts) do
     t:server_lost("the agentls server stopped")

@@ -524,6 +524,8 @@ function Transcript:set_state(state)
   self.cwd = state.cwd
   self.context_files = state.contextFiles or {}
   self.thinking_level = type(state.thinkingLevel) == "string" and state.thinkingLevel or nil
+  self.permission_preset = type(state.permissionPreset) == "string" and state.permissionPreset or nil
+  self.permission_presets = type(state.permissionPresets) == "table" and state.permissionPresets or {}
   if state.queue then
     self:set_queue(state.queue)
   end
@@ -531,6 +533,16 @@ function Transcript:set_state(state)
     self.running, self.status, self.run_id = true, "running", state.runId
   end
   self:_changed()
+end
+
+--- The session's permission preset as `agent/getState` lists it: `{id, name, description}`.
+function Transcript:preset()
+  for _, preset in ipairs(self.permission_presets or {}) do
+    if preset.id == self.permission_preset then
+      return preset
+    end
+  end
+  return nil
 end
 
 --- Replace the entries with a stored transcript (`agent/getMessages`). The rows of commands

@@ -262,9 +262,9 @@ local function move(method, params, done)
       local files = type(err.data.files) == "table" and err.data.files or {}
       local lines = {}
       for _, file in ipairs(files) do
-        lines[#lines + 1] = ("  %s: %s"):format(file.path or "?", file.reason or "?")
+        lines[#lines + 1] = ("%s: %s"):format(file.path or "?", file.reason or "?")
       end
-      notify("these files changed since the agent's edit; reverting would lose that:\n" .. table.concat(lines, "\n"),
+      notify("these files changed since the agent's edit; reverting would lose that: " .. table.concat(lines, "; "),
         levels.WARN)
       local others = { id = "force", label = "Revert the others (leave these as they are)" }
       local cancel = { id = "cancel", label = "Cancel (nothing changes)" }

@@ -4,8 +4,16 @@ local api = vim.api
 local levels = vim.log.levels
 local M = {}
 
+--- `message` on one line: a message of several lines makes Neovim wait for "Press ENTER"
+--- in the code window; its lines are joined with " · ".
+function M.one_line(message)
+  local text = vim.trim(tostring(message):gsub("\r\n?", "\n"))
+  return (text:gsub("%s*\n[%s\n]*", " · "))
+end
+
+--- A notification, "agentls: " and `message` on one line.
 function M.notify(message, level)
-  vim.notify("agentls: " .. message, level or levels.INFO)
+  vim.notify("agentls: " .. M.one_line(message), level or levels.INFO)
 end
 
 local NAMES = { ["\t"] = "\\t", ["\n"] = "\\n", ["\r"] = "\\r" }

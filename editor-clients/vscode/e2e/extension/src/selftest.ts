@@ -25,8 +25,10 @@
  * rewind whose conflict the driver answers with "Revert the others"; then MCP: a session of the
  * workspace with a `.mcp.json` naming the quirky test server, its trust question answered
  * Trust, the server ready in the panel's MCP menu, its echo tool called and allowed for every
- * tool of the server, Restart from the menu, and its log opened from Agent: MCP Servers. Each
- * check is one JSON line in the result file.
+ * tool of the server, Restart from the menu, and its log opened from Agent: MCP Servers; the
+ * permission presets switched with Shift+Tab, the header's toggle and the palette; near the end
+ * `agentls.demo` without a faux script (the bundled demo). Each check is one JSON line in the
+ * result file.
  *
  * Where a person has to act in the real UI, the self-test writes `{"waiting": ...}` (what
  * to do, e.g. `{"waiting": "permission", "answer": "Reject"}`) and waits for the effect;
@@ -73,6 +75,9 @@ const ALWAYS = [
   { file: 'always-2.txt', output: 'agentls-always-2', toolCallId: 'call-bash-always-2' },
 ] as const;
 const SECOND_ANSWER = 'The second check ran without asking.';
+/** The command the abort cancels (faux-script.json): two lines, longer than a row's summary. */
+const CANCELLED_COMMAND =
+  '$ echo agentls-cancelled \\\n  > cancelled.txt # the card shows the whole command, wrapped, every line of it, not a first line cut at the width of the row';
 const CREATED_FILE = 'created.txt';
 const CREATED_TEXT = 'Created by agentls through the editor.\n';
 const FAILING_START = 'This answer fails part way';
@@ -174,7 +179,9 @@ type Waiting =
   /** Type `text` into the panel's prompt box and press Enter. */
   | { waiting: 'type'; text: string }
   /** Press `key` in the panel's prompt box. */
-  | { waiting: 'key'; key: 'Escape' | 'Enter' }
+  | { waiting: 'key'; key: 'Escape' | 'Enter' | 'Shift+Tab' }
+  /** Check the header's permission preset toggle reads `shows` and the prompt box kept the focus, then click the toggle. */
+  | { waiting: 'presetToggle'; shows: string }
   /**
    * Click Rewind on the user message `text`, keep the choices (files reverted, no summary);
    * with `conflict`, the modal names that file: click "Revert the others". Then check the
@@ -342,6 +349,13 @@ async function promptAndEdit(api: AgentExtension, rec: Recorder, document: vscod
   const shown = await api.panel.renderedText();
   rec.check(step, 'panel shows the streamed answer', shown.includes(FIRST_ANSWER), shown.slice(0, 400));
   rec.check(step, 'panel shows the tool call', shown.includes('edit') && shown.includes(NOTES));
+  // the diff coloured, its lines marked, its headers left out (the file is named above it)
+  rec.check(
+    step,
+    "panel shows the edit's diff without its ---/+++ headers",
+    shown.includes(`${NOTES} +1 −1`) && shown.includes('-hello world\n+hello agentls') && !shown.includes(`+++ b/${NOTES}`),
+    shown.slice(0, 600),
+  );
 }
 
 async function undoEdit(api: AgentExtension, rec: Recorder, document: vscode.TextDocument): Promise<void> {
@@ -551,6 +565,7 @@ async function cancelQuestion(api: AgentExtension, rec: Recorder, folder: string
   await waitFor(api, () => c.openQuestions.includes('call-bash-cancel'), 15_000, 'the inline question');
   const shown = await api.panel.renderedText();
   rec.check(step, 'the panel shows the question with its answers', shown.includes('Allow this call?') && shown.includes('Allow always'), shown.slice(-300));
+  rec.check(step, 'the card shows the whole command, every line', shown.includes(CANCELLED_COMMAND), shown.slice(-500));
   await c.abort();
   const settled = await settledRun(api, result.runId, 30_000);
   rec.check(step, 'the run settled as aborted', settled.stopReason === 'aborted', settled);
@@ -583,6 +598,33 @@ async function settingsApply(api: AgentExtension, rec: Recorder): Promise<void> 
   await vscode.commands.executeCommand('agentls.focusPanel');
   await waitFor(api, () => api.panel.visible, 10_000, 'the panel').catch(() => undefined);
   rec.check(step, 'Agent: Focus Panel shows the panel', api.panel.visible);
+}
+
+/**
+ * Permission presets: the header's toggle names the session's preset; Shift+Tab in the prompt
+ * box (the keybinding of Agent: Cycle Permission Preset) and a click on the toggle each go to
+ * the next one (agent/setPermissionPreset), in the order of agent/getState; then back to Accept edits.
+ */
+async function presets(api: AgentExtension, rec: Recorder): Promise<void> {
+  const step = 'presets';
+  const c = api.controller;
+  const presetOf = async (): Promise<string | undefined> => (await state(api)).permissionPreset;
+  rec.check(step, 'a new session starts in Accept edits', (await presetOf()) === 'acceptEdits' && c.permissionPreset === 'acceptEdits', c.permissionPreset);
+  const order = c.permissionPresets.map((preset) => preset.id);
+  rec.check(step, 'agent/getState lists the four presets in cycle order', order.join() === 'ask,acceptEdits,plan,bypass', order);
+  const shown = await api.panel.renderedText();
+  rec.check(step, "the header's toggle shows the preset's name", shown.includes('Accept edits'), shown.slice(0, 200));
+  rec.ask({ waiting: 'key', key: 'Shift+Tab' });
+  await waitFor(api, () => c.permissionPreset === 'plan', 10_000, 'Shift+Tab to switch to the next preset').catch(() => undefined);
+  rec.check(step, 'Shift+Tab in the prompt box: the next preset, Read-only (agent/getState)', (await presetOf()) === 'plan', c.permissionPreset);
+  rec.ask({ waiting: 'presetToggle', shows: 'Read-only' });
+  await waitFor(api, () => c.permissionPreset === 'bypass', 10_000, 'the toggle to switch to the next preset').catch(() => undefined);
+  rec.check(step, 'a click on the toggle: the next preset, Bypass permissions', (await presetOf()) === 'bypass', c.permissionPreset);
+  await vscode.commands.executeCommand('agentls.cyclePermissionPreset');
+  await waitFor(api, () => c.permissionPreset === 'ask', 10_000, 'Agent: Cycle Permission Preset').catch(() => undefined);
+  rec.check(step, 'Agent: Cycle Permission Preset wraps around to Ask before edits', (await presetOf()) === 'ask', c.permissionPreset);
+  await c.setPermissionPreset('acceptEdits');
+  rec.check(step, 'back to Accept edits', (await presetOf()) === 'acceptEdits');
 }
 
 /** An API key in SecretStorage (Agent: Set API Key) reaches the server's environment when it starts
@@ -618,6 +660,49 @@ async function apiKey(api: AgentExtension, rec: Recorder): Promise<void> {
     } finally {
       fs.writeFileSync(script, mainScript);
     }
+  }
+}
+
+/**
+ * `agentls.demo` with no faux script: the server restarts with the bundled demo script, whose
+ * model reads the workspace's README.md and answers; then the settings as they were and the
+ * session of the other steps loaded again (the driver's checks after the self-test look at it).
+ */
+async function demo(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'demo';
+  const c = api.controller;
+  const config = vscode.workspace.getConfiguration('agentls');
+  const script = config.get<string>('fauxScript', '');
+  const previous = c.sessionId;
+  let starts = 0;
+  const counting = api.connection.onRunning((running) => {
+    if (running) starts += 1;
+  });
+  /** Change a setting the server reads at start: wait for the restart and the session loaded again. */
+  const restartWith = async (name: string, value: unknown): Promise<void> => {
+    const before = starts;
+    await config.update(name, value, vscode.ConfigurationTarget.Global);
+    await waitFor(api, () => starts > before && c.connected && c.sessionId !== undefined, 30_000, `the restart for agentls.${name}`);
+  };
+  fs.writeFileSync(path.join(folder, 'README.md'), '# ws\n\nThe workspace of the agentls e2e test.\n');
+  try {
+    await restartWith('demo', true);
+    await restartWith('fauxScript', '');
+    await c.newSession();
+    const model = modelOf(await state(api));
+    rec.check(step, "the demo session's model is the faux one", model.startsWith('faux/'), model);
+    const result = await c.prompt('What is this project?');
+    const settled = await settledRun(api, result.runId, 30_000);
+    rec.check(step, 'the demo run settled with stop', settled.stopReason === 'stop', settled);
+    const read = rows(api).find((row) => row.kind === 'tool' && row.name === 'read');
+    rec.check(step, "the demo's model read README.md with the real read tool", read?.kind === 'tool' && read.status === 'done' && read.output.includes('agentls e2e test'), read);
+    rec.check(step, 'the demo answered', textRows(api).some((row) => row.text.startsWith('The README introduces **agentls**')), c.transcript.plainText().slice(-400));
+  } finally {
+    await restartWith('fauxScript', script);
+    await restartWith('demo', undefined);
+    counting.dispose();
+    fs.rmSync(path.join(folder, 'README.md'), { force: true });
+    if (previous !== undefined) await c.loadSession(previous);
   }
 }
 
@@ -956,7 +1041,7 @@ async function diagnostics(api: AgentExtension, rec: Recorder, folder: string): 
     title: `The problems of ${BROKEN}`,
   });
   const next = nextSettled(api);
-  await c.submit(DIAGNOSTICS_PROMPT, 'prompt');
+  await c.submit(DIAGNOSTICS_PROMPT, 'steer');
   await waitFor(api, () => next() !== undefined, 60_000, 'the run that calls the diagnostics tool');
   rec.check(step, 'the run settled with stop', next()?.stopReason === 'stop', next());
   const infos = attachmentInfos(await contextMessage(api, DIAGNOSTICS_PROMPT));
@@ -1545,6 +1630,7 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await writeNewFile(api, rec, folder);
     await continueAfterError(api, rec);
     await settingsApply(api, rec);
+    await presets(api, rec);
     await pickers(api, rec);
     await userBash(api, rec);
     await compact(api, rec);
@@ -1557,6 +1643,8 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await deleteFromHistory(api, rec, reviewSession);
     await rewindAndFork(api, rec, folder);
     await mcp(api, rec, folder);
+    // before the API key step: its restarts leave the faux script where the driver's prompt needs it
+    await demo(api, rec, folder);
     await apiKey(api, rec);
   } catch (error) {
     rec.check('error', 'no exception', false, error instanceof Error ? error.stack : String(error));
