@@ -338,7 +338,10 @@ def test_run_allow_lets_a_tool_run_without_a_question(tmp_path: Path) -> None:
     common = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
     refused = agentls("run", "go", *common)  # no terminal: nobody to ask, so bash is rejected
     assert refused.returncode == 0, refused.stderr
-    assert "✗ bash echo made > made.txt · The user rejected the bash call." in refused.stdout
+    assert (
+        "✗ bash echo made > made.txt · The bash call was rejected: no terminal to ask on; "
+        "--allow bash allows it" in refused.stdout
+    )
     assert not (tmp_path / "made.txt").exists()
     allowed = agentls("run", "go", "--allow", "bash", *common)
     assert allowed.returncode == 0, allowed.stderr
@@ -496,6 +499,7 @@ def test_run_uses_the_mcp_servers_of_mcp_config_and_allow_takes_a_whole_server(t
     refused = agentls("run", "go", "--mcp-config", str(config), *common)  # no terminal to ask on
     assert refused.returncode == 0, refused.stderr
     assert "✗ mcp__quirky__echo" in refused.stdout
+    assert "· The mcp__quirky__echo call was rejected: no terminal to ask on; --allow" in refused.stdout
     assert "pass --allow mcp__quirky__echo to run it, or --allow 'mcp__quirky__*'" in refused.stderr
 
 
@@ -582,7 +586,7 @@ def test_untrusted_text_shows_its_control_characters_off_a_terminal_too(tmp_path
     options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
     run = agentls("run", "go \x1b[2J\x9b1m", *options)
     assert run.returncode == 0, run.stderr
-    assert "✗ bash touch PWNED #\\r\\x1b[2K · The user rejected the bash call." in run.stdout
+    assert "✗ bash touch PWNED #\\r\\x1b[2K · The bash call was rejected: no terminal to ask on" in run.stdout
     assert "Red \\x1b[31mtext\\u202e" in run.stdout and "Done.\\x1b]0;title\\x07" in run.stdout
     sessions = agentls("sessions", *options[2:4])
     assert "go \\x1b[2J\\x9b1m" in sessions.stdout

@@ -20,11 +20,11 @@ from rich.console import Console
                 "tokensAfter": 21000,
                 "summary": "s",
             },
-            "compaction (threshold) 120000 → 21000 tokens",
+            "compaction (threshold) context 120k → 21k",
         ),
         (
             {"phase": "end", "reason": "overflow", "tokensBefore": 9, "tokensAfter": 3, "willRetry": True},
-            "compaction (overflow) 9 → 3 tokens, retrying",
+            "compaction (overflow) context 9 → 3, retrying",
         ),
         (
             {"phase": "end", "reason": "manual", "tokensBefore": 9, "aborted": True},

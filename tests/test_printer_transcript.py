@@ -111,7 +111,7 @@ def test_off_a_terminal_the_run_is_plain_text_as_it_streamed() -> None:
         "\n"
         "Done\n"
     )
-    assert transcript.usage.line(2.5) == "faux/faux-1 · ↑2.5k ↓50 · $0.0300 · 2.5s"
+    assert transcript.usage.line(2.5) == "faux/faux-1 · ↑2.5k ↓50 · $0.0300 · 2.5s · context 1.3k"
 
 
 def test_on_a_terminal_the_markdown_is_rendered_and_the_user_shown() -> None:

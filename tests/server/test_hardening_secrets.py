@@ -163,7 +163,10 @@ async def test_keys_are_stripped_refused_or_redacted_and_never_leave_the_server(
 
             settled = await prompt(client, recorder, trailing, "Again")  # the API echoes the key
             assert settled["stopReason"] == "error"
-            assert settled["errorMessage"] == f"401: Incorrect API key provided: {REDACTED}"
+            assert settled["errorMessage"] == (
+                f"401: Incorrect API key provided: {REDACTED}. The API key of provider 'trailing', "
+                f"read from {models_file} (providers.trailing.apiKey), was refused: check it."
+            )
             messages = (await within(client.get_messages(trailing))).messages
             assert messages[-1]["errorMessage"] == settled["errorMessage"]
             assert_no_secret(json.dumps(messages), "agent/getMessages")

@@ -39,7 +39,7 @@ def test_run_shows_a_spoofing_command_whole_and_a_rejection_does_not_run_it(
     pane.start(["run", "go", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
     screen = pane.wait_for("or [r]eject?")
     assert f"agentls: Run the command: {SHOWN}" in screen
-    pane.type("r")
+    pane.keys("r")  # one key, as in chat
     screen = pane.wait_for("[exited 0]")
     assert f"✗ bash {SHOWN} · The user rejected" in screen
     assert_model_text_shown(screen)

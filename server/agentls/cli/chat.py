@@ -62,7 +62,7 @@ from agentls.cli.input_keys import newline_keys, typed_ahead_kept
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.mentions import MentionCompleter, attachments
 from agentls.cli.options import check_options, client_options, server_data_dir
-from agentls.cli.permissions import Choice, permission_choices
+from agentls.cli.permissions import KEYS, Choice, outcome_of_key, permission_choices, question_lines
 from agentls.cli.picker import pick
 from agentls.cli.printer import Transcript, human_seconds
 from agentls.cli.session_ids import stored_session
@@ -132,9 +132,6 @@ QUIT_WINDOW = 2.0
 SHORT_OUTPUT = 40
 """Cells of a running tool's last output line that the status line keeps when the whole line is too long."""
 
-PERMISSION_KEYS = {"o": "o", "y": "o", "a": "a", "s": "s", "t": "t", "r": "r", "n": "r"}
-"""The keys that answer a question: each stands for a key of :func:`permission_choices`."""
-
 
 class SlashCompleter(Completer):
     """``/`` and the start of a command: the built-in commands, the templates and the skills."""
@@ -187,6 +184,8 @@ class Chat:
         self.queued = 0
         self.question: tuple[Any, asyncio.Future[str]] | None = None
         self.asking = asyncio.Lock()
+        self.started = asyncio.Event()
+        """Set once the banner is shown."""
         self.follow_up_next = False
         self.last_interrupt = 0.0
         self.quit = False
@@ -239,13 +238,26 @@ class Chat:
             session_id = await stored_session(self.client, typed)
             loaded = await self.client.load_session(session_id)
             self.session_id = session_id
-            messages = (await self.client.get_messages(session_id)).messages
-            self.replay(messages)
-            self.note(f"resumed session {session_id} · {loaded.message_count} messages")
         else:
             self.session_id = await self.client.new_session(cwd=self.cwd, model=self.model)
         await self.read_state()
+        self.show_banner()
+        if typed:
+            self.replay((await self.client.get_messages(session_id)).messages)
+            self.note(f"resumed session {session_id} · {loaded.message_count} messages")
         await self.mcp.session(self.client, self.session_id)
+
+    def show_banner(self) -> None:
+        """The chat's first lines, once, above all the first session shows and asks (its folder's trust)."""
+        if self.started.is_set():
+            return
+        model = visible(f" · {self.transcript.usage.model} · {self.folder}")
+        self.console.print(
+            Text.assemble(
+                ("agentls chat", "bold"), (model, "dim"), ("\n/help for the keys and commands", "dim")
+            )
+        )
+        self.started.set()
 
     async def read_state(self) -> None:
         """The current session's model, permission preset and commands."""
@@ -308,15 +320,14 @@ class Chat:
     # --- permission questions ------------------------------------------------------------
 
     async def ask(self, request: Any) -> str:
+        await self.started.wait()  # a question as the first session opens comes below the banner
         async with self.asking:  # one question at a time (a trust question and a tool's)
             return await self._ask(request)
 
     async def _ask(self, request: Any) -> str:
         future: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self.question = (request, future)
-        # the whole title, newlines written out: no first line can stand for the command
-        question = visible_text(f"? {request.title}", "bold yellow", newlines=False)
-        self.transcript.line(question, kind="question")
+        self.transcript.line(Text("? ") + question_lines(request), kind="question", style="bold yellow")
         self.invalidate()
         try:
             answer = await future
@@ -333,13 +344,7 @@ class Chat:
 
     def offered(self, key: str) -> str | None:
         """The outcome the key ``key`` gives to the question asked now (``None``: none)."""
-        if self.question is None:
-            return None
-        request = self.question[0]
-        key = PERMISSION_KEYS.get(key, key)
-        if request.tool_name == "mcp" and key in ("a", "o"):
-            key = "t"  # the trust question: "yes" is trust
-        return next((c.outcome for c in self.choices(request) if c.key == key), None)
+        return None if self.question is None else outcome_of_key(self.question[0], key)
 
     def answer(self, outcome: str) -> None:
         if self.question is not None and not self.question[1].done():
@@ -415,7 +420,8 @@ class Chat:
         try:
             await self.client.compact(self.session_id, instructions)
         except AgentClientError as error:
-            self.note(f"✗ {error}", "red")
+            if error.kind != "compactionFailed":  # one that failed said so in its agent/compaction line
+                self.note(f"✗ {error}", "red")
         finally:
             self.compacting = False
             self.invalidate()
@@ -709,7 +715,7 @@ class Chat:
             self.follow_up_next = True
             event.current_buffer.validate_and_handle()
 
-        for key in PERMISSION_KEYS:
+        for key in KEYS:
 
             @bindings.add(key, filter=Condition(lambda key=key: self.offered(key) is not None), eager=True)
             def _(event: KeyPressEvent, key: str = key) -> None:
@@ -792,13 +798,6 @@ async def chat_on_terminal(args: Any, model: Any) -> int:
                 session = Chat(client, console, cwd=args.cwd, model=model, data_dir=server_data_dir(args))
                 holder["chat"] = session
                 await session.open_session(args.session)
-                console.print(
-                    Text.assemble(
-                        ("agentls chat", "bold"),
-                        (visible(f" · {session.transcript.usage.model} · {session.folder}"), "dim"),
-                        ("\n/help for the keys and commands", "dim"),
-                    )
-                )
                 follower = asyncio.ensure_future(session.follow(notes))
                 try:
                     await session.loop()

@@ -60,11 +60,16 @@ def compaction_line(note: dict[str, Any]) -> str:
     elif note.get("aborted"):
         outcome = "[yellow]aborted[/yellow]"
     else:
-        after = note.get("tokensAfter")
-        outcome = f"{note.get('tokensBefore')} → {after if after is not None else '?'} tokens"
+        before, after = note.get("tokensBefore"), note.get("tokensAfter")
+        outcome = f"context {_tokens(before)} → {_tokens(after)}"
         if note.get("willRetry"):
             outcome += ", retrying"
     return f"[bold]compaction[/bold] [dim]({reason})[/dim] {outcome}"
+
+
+def _tokens(count: Any) -> str:
+    """A token count of the wire as the footer writes it (``84.3k``), ``?`` when there is none."""
+    return human_count(count) if isinstance(count, int) else "?"
 
 
 class EventPrinter:
@@ -144,6 +149,14 @@ class EventPrinter:
 
 
 # --- the transcript view (``agentls run``, ``agentls chat``) ---------------------------------
+
+
+def whole_lines_off_a_terminal(console: Console) -> Console:
+    """``console``, never wrapping or cutting a line at a width when it writes to no terminal: a
+    pipe or a file gets the lines as they are."""
+    console.soft_wrap = console.soft_wrap or not console.is_terminal
+    return console
+
 
 TOOL_PREVIEW_LINES = 5
 """Lines of a command's output (or of an edit's diff: twice as many) shown under its tool line."""
@@ -250,6 +263,9 @@ class Usage:
     cache_write: int = 0
     cost: float = 0.0
     model: str | None = None
+    context: int | None = None
+    """The context's size at the last response: its prompt and answer, as the server counts it for
+    compaction (the usage's ``totalTokens``, else the sum of its parts)."""
 
     def add(self, message: dict[str, Any]) -> None:
         if message.get("provider") and message.get("model"):
@@ -257,6 +273,9 @@ class Usage:
         usage = message.get("usage")
         if not isinstance(usage, dict):
             return
+        if message.get("stopReason") not in ("error", "aborted"):
+            parts = sum(int(usage.get(part) or 0) for part in ("input", "output", "cacheRead", "cacheWrite"))
+            self.context = int(usage.get("totalTokens") or 0) or parts or self.context
         self.input += int(usage.get("input") or 0)
         self.output += int(usage.get("output") or 0)
         self.cache_read += int(usage.get("cacheRead") or 0)
@@ -266,13 +285,15 @@ class Usage:
             self.cost += float(cost.get("total") or 0)
 
     def line(self, seconds: float | None = None) -> str:
-        """``faux/faux-1 · ↑1.2k ↓340 · $0.0042 · 2.1s``."""
+        """``faux/faux-1 · ↑1.2k ↓340 · $0.0042 · 2.1s · context 1.5k``."""
         tokens = f"↑{human_count(self.input + self.cache_write)} ↓{human_count(self.output)}"
         if self.cache_read:
             tokens += f" ({human_count(self.cache_read)} cached)"
         parts = [self.model or "no model", tokens, f"${self.cost:.4f}" if self.cost else "$0"]
         if seconds is not None:
             parts.append(human_seconds(seconds))
+        if self.context:
+            parts.append(f"context {human_count(self.context)}")
         return " · ".join(parts)
 
 
@@ -305,13 +326,13 @@ class Transcript:
     output, a spinner) is redrawn in place below what is final; ``agentls chat`` sets ``live``
     off, as its input line owns the bottom of the screen, and sees paragraphs as they end. On
     anything but a terminal the output is plain: the text as it streams (its markdown as
-    written), one line per tool call when it ends, no styles or cursor movement.
+    written), one line per tool call when it ends, no styles or cursor movement, no line wrapped.
     """
 
     def __init__(
         self, console: Console, *, live: bool = True, show_user: bool = False, show_errors: bool = True
     ) -> None:
-        self.console = console
+        self.console = whole_lines_off_a_terminal(console)
         self.rich = console.is_terminal
         self.live = live and self.rich
         self.show_user = show_user

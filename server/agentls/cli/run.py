@@ -18,7 +18,7 @@ from rich.console import Console
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import check_options, cli_hint, client_options, server_data_dir, write_json
 from agentls.cli.permissions import refuser, terminal_asker
-from agentls.cli.printer import Transcript, final_text
+from agentls.cli.printer import Transcript, final_text, whole_lines_off_a_terminal
 from agentls.cli.session_ids import stored_session
 from agentls.client import SERVER_LOG, AgentClient, AgentClientError
 from agentls.terminal_text import visible, visible_text
@@ -79,7 +79,7 @@ async def run(args: argparse.Namespace) -> int:
         print("agentls run: give a prompt (or pipe text into it)", file=sys.stderr)
         return 2
     started = time.monotonic()
-    errors = Console(stderr=True, highlight=False)
+    errors = whole_lines_off_a_terminal(Console(stderr=True, highlight=False))
     transcript = None if args.json or args.print else Transcript(Console(highlight=False), show_errors=False)
     messages: list[dict[str, Any]] = []
 
@@ -143,7 +143,9 @@ async def run(args: argparse.Namespace) -> int:
         footer = transcript.usage.line(time.monotonic() - started)
         stop = "" if settled.stop_reason == "stop" else f" · [red]{settled.stop_reason}[/red]"
         errors.print(f"\n[dim]{footer}{stop} · session {session_id}[/dim]", soft_wrap=True)
-        errors.print(f'[dim]go on with: agentls run --continue "..."  (or --session {session_id[:8]})[/dim]')
+        if settled.stop_reason != "error":  # an error's fix is elsewhere (a key, a model): not in going on
+            again = f'agentls run --continue "..."  (or --session {session_id[:8]})'
+            errors.print(f"[dim]go on with: {again}[/dim]")
     if failed:
         if settled.error_message:
             errors.print(visible_text(f"agentls run: {settled.error_message}", "red"))

@@ -282,7 +282,8 @@ def test_short_hash_matches_pi() -> None:
         (
             401,
             {"error": {"message": "Invalid API key", "type": "invalid_request_error"}},
-            "401: Invalid API key",
+            "401: Invalid API key. The API key of provider 'local', read from models.json "
+            "(providers.local.apiKey), was refused: check it.",
         ),
         (404, {"error": "model 'llama9' not found"}, "404: model 'llama9' not found"),
     ],

@@ -209,6 +209,9 @@ class ProviderSpec:
     api_key: str | None
     key_hint: str
     """How to give this provider a key, for error messages: "set ANTHROPIC_API_KEY or ..."."""
+    key_source: str | None = None
+    """Where ``api_key`` was read from: "the environment variable ANTHROPIC_API_KEY", or the models
+    file's field."""
     headers: dict[str, str] = field(default_factory=dict)
     compat: Compat = field(default_factory=Compat)
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -234,6 +237,15 @@ class ProviderSpec:
         """Listed for sessions: defined by the user, or built in with an API key (one that is wrong too,
         so that a request reports what is wrong with it)."""
         return not self.builtin or self.api_key is not None or self.credential_error is not None
+
+    def refused_key(self, options: StreamOptions | None) -> str:
+        """What an API that refuses the request's credentials (401) is told about them: where the
+        key sent was read from, or how to give one when none was."""
+        if options and options.api_key:
+            return f"The API key of provider '{self.id}' given with the request was refused."
+        if self.key_source is not None:
+            return f"The API key of provider '{self.id}', read from {self.key_source}, was refused: check it."
+        return f"No API key was sent to provider '{self.id}': {self.key_hint}."
 
     def credentials(self, model: Model, options: StreamOptions | None) -> tuple[str | None, dict[str, str]]:
         """The API key and extra headers of one request: the options' over the model's over the provider's.
@@ -278,6 +290,8 @@ class _Credentials:
         self.provider_id = provider_id
         self.config_file = config_file
         self.problems: list[str] = []
+        self.key_source: str | None = None
+        """Where the key :meth:`api_key` found was read from."""
 
     def _in_file(self, field: str) -> str:
         return f"{self.config_file} (providers.{self.provider_id}.{field})"
@@ -292,11 +306,12 @@ class _Credentials:
     def api_key(self, entry: ProviderConfig, env: Mapping[str, str]) -> str | None:
         """``apiKey``, else the variable ``apiKeyEnv`` names; blank counts as not given."""
         if entry.api_key and entry.api_key.strip():
-            return self.clean(entry.api_key, f"The API key in {self._in_file('apiKey')}")
-        value = env.get(entry.api_key_env) if entry.api_key_env else None
-        if value and value.strip():
-            return self.clean(value, f"The API key in the environment variable {entry.api_key_env}")
-        return None
+            value, self.key_source = entry.api_key, self._in_file("apiKey")
+        elif entry.api_key_env and (env.get(entry.api_key_env) or "").strip():
+            value, self.key_source = env[entry.api_key_env], f"the environment variable {entry.api_key_env}"
+        else:
+            return None
+        return self.clean(value, f"The API key in {self.key_source}")
 
     def headers(self, headers: dict[str, str] | None, field: str) -> dict[str, str]:
         cleaned: dict[str, str] = {}
@@ -340,6 +355,7 @@ def resolve_provider(
         base_url=base_url,
         api_key=api_key,
         key_hint=" or ".join(hints),
+        key_source=credentials.key_source,
         headers=headers,
         compat=entry.compat or Compat(),
         retry=RetryPolicy(

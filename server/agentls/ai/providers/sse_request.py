@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import httpx
@@ -128,7 +128,15 @@ def stream_sse(
         return error_stream(model, f"Cannot build the request: {error}")
     policy, timeouts = request_settings(spec.retry, spec.timeouts, options)
     attempt = _Attempts(model, options, post, timeouts)
-    return stream_response(model, options, attempt, classify=classify, policy=policy, logger=logger)
+
+    def classify_attempt(error: BaseException) -> Failure:
+        """:func:`classify`; a refused key's failure (401) says where the key came from."""
+        failure = classify(error)
+        if isinstance(error, StatusError) and error.status == 401:
+            return replace(failure, message=f"{failure.message.rstrip('.')}. {spec.refused_key(options)}")
+        return failure
+
+    return stream_response(model, options, attempt, classify=classify_attempt, policy=policy, logger=logger)
 
 
 class _Attempts:
