@@ -10,10 +10,12 @@
 - **stored sessions**: STORED session files in the data dir (copies of one faux session of
   TURNS turns, each a ``read`` of a 2 KB file and an answer, with their own ids, folders and
   times). ``agent/listSessions`` is timed on a fresh server (first listing), again on the
-  same server, on a second fresh server, and with ``cwd`` (a tenth of them match).
-- **a live session meanwhile**: during a fresh server's first listing, ``agent/getState`` of a
-  live session is sent back to back; printed are how many answered before the listing did and
-  their latencies (a listing that holds the event loop answers none before it ends).
+  same server, on a second fresh server, and with ``cwd`` (a tenth of them match); then 100
+  of them are loaded (``agent/loadSession``) and the server's RSS printed before and after.
+- **a live session meanwhile**: during a fresh server's first listing (of a copy of the same
+  files), ``agent/getState`` of a live session is sent back to back; printed are the listing's
+  time, how many answered before it and their latencies (a listing that holds the event loop
+  lets none answer before it ends).
 
 Times are wall seconds seen by the client. This measures; it asserts nothing.
 """
@@ -35,6 +37,9 @@ from agentls.client import AgentClient
 
 sys.path.insert(0, str(Path(__file__).parent))
 from many_sessions import NO_KEYS, answer, serve_mock
+
+LOADED = 100
+"""Stored sessions loaded after the listings."""
 
 
 def rss_mib(pid: int) -> float:
@@ -127,8 +132,30 @@ async def timed(awaitable: Any) -> tuple[float, Any]:
 
 
 async def listing(data: Path, faux: Path, cwd: str) -> dict[str, Any]:
+    """The listings of ``data``'s sessions, alone, on fresh servers and on the same one."""
     options = {"dataDir": str(data), "fauxScript": str(faux)}
     figures: dict[str, Any] = {}
+    async with AgentClient(initialization_options=options, env=NO_KEYS, cwd=cwd) as client:
+        await client.new_session(cwd=cwd)  # the server has finished starting
+        figures["first"], sessions = await timed(client.list_sessions())
+        figures["count"] = len(sessions)
+        figures["again"] = statistics.median([(await timed(client.list_sessions()))[0] for _ in range(5)])
+        figures["cwd"] = statistics.median([(await timed(client.list_sessions(cwd)))[0] for _ in range(5)])
+        pid = server_pid(client)
+        before = rss_mib(pid)
+        for info in sessions[:LOADED]:
+            await client.load_session(info.session_id)
+        figures["loaded"] = (before, rss_mib(pid))
+    async with AgentClient(initialization_options=options, env=NO_KEYS, cwd=cwd) as client:
+        await client.list_models()  # the server has finished starting
+        figures["second server"], _ = await timed(client.list_sessions())
+    return figures
+
+
+async def live_meanwhile(data: Path, faux: Path, cwd: str) -> tuple[float, list[float]]:
+    """A fresh server's first listing of ``data`` while a live session's state is asked back to back:
+    the listing's time and the latencies of the answers that came before it."""
+    options = {"dataDir": str(data), "fauxScript": str(faux)}
     async with AgentClient(initialization_options=options, env=NO_KEYS, cwd=cwd) as client:
         live = await client.new_session(cwd=cwd)
         await client.get_state(live)
@@ -140,15 +167,8 @@ async def listing(data: Path, faux: Path, cwd: str) -> dict[str, Any]:
             seconds, _ = await timed(client.get_state(live))
             if not listed.done():
                 latencies.append(seconds)
-        figures["first"], sessions = await listed
-        figures["count"] = len(sessions)
-        figures["getState"] = latencies
-        figures["again"] = statistics.median([(await timed(client.list_sessions()))[0] for _ in range(5)])
-        figures["cwd"] = statistics.median([(await timed(client.list_sessions(cwd)))[0] for _ in range(5)])
-    async with AgentClient(initialization_options=options, env=NO_KEYS, cwd=cwd) as client:
-        await client.list_models()  # the server has finished starting
-        figures["second server"], _ = await timed(client.list_sessions())
-    return figures
+        seconds, _ = await listed
+    return seconds, latencies
 
 
 async def stored_sessions(count: int, turns: int) -> dict[str, Any]:
@@ -158,10 +178,11 @@ async def stored_sessions(count: int, turns: int) -> dict[str, Any]:
         folders = [str(folder / f"project{n}") for n in range(10)]
         for path in folders:
             os.mkdir(path)
-        data = folder / "data"
-        store_copies(lines, data, count, folders)
-        size = sum(path.stat().st_size for path in (data / "sessions").iterdir())
-        figures = await listing(data, folder / "faux.json", folders[0])
+        store_copies(lines, folder / "data", count, folders)
+        store_copies(lines, folder / "data2", count, folders)  # the same, never listed
+        size = sum(path.stat().st_size for path in (folder / "data" / "sessions").iterdir())
+        figures = await listing(folder / "data", folder / "faux.json", folders[0])
+        figures["meanwhile"] = await live_meanwhile(folder / "data2", folder / "faux.json", folders[0])
         figures["bytes"] = size
     return figures
 
@@ -183,14 +204,20 @@ async def run(idle: int, stored: int, turns: int) -> None:
     print(f"  same server, again (median)   {listed['again']:7.3f} s")
     print(f"  same server, with cwd         {listed['cwd']:7.3f} s")
     print(f"  second fresh server, first    {listed['second server']:7.3f} s")
-    latencies = listed["getState"]
+    before, after = listed["loaded"]
+    print(
+        f"  RSS {before:.1f} MiB, {after:.1f} MiB with {LOADED} of them loaded "
+        f"({(after - before) / LOADED:.2f} MiB each)"
+    )
+    seconds, latencies = listed["meanwhile"]
+    print(f"  a fresh server's first listing while agent/getState is sent back to back: {seconds:.3f} s")
     if latencies:
         print(
-            f"  agent/getState during the first listing: {len(latencies)} answered before it, "
+            f"  agent/getState meanwhile: {len(latencies)} answered before the listing, "
             f"median {statistics.median(latencies) * 1000:.1f} ms, max {max(latencies) * 1000:.1f} ms"
         )
     else:
-        print("  agent/getState during the first listing: none answered before it")
+        print("  agent/getState meanwhile: none answered before the listing")
 
 
 def main() -> None:
