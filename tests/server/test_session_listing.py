@@ -250,7 +250,14 @@ async def test_a_damaged_file_is_skipped_with_a_warning_at_every_listing(
         assert len(warnings) == listing
         assert sum(damaged_line in line for line in server_log.lines) == listing + 1
 
-    (data_dir / "sessions" / "index.json").write_text('{"version": 1, "sessions": {"stored0001": []}}')
+    index = data_dir / "sessions" / "index.json"
+    kept = json.loads(index.read_text())
+    kept["sessions"]["stored0001"].update(summary=None, warnings=[])  # its key still the file's
+    index.write_text(json.dumps(kept))
+    other = await servers.start(server_options(data_dir, faux_script))
+    assert await listed(other) == newest_first(stored.values())  # an entry that says nothing: read again
+
+    index.write_text('{"version": 1, "sessions": {"stored0001": []}}')
     other = await servers.start(server_options(data_dir, faux_script))
     assert await listed(other) == newest_first(stored.values())  # a damaged index is made again
 

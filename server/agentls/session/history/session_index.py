@@ -128,6 +128,8 @@ def _read_index(path: Path) -> dict[str, _Indexed]:
     entries = {}
     for session_id, line in data.sessions.items():
         summary = line.summary
+        if summary is None and not line.warnings:
+            continue  # says neither what the file holds nor why it is unreadable: read it again
         entries[session_id] = _Indexed(
             key=line.key,
             summary=SessionSummary(session_id=session_id, **summary.model_dump()) if summary else None,
