@@ -383,10 +383,11 @@ class SessionManager:
         self._activate(session)
         return session
 
-    def list_sessions(self, cwd: str | None) -> list[SessionInfo]:
+    async def list_sessions(self, cwd: str | None) -> list[SessionInfo]:
+        """The stored sessions, newest first; the files are read in a thread (the loop goes on)."""
         resolved = str(_client_path(cwd)) if cwd else None
         infos = []
-        for summary in self.store.list(resolved):
+        for summary in await asyncio.to_thread(self.store.list, resolved):
             infos.append(
                 SessionInfo(
                     session_id=summary.session_id,

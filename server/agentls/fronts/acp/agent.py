@@ -316,7 +316,7 @@ class AcpAgent:
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **_: Any
     ) -> ListSessionsResponse:
-        infos = await self._call(asyncio.to_thread(self.manager.list_sessions, cwd))
+        infos = await self._call(self.manager.list_sessions(cwd))
         sessions = [
             SessionInfo(
                 session_id=info.session_id,

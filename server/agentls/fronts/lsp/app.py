@@ -365,7 +365,7 @@ def create_server() -> AgentServer:
 
     @request("agent/listSessions", ListSessionsParams)
     async def list_sessions(ls: AgentServer, p: ListSessionsParams) -> ListSessionsResult:
-        return ListSessionsResult(sessions=ls.manager.list_sessions(p.cwd))
+        return ListSessionsResult(sessions=await ls.manager.list_sessions(p.cwd))
 
     @request("agent/loadSession", LoadSessionParams)
     async def load_session(ls: AgentServer, p: LoadSessionParams) -> LoadSessionResult:

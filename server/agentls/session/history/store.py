@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -50,6 +49,7 @@ from agentls.ai.local_files import parse_strict_json
 from agentls.ai.types import AgentMessage, UserMessage
 from agentls.session.history.entries import SessionInfoEntry, is_timestamp, parent_in, read_entry
 from agentls.session.history.header import FORMAT_VERSION, SessionHeader, header_to_wire, read_header
+from agentls.session.history.session_index import SESSION_ID, SessionIndex, SessionSummary
 from agentls.session.history.session_lines import (
     BINARY,
     Line,
@@ -85,9 +85,6 @@ logger = logging.getLogger(__name__)
 
 TITLE_LENGTH = 80
 
-_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
 # --- data ------------------------------------------------------------------------------
 
 
@@ -118,21 +115,6 @@ class LoadedSession:
     def messages(self) -> list[AgentMessage]:
         """The whole history (a compaction's summary where it happened)."""
         return self.transcript.messages()
-
-
-@dataclass(frozen=True)
-class SessionSummary:
-    """What a session list shows of one stored session."""
-
-    session_id: str
-    cwd: str
-    title: str | None
-    """The session's name if it has one, else the text of the first user message on one line, at
-    most 80 characters; ``None`` if neither."""
-    created_at: int
-    updated_at: int
-    message_count: int
-    model: tuple[str, str] | None
 
 
 def default_data_dir() -> Path:
@@ -270,6 +252,21 @@ def _same_folder(cwd: str, wanted: str) -> bool:
         return False
 
 
+def _summary(path: Path, session_id: str) -> tuple[SessionSummary, list[str]]:
+    """What a session list shows of the file, and the warnings about its damaged lines."""
+    loaded = _read_session_file(path, session_id).loaded
+    summary = SessionSummary(
+        session_id=session_id,
+        cwd=loaded.header.cwd,
+        title=loaded.name or _title(loaded.messages),
+        created_at=loaded.header.created_at,
+        updated_at=loaded.updated_at,
+        message_count=len(loaded.messages),
+        model=loaded.model,
+    )
+    return summary, loaded.warnings
+
+
 def _title(messages: list[AgentMessage]) -> str | None:
     for message in messages:
         if isinstance(message, UserMessage):
@@ -293,10 +290,11 @@ class SessionStore:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.folder = self.root / "sessions"
+        self.index = SessionIndex(self.folder, _summary)
 
     def _path(self, session_id: Any) -> Path:
         """The file of ``session_id``; rejects anything but a plain id, so no path leaves the folder."""
-        if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
+        if not isinstance(session_id, str) or not SESSION_ID.fullmatch(session_id):
             raise SessionNotFound(
                 str(session_id),
                 self.folder,
@@ -431,39 +429,15 @@ class SessionStore:
 
         With ``cwd``, only the sessions started in that folder (compared as resolved absolute
         paths). Files that cannot be read (or whose header is damaged) are skipped with a
-        logged warning, as are damaged lines. Reads every file in full.
+        logged warning, as are damaged lines. Reads the files changed since the last listing
+        (see :mod:`~agentls.session.history.session_index`); blocks, so call it in a thread.
         """
         wanted = _normalize_cwd(cwd) if cwd is not None else None
-        try:
-            paths = sorted(self.folder.glob("*.jsonl"))
-        except OSError as error:
-            logger.warning("cannot list session folder %s: %s", self.folder, error)
-            return []
-        summaries: list[SessionSummary] = []
-        for path in paths:
-            session_id = path.stem
-            if not _SESSION_ID.fullmatch(session_id):
-                continue
-            try:
-                loaded = _read_session_file(path, session_id).loaded
-            except SessionNotFound:
-                continue  # deleted since the folder was listed
-            except SessionStoreError as error:
-                logger.warning("skipping a session: %s", error)
-                continue
-            if wanted is not None and not _same_folder(loaded.header.cwd, wanted):
-                continue
-            summaries.append(
-                SessionSummary(
-                    session_id=session_id,
-                    cwd=loaded.header.cwd,
-                    title=loaded.name or _title(loaded.messages),
-                    created_at=loaded.header.created_at,
-                    updated_at=loaded.updated_at,
-                    message_count=len(loaded.messages),
-                    model=loaded.model,
-                )
-            )
+        summaries = [
+            summary
+            for summary in self.index.summaries()
+            if wanted is None or _same_folder(summary.cwd, wanted)
+        ]
         summaries.sort(key=lambda s: (s.updated_at, s.created_at, s.session_id), reverse=True)
         return summaries
 
