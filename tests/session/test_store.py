@@ -30,6 +30,7 @@ from agentls.ai import (
     to_wire,
     user_message,
 )
+from agentls.data_dir import default_data_dir
 from agentls.session.history import session_writer as writer_module
 from agentls.session.history.session_lines import MAX_LINE_BYTES
 from agentls.session.history.store import (
@@ -38,7 +39,6 @@ from agentls.session.history.store import (
     SessionStore,
     SessionStoreError,
     SessionWriter,
-    default_data_dir,
     new_session_id,
 )
 

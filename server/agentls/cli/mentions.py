@@ -105,21 +105,3 @@ def attachments(folder: str, text: str) -> list[dict[str, Any]]:
         if path is not None and path not in paths:
             paths.append(path)
     return [{"type": "file", "uri": Path(path).as_uri()} for path in paths]
-
-
-def chips(details: Any) -> str:
-    """An ``editorContext`` message's attachments as chat shows them: ``README.md (3 lines)``, ..."""
-    shown = []
-    for info in (details or {}).get("attachments") or []:
-        if info.get("type") == "diagnostics":
-            count = info.get("count") or 0
-            shown.append(f"{info.get('path') or 'the workspace'}: {count} problem{'s' * (count != 1)}")
-            continue
-        where = str(info.get("path") or info.get("uri") or "")
-        if info.get("type") == "selection" and info.get("startLine"):
-            where += f":{info['startLine']}-{info.get('endLine', info['startLine'])}"
-        lines = info.get("lines")
-        notes = [f"{lines} line{'s' * (lines != 1)}"] if isinstance(lines, int) else []
-        notes += ["cut: the read tool has the rest"] if info.get("truncated") else []
-        shown.append(where + (f" ({', '.join(notes)})" if notes else ""))
-    return "attached: " + ", ".join(shown)

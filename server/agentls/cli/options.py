@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.data import DEMO_SCRIPT
+from agentls.data_dir import default_data_dir
 from agentls.protocol import ModelRef
 from agentls.terminal_text import json_line
 
@@ -92,8 +93,6 @@ def server_data_dir(args: argparse.Namespace) -> Path | None:
     """The server's data folder: ``--data-dir``, else its default (``$AGENTLS_DATA_DIR``, ...)."""
     if args.data_dir:
         return Path(args.data_dir).resolve()
-    from agentls.session.history.store import default_data_dir  # the session layer: only to name a log's path
-
     try:
         return default_data_dir()
     except Exception:  # the platform's folder cannot be told: no log path then

@@ -19,7 +19,6 @@ from rich.markup import escape
 from rich.spinner import Spinner
 from rich.text import Text
 
-from agentls.cli.mentions import chips
 from agentls.terminal_text import visible, visible_text
 
 
@@ -614,3 +613,21 @@ def final_text(messages: list[dict[str, Any]]) -> str:
                 return content
             return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
     return ""
+
+
+def chips(details: Any) -> str:
+    """An ``editorContext`` message's attachments as chat shows them: ``README.md (3 lines)``, ..."""
+    shown = []
+    for info in (details or {}).get("attachments") or []:
+        if info.get("type") == "diagnostics":
+            count = info.get("count") or 0
+            shown.append(f"{info.get('path') or 'the workspace'}: {count} problem{'s' * (count != 1)}")
+            continue
+        where = str(info.get("path") or info.get("uri") or "")
+        if info.get("type") == "selection" and info.get("startLine"):
+            where += f":{info['startLine']}-{info.get('endLine', info['startLine'])}"
+        lines = info.get("lines")
+        notes = [f"{lines} line{'s' * (lines != 1)}"] if isinstance(lines, int) else []
+        notes += ["cut: the read tool has the rest"] if info.get("truncated") else []
+        shown.append(where + (f" ({', '.join(notes)})" if notes else ""))
+    return "attached: " + ", ".join(shown)

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from agentls.agent import AgentTool
 from agentls.ai import THINKING_LEVELS, Model, Models, now_ms
 from agentls.data import DEMO_SCRIPT
+from agentls.data_dir import default_data_dir
 from agentls.mcp.hub import McpHub, McpStatusChanged, SessionMcp
 from agentls.protocol import (
     CompactionSettings,
@@ -38,7 +39,6 @@ from agentls.session.history.store import (
     SessionStoreError,
     SessionWriter,
     UnknownEntry,
-    default_data_dir,
     new_session_id,
 )
 from agentls.session.instructions.instructions import (

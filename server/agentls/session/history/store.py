@@ -43,8 +43,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from agentls.ai.local_files import parse_strict_json
 from agentls.ai.types import AgentMessage, UserMessage
 from agentls.session.history.entries import SessionInfoEntry, is_timestamp, parent_in, read_entry
@@ -76,7 +74,6 @@ __all__ = [
     "SessionSummary",
     "SessionWriter",
     "UnknownEntry",
-    "default_data_dir",
     "finish_writing",
     "new_session_id",
 ]
@@ -115,15 +112,6 @@ class LoadedSession:
     def messages(self) -> list[AgentMessage]:
         """The whole history (a compaction's summary where it happened)."""
         return self.transcript.messages()
-
-
-def default_data_dir() -> Path:
-    """``$AGENTLS_DATA_DIR`` if set, else the platform's user data folder for agentls."""
-    value = os.environ.get("AGENTLS_DATA_DIR")
-    if value:
-        return Path(value).expanduser()
-    # appauthor=False: on Windows the default would be ...\agentls\agentls.
-    return Path(platformdirs.user_data_dir("agentls", appauthor=False))
 
 
 def new_session_id() -> str:
