@@ -23,11 +23,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel
-from pygls.client import JsonRPCClient
-from pygls.exceptions import JsonRpcException
-from pygls.io_ import run_async
-from pygls.protocol import JsonRPCProtocol
 
+from agentls.client_rpc import ClientConnection, ConnectionClosed, RpcError
 from agentls.protocol import (
     NOTIFICATIONS,
     AbortBashResult,
@@ -76,7 +73,6 @@ from agentls.protocol import (
     StatsResult,
     SwitchBranchParams,
     TreeResult,
-    json_converter,
 )
 
 R = TypeVar("R", bound=BaseModel)
@@ -170,37 +166,6 @@ def default_server_command() -> list[str]:
     return [sys.executable, "-m", "agentls", "serve"]
 
 
-class _ClientProtocol(JsonRPCProtocol):
-    """pygls's JSON-RPC protocol reading the server's ``$/cancelRequest`` as plain JSON.
-
-    The server cancels its own question (a permission request) when the run is aborted or the
-    question times out; pygls reads the id as an attribute of typed params, which this client's
-    plain JSON converter does not make. The handler answering the question is cancelled, and
-    pygls answers the server with ``RequestCancelled``, as LSP asks.
-    """
-
-    def _handle_notification(self, method_name: str, params: Any) -> None:
-        if method_name == "$/cancelRequest":
-            msg_id = params.get("id") if isinstance(params, dict) else None
-            if isinstance(msg_id, str | int) and not isinstance(msg_id, bool):
-                self._handle_cancel_notification(msg_id)
-            else:
-                CLIENT_LOG.warning("$/cancelRequest without a usable id from the server: ignored")
-            return
-        super()._handle_notification(method_name, params)
-
-
-class _Connection(JsonRPCClient):
-    """pygls's JSON-RPC client, telling its owner when the server process has exited."""
-
-    def __init__(self, on_exit: Callable[[int | None], None]) -> None:
-        super().__init__(protocol_cls=_ClientProtocol, converter_factory=json_converter)
-        self._on_exit = on_exit
-
-    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
-        self._on_exit(server.returncode)
-
-
 class AgentClient:
     """A connection to an ``agentls serve`` subprocess."""
 
@@ -223,7 +188,7 @@ class AgentClient:
         self.env = env
         self.cwd = cwd
         self.server_capabilities: dict[str, Any] = {}
-        self._rpc = _Connection(self._server_exited)
+        self._rpc = ClientConnection(self._server_exited)
         self._exited = asyncio.Event()
         self._exit_reason = "the agentls server has exited"
         self._subscribers: list[asyncio.Queue[Notification | None]] = []
@@ -316,18 +281,7 @@ class AgentClient:
         ``write``/``flush``) its input. :meth:`close` shuts that server down but leaves the
         streams' owner to close them.
         """
-        self._rpc.protocol.set_writer(writer)
-        self._rpc._async_tasks.append(
-            asyncio.create_task(
-                run_async(
-                    stop_event=self._rpc._stop_event,
-                    reader=reader,
-                    protocol=self._rpc.protocol,
-                    logger=logging.getLogger(__name__),
-                    error_handler=self._rpc.report_server_error,
-                )
-            )
-        )
+        self._rpc.connect(reader, writer)
         self._started = True
         return await self._handshake()
 
@@ -397,13 +351,13 @@ class AgentClient:
             raise AgentClientError(f"{self._exit_reason} before answering {method}", kind="connection")
         try:
             return request.result()
-        except JsonRpcException as error:
+        except RpcError as error:
             data = _plain(error.data) if error.data is not None else None
             kind = data.get("kind", "protocol") if isinstance(data, dict) else "protocol"
             raise AgentClientError(
                 _python_names(error.message), kind=kind, code=error.code, data=data
             ) from None
-        except RuntimeError as error:  # pygls fails the pending requests when the server exits
+        except ConnectionClosed as error:  # the server exited, or closed its output
             raise AgentClientError(f"{error} before answering {method}", kind="connection") from None
 
     async def request(self, method: str, params: BaseModel | dict[str, Any], result: type[R]) -> R:
