@@ -29,12 +29,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from agentls.ai import AbortSignal
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.tools.files import is_within
 from agentls.tools.ignore import GitIgnore
+from agentls.tools.matching import Pattern
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 T = TypeVar("T")
@@ -141,8 +142,7 @@ class Budget:
         return notes
 
 
-@dataclass(frozen=True)
-class WalkFile:
+class WalkFile(NamedTuple):
     """A file the walk found, or an open document that is not on disk."""
 
     relative: str
@@ -169,6 +169,26 @@ class _Folder:
     next: int = 0
 
 
+@dataclass(frozen=True)
+class _Scan:
+    """What every folder of one walk is scanned with."""
+
+    top: str
+    prefix: str
+    """The searched folder's path from the workspace root (``""`` or ``"a/b/"``), for ``.gitignore``."""
+    glob: Pattern | None
+    budget: Budget
+
+
+def _globbed(
+    entries: list[tuple[str, bool, str | None]], relative: str, glob: Pattern
+) -> list[tuple[str, bool, str | None]]:
+    """``entries`` without the files whose relative path ``glob`` does not match (folders are kept)."""
+    files = [relative + name for name, is_dir, _ in entries if not is_dir]
+    matched = iter(glob.fullmatches(files))
+    return [entry for entry in entries if entry[1] or next(matched)]
+
+
 def _identity(fd: int) -> tuple[int, int]:
     result = os.fstat(fd)
     return result.st_dev, result.st_ino
@@ -189,10 +209,19 @@ def _kind(mode: int) -> str:
 def _read_regular(fd: int, limit: int) -> bytes | None:
     """Up to ``limit + 1`` bytes of the open ``fd`` if it is a regular file (``None`` if not); closes it."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        result = os.fstat(fd)
+        if not stat.S_ISREG(result.st_mode):
             return None
-        with open(fd, "rb", closefd=False) as file:
-            return file.read(limit + 1)
+        chunks: list[bytes] = []
+        want, size = min(result.st_size, limit) + 1, 0  # one more: to tell a file over the limit
+        while size <= limit:
+            chunk = os.read(fd, min(want, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            want = 1 << 16  # it grew since fstat
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
 
@@ -320,19 +349,23 @@ class Tree:
             os.close(fd)
         return found
 
-    def walk(self, top: Path, shown: str, budget: Budget) -> Iterator[WalkFile]:
+    def walk(self, top: Path, shown: str, budget: Budget, glob: Pattern | None = None) -> Iterator[WalkFile]:
         """The files under the folder ``top`` (from ``resolve``) that ``.gitignore`` files keep.
 
-        Yields them in the order of their sorted relative paths. Skips ``.git`` and ignored
-        folders without entering them, does not follow symlinked folders, nor links to
-        files outside the workspace; leaves out FIFOs, sockets and devices. Stops when
-        ``budget`` is spent. Raises what :meth:`open_folder` raises for ``top`` (named
-        ``shown``). Close the iterator when done with it early. Blocking: run it in a thread.
+        Yields them in the order of their sorted relative paths; with ``glob``, only
+        those whose relative path it matches (a folder's files matched in one search).
+        Skips ``.git`` and ignored folders without entering them, does not follow
+        symlinked folders, nor links to files outside the workspace; leaves out FIFOs,
+        sockets and devices. Stops when ``budget`` is spent. Raises what
+        :meth:`open_folder` raises for ``top`` (named ``shown``). Close the iterator
+        when done with it early. Blocking: run it in a thread.
         """
         ignore, prefix = self.ancestor_ignores(top)
         fd = self.open_folder(top, shown)
+        base = os.path.join(top, "")
+        scan = _Scan(str(top), prefix, glob, budget)
         try:
-            chain = [self._scan(fd, str(top), "", 0, ignore, prefix, budget)]
+            chain = [self._scan(fd, scan, "", 0, ignore)]
         except BaseException:
             os.close(fd)
             raise
@@ -352,13 +385,13 @@ class Tree:
                 folder.next += 1
                 relative = folder.relative + name
                 if not is_dir:
-                    yield WalkFile(relative, os.path.join(top, relative), name, folder.fd, target)
+                    yield WalkFile(relative, base + relative, name, folder.fd, target)
                 elif budget.out_of_entries:
                     continue  # what was listed is still shown, but no more is read
                 elif folder.depth >= budget.bounds.depth:
                     budget.too_deep += 1
                 else:
-                    inner = self._enter(folder, name, str(top), budget, prefix)
+                    inner = self._enter(folder, name, scan)
                     if inner is not None:
                         chain.append(inner)
         finally:
@@ -366,7 +399,7 @@ class Tree:
                 if folder.fd is not None:
                     os.close(folder.fd)
 
-    def _enter(self, folder: _Folder, name: str, top: str, budget: Budget, prefix: str) -> _Folder | None:
+    def _enter(self, folder: _Folder, name: str, scan: _Scan) -> _Folder | None:
         """The subfolder ``name`` of ``folder``, scanned; ``folder``'s descriptor is closed then."""
         assert folder.fd is not None
         try:
@@ -378,7 +411,7 @@ class Tree:
                 os.close(fd)
                 return None
             relative = folder.relative + name + "/"
-            inner = self._scan(fd, top, relative, folder.depth + 1, folder.rules, prefix, budget)
+            inner = self._scan(fd, scan, relative, folder.depth + 1, folder.rules)
         except OSError:
             os.close(fd)
             return None
@@ -406,40 +439,44 @@ class Tree:
         folder.fd = fd
         return True
 
-    def _scan(
-        self, fd: int, top: str, relative: str, depth: int, rules: GitIgnore, prefix: str, budget: Budget
-    ) -> _Folder:
+    def _scan(self, fd: int, scan: _Scan, relative: str, depth: int, rules: GitIgnore) -> _Folder:
         """The folder open as ``fd``: its ``.gitignore`` applied, its kept entries sorted."""
+        budget = scan.budget
         listed: list[tuple[str, str]] = []
         with os.scandir(fd) as entries:
             for entry in entries:
                 if not budget.read_entry():
                     break
-                if entry.name == ".git":
+                name = entry.name
+                if name == ".git":
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        listed.append((entry.name, "dir"))
+                        listed.append((name, "dir"))
                     elif entry.is_file(follow_symlinks=False):
-                        listed.append((entry.name, "file"))
+                        listed.append((name, "file"))
                     elif entry.is_symlink():
-                        listed.append((entry.name, "link"))
+                        listed.append((name, "link"))
                 except OSError:
                     continue  # FIFOs, sockets and devices are left out: they are never opened
-        if any(name == ".gitignore" and kind == "file" for name, kind in listed):
+        path = scan.prefix + relative
+        if (".gitignore", "file") in listed:
             text = _gitignore(fd)
             if text is not None:
-                rules = rules.extended(prefix + relative, text)
+                rules = rules.extended(path, text)
+        deciding = rules.narrowed(path, [name for name, _ in listed])
         kept: list[tuple[str, bool, str | None]] = []
         for name, kind in listed:
-            if rules.ignored(prefix + relative + name, kind == "dir"):
+            if deciding.ignored(path + name, kind == "dir"):
                 continue
             if kind == "link":
-                target = self._link_target(os.path.join(top, relative + name))
+                target = self._link_target(os.path.join(scan.top, relative + name))
                 if target is not None:
                     kept.append((name, False, target))
             else:
                 kept.append((name, kind == "dir", None))
+        if scan.glob is not None:
+            kept = _globbed(kept, relative, scan.glob)
         kept.sort(key=lambda entry: entry[0] + "/" if entry[1] else entry[0])
         return _Folder(fd, _identity(fd), relative, depth, rules, kept)
 
@@ -463,11 +500,14 @@ def _gitignore(folder: int) -> str | None:
     return None if data is None else data[:GITIGNORE_MAX_BYTES].decode("utf-8", errors="replace")
 
 
-def with_documents(files: Iterator[WalkFile], buffers: dict[str, str], top: Path) -> Iterator[WalkFile]:
+def with_documents(
+    files: Iterator[WalkFile], buffers: dict[str, str], top: Path, glob: Pattern | None = None
+) -> Iterator[WalkFile]:
     """``files`` (in sorted order) and the open documents under ``top``, in sorted order.
 
     A document that is on disk comes once, as the walk found it; documents not on
-    disk, or in folders the walk left out, are added.
+    disk, or in folders the walk left out, are added; with ``glob``, only those whose
+    relative path it matches (as the walk's ``glob``).
     """
     documents = sorted(
         (
@@ -477,6 +517,8 @@ def with_documents(files: Iterator[WalkFile], buffers: dict[str, str], top: Path
         ),
         key=lambda file: file.relative,
     )
+    if glob is not None:
+        documents = [file for file in documents if glob.fullmatch(file.relative)]
     last = None
     for file in heapq.merge(files, documents, key=lambda file: file.relative):
         if file.relative != last:
