@@ -100,11 +100,11 @@ class GitIgnore:
         added = _ignore_file(base, text)
         return GitIgnore((*self._files, added)) if added is not None else self
 
-    def narrowed(self, folder: str, names: list[str]) -> GitIgnore:
+    def narrowed(self, folder: str, names: list[str]) -> GitIgnore | None:
         """These rules without the files that ignore none of ``names`` in ``folder`` (``""`` or ``"a/b/"``).
 
         Decides for those names as these rules do (:meth:`ignored`), each file having
-        been screened against all the names at once.
+        been screened against all the names at once; ``None`` when no rule can ignore one.
         """
         kept: list[_IgnoreFile] = []
         for file in self._files:
@@ -112,6 +112,8 @@ class GitIgnore:
                 inside = folder[len(file.base) :]
                 if file.screen.any_full_line([inside + name for name in names]):
                     kept.append(file)
+        if not kept:
+            return None
         return self if len(kept) == len(self._files) else GitIgnore(tuple(kept))
 
     def ignored(self, path: str, is_dir: bool) -> bool:

@@ -11,7 +11,8 @@ it is the folder the walk came from (device and inode), as ``fts(3)`` does; a tr
 changed under the walk in a way that breaks this ends the walk, with a note.
 
 What one call may spend is bounded (:class:`Budget`): the entries it reads, the depth it
-descends and its time; the abort signal is checked at every entry. Nothing here opens
+descends and its time; the abort signal and the time are checked at every folder and
+every :data:`CHECK_EVERY` entries. Nothing here opens
 a FIFO, socket or device: the walk keeps only what its folder listing says is a regular
 file, and files are opened with ``O_NONBLOCK`` and checked with ``fstat`` before use.
 The work runs on the search tools' own threads (:func:`run_search`), never the event
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import itertools
+import operator
 import os
 import stat
 import time
@@ -47,6 +50,9 @@ MAX_DEPTH = 256
 MAX_SECONDS = 30.0
 """How long one call may search."""
 GITIGNORE_MAX_BYTES = 1024 * 1024
+CHECK_EVERY = 64
+"""How many entries the walk goes through between two checks of the abort signal and the time (and one
+at each folder it reads)."""
 """The part of a ``.gitignore`` that is read."""
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -100,13 +106,17 @@ class Budget:
             self.out_of_time = True
         return not self.out_of_time
 
-    def read_entry(self) -> bool:
-        """Count one more folder entry read; whether it may be (the entries and the time are not spent)."""
+    def read_entries(self, entries: Iterator[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+        """As many of a folder's ``entries`` as the entries bound leaves, counted (none when time is up)."""
         if not self.running() or self.out_of_entries:
-            return False
-        self.entries += 1
-        self.out_of_entries = self.entries > self.bounds.entries
-        return not self.out_of_entries
+            return []
+        left = self.bounds.entries - self.entries
+        read = list(itertools.islice(entries, left))
+        self.entries += len(read)
+        if len(read) == left and next(entries, None) is not None:
+            self.entries += 1
+            self.out_of_entries = True
+        return read
 
     def hit(self) -> list[str]:
         """The bounds hit, for ``details.boundsHit``: ``entries``, ``time``, ``depth``, ``changed``."""
@@ -155,6 +165,10 @@ class WalkFile(NamedTuple):
     """For a symlink, the real path it leads to (inside the workspace); opened by that path."""
 
 
+_Entry = tuple[str, str, bool, str | None]
+"""A folder entry the walk keeps: ``(sort key, name, is_dir, symlink target)``; a folder's key ends in "/"."""
+
+
 @dataclass
 class _Folder:
     """A folder of the walk's current chain, with the entries it has left to visit."""
@@ -164,8 +178,8 @@ class _Folder:
     relative: str
     depth: int
     rules: GitIgnore
-    entries: list[tuple[str, bool, str | None]]
-    """``(name, is_dir, symlink target)``, sorted so that the walk yields its files in sorted path order."""
+    entries: list[_Entry]
+    """Sorted so that the walk yields its files in sorted path order."""
     next: int = 0
 
 
@@ -180,13 +194,11 @@ class _Scan:
     budget: Budget
 
 
-def _globbed(
-    entries: list[tuple[str, bool, str | None]], relative: str, glob: Pattern
-) -> list[tuple[str, bool, str | None]]:
+def _globbed(entries: list[_Entry], relative: str, glob: Pattern) -> list[_Entry]:
     """``entries`` without the files whose relative path ``glob`` does not match (folders are kept)."""
-    files = [relative + name for name, is_dir, _ in entries if not is_dir]
+    files = [relative + name for _, name, is_dir, _ in entries if not is_dir]
     matched = iter(glob.fullmatches(files))
-    return [entry for entry in entries if entry[1] or next(matched)]
+    return [entry for entry in entries if entry[2] or next(matched)]
 
 
 def _identity(fd: int) -> tuple[int, int]:
@@ -338,9 +350,7 @@ class Tree:
         found: list[tuple[str, bool]] = []
         try:
             with os.scandir(fd) as entries:
-                for entry in entries:
-                    if not budget.read_entry():
-                        break
+                for entry in budget.read_entries(entries):
                     try:
                         found.append((entry.name, entry.is_dir()))
                     except OSError:
@@ -370,7 +380,9 @@ class Tree:
             os.close(fd)
             raise
         try:
-            while chain and budget.running():
+            for step in itertools.count():
+                if not chain or (step % CHECK_EVERY == 0 and not budget.running()):
+                    break
                 folder = chain[-1]
                 if folder.next == len(folder.entries):
                     chain.pop()
@@ -381,7 +393,7 @@ class Tree:
                         budget.changed = True
                         return
                     continue
-                name, is_dir, target = folder.entries[folder.next]
+                _, name, is_dir, target = folder.entries[folder.next]
                 folder.next += 1
                 relative = folder.relative + name
                 if not is_dir:
@@ -441,12 +453,9 @@ class Tree:
 
     def _scan(self, fd: int, scan: _Scan, relative: str, depth: int, rules: GitIgnore) -> _Folder:
         """The folder open as ``fd``: its ``.gitignore`` applied, its kept entries sorted."""
-        budget = scan.budget
         listed: list[tuple[str, str]] = []
         with os.scandir(fd) as entries:
-            for entry in entries:
-                if not budget.read_entry():
-                    break
+            for entry in scan.budget.read_entries(entries):
                 name = entry.name
                 if name == ".git":
                     continue
@@ -465,19 +474,21 @@ class Tree:
             if text is not None:
                 rules = rules.extended(path, text)
         deciding = rules.narrowed(path, [name for name, _ in listed])
-        kept: list[tuple[str, bool, str | None]] = []
+        kept: list[_Entry] = []
         for name, kind in listed:
-            if deciding.ignored(path + name, kind == "dir"):
+            if deciding is not None and deciding.ignored(path + name, kind == "dir"):
                 continue
-            if kind == "link":
+            if kind == "dir":
+                kept.append((name + "/", name, True, None))
+            elif kind == "file":
+                kept.append((name, name, False, None))
+            else:
                 target = self._link_target(os.path.join(scan.top, relative + name))
                 if target is not None:
-                    kept.append((name, False, target))
-            else:
-                kept.append((name, kind == "dir", None))
+                    kept.append((name, name, False, target))
         if scan.glob is not None:
             kept = _globbed(kept, relative, scan.glob)
-        kept.sort(key=lambda entry: entry[0] + "/" if entry[1] else entry[0])
+        kept.sort(key=operator.itemgetter(0))
         return _Folder(fd, _identity(fd), relative, depth, rules, kept)
 
     def _link_target(self, path: str) -> str | None:
@@ -519,6 +530,9 @@ def with_documents(
     )
     if glob is not None:
         documents = [file for file in documents if glob.fullmatch(file.relative)]
+    if not documents:
+        yield from files
+        return
     last = None
     for file in heapq.merge(files, documents, key=lambda file: file.relative):
         if file.relative != last:
