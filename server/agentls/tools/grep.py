@@ -18,7 +18,7 @@ from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal
 from agentls.tools.matching import Pattern, PatternError, utf8
 from agentls.tools.read import split_lines
-from agentls.tools.ripgrep import files_with_matches, find_rg
+from agentls.tools.ripgrep import FilesWithMatches, find_rg
 from agentls.tools.search_common import (
     bool_arg,
     capped,
@@ -195,7 +195,7 @@ class _GrepQuery:
 
 
 def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkFile]:
-    """The files ``query`` searches, in order: its file, or those of its folder that ``rg`` (if any) kept."""
+    """The files ``query`` searches, in order: its file, or those of its folder that ``rg`` may match in."""
     top = str(query.resolved)
     if top in query.buffers:
         yield WalkFile(query.path, top, query.resolved.name)
@@ -208,12 +208,13 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
         return
     hits = None
     if query.rg is not None:
-        hits = files_with_matches(
+        hits = FilesWithMatches(
             query.rg, top, query.pattern, ignore_case=query.ignore_case, literal=query.literal, budget=budget
         )
-    with contextlib.closing(tree.walk(query.resolved, query.path, budget, query.glob)) as walk:
+    walk = tree.walk(query.resolved, query.path, budget, query.glob)
+    with hits or contextlib.nullcontext(), contextlib.closing(walk):
         for file in with_documents(walk, query.buffers, query.resolved, query.glob):
-            if hits is None or file.absolute in hits or file.absolute in query.buffers or file.target:
+            if hits is None or file.target or file.absolute in query.buffers or hits.may_match(file.absolute):
                 yield file
 
 

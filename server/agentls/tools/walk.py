@@ -227,11 +227,12 @@ def _read_regular(fd: int, limit: int) -> bytes | None:
         chunks: list[bytes] = []
         want, size = min(result.st_size, limit) + 1, 0  # one more: to tell a file over the limit
         while size <= limit:
-            chunk = os.read(fd, min(want, limit + 1 - size))
-            if not chunk:
-                break
+            asked = min(want, limit + 1 - size)
+            chunk = os.read(fd, asked)
             chunks.append(chunk)
             size += len(chunk)
+            if len(chunk) < asked:  # a regular file's end
+                break
             want = 1 << 16  # it grew since fstat
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
