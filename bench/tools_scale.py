@@ -7,10 +7,11 @@ Generates, once, into a cache folder outside the repository (it is reused while 
 parameters stay the same), a git repository of FILES text files in FOLDERS folders with a
 root ``.gitignore`` (``node_modules/``, ``*.log``) and one in each top folder (``*.tmp``),
 plus an ignored ``node_modules/`` of IGNORED_MB MiB; a rare needle is in 1 file of 2,000
-(and throughout ``node_modules``). Then it times the real tool objects, each in a fresh
-child process (with ``rg``, and with ``AGENTLS_RG=off``: the Python path), and the
-commands alone on the same tree: ``rg`` for ``grep``, ``rg --files`` (and ``fd``, if on
-PATH) for ``find``, ``ls -A`` and ``rg --files --max-depth 1`` for ``ls``. Printed per
+(all of them ``.md`` files, so the ``*.py`` glob finds none) and throughout
+``node_modules``. Then it times the real tool objects, each in a fresh child process
+(with ``rg``, and with ``AGENTLS_RG=off``: the Python path), and the commands alone on
+the same tree: ``rg`` for ``grep``, ``rg --files`` (and ``fd``, if on PATH) for
+``find``, ``ls -A`` and ``rg --files --max-depth 1`` for ``ls``. Printed per
 workload: the best and median wall time of REPEAT calls, the ratio of the best to the
 best command's, and the peak RSS (the tool's child: the growth of its high-water mark
 over the RSS before its first call; a command: its own peak). This measures; it asserts
@@ -36,7 +37,7 @@ NEEDLE = r"needle_[0-9]+"
 TOOL_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "grep (rare needle)": ("grep", {"pattern": NEEDLE}),
     "grep (common word, limit 100)": ("grep", {"pattern": "return"}),
-    "grep *.py glob": ("grep", {"pattern": NEEDLE, "glob": "*.py"}),
+    "grep, glob *.py (no file matches)": ("grep", {"pattern": NEEDLE, "glob": "*.py"}),
     "find *.py": ("find", {"pattern": "*.py"}),
     "find one folder's files": ("find", {"pattern": "pkg07/mod042/*"}),
     "ls root": ("ls", {}),
@@ -62,7 +63,9 @@ def commands(root: Path, rg: str) -> dict[str, list[list[str]]]:
     return {
         "grep (rare needle)": [[rg, *RG, "--line-number", "--regexp", NEEDLE, str(root)]],
         "grep (common word, limit 100)": [[rg, *RG, "--line-number", "--regexp", "return", str(root)]],
-        "grep *.py glob": [[rg, *RG, "--line-number", "--glob", "*.py", "--regexp", NEEDLE, str(root)]],
+        "grep, glob *.py (no file matches)": [
+            [rg, *RG, "--line-number", "--glob", "*.py", "--regexp", NEEDLE, str(root)]
+        ],
         "find *.py": [[rg, *RG, "--files", "--glob", "*.py", str(root)], *fd_find],
         "find one folder's files": [[rg, *RG, "--files", "--glob", "pkg07/mod042/*", str(root)]],
         "ls root": [

@@ -50,10 +50,10 @@ MAX_DEPTH = 256
 MAX_SECONDS = 30.0
 """How long one call may search."""
 GITIGNORE_MAX_BYTES = 1024 * 1024
+"""The part of a ``.gitignore`` that is read."""
 CHECK_EVERY = 64
 """How many entries the walk goes through between two checks of the abort signal and the time (and one
 at each folder it reads)."""
-"""The part of a ``.gitignore`` that is read."""
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _NONBLOCK
