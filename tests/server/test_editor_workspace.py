@@ -301,6 +301,7 @@ async def test_read_grep_and_find_see_unsaved_buffers(
     calls = [
         tool_call("r", "read", {"path": "app.py"}),
         tool_call("g", "grep", {"pattern": "buffer"}),
+        tool_call("gg", "grep", {"pattern": "buffer", "glob": "*.py"}),
         tool_call("f", "find", {"pattern": "*.py"}),
     ]
     script(faux_script, *calls)
@@ -308,9 +309,12 @@ async def test_read_grep_and_find_see_unsaved_buffers(
         editor.open(workspace / "app.py")
         editor.type(workspace / "app.py", "print('buffer')\n")
         editor.open(workspace / "new.py", "x = 'unsaved buffer'\n")  # open, never saved
-        read, grep, find = await run(client, workspace, *calls)
+        editor.open(workspace / "notes.txt", "an unsaved buffer\n")  # the globs leave it out
+        read, grep, globbed, find = await run(client, workspace, *calls)
     assert "print('buffer')" in text_of(read) and "disk" not in text_of(read)
-    assert text_of(grep).splitlines() == ["app.py:1: print('buffer')", "new.py:1: x = 'unsaved buffer'"]
+    py_lines = ["app.py:1: print('buffer')", "new.py:1: x = 'unsaved buffer'"]
+    assert text_of(grep).splitlines() == [*py_lines, "notes.txt:1: an unsaved buffer"]
+    assert text_of(globbed).splitlines() == py_lines
     assert text_of(find).splitlines() == ["app.py", "new.py"]
     assert (workspace / "app.py").read_text() == "print('disk')\n"
 

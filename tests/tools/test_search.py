@@ -14,7 +14,7 @@ from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError
 from agentls.tools.ignore import GitIgnore
 from agentls.tools.matching import glob_matcher
-from agentls.tools.ripgrep import files_with_matches, find_rg
+from agentls.tools.ripgrep import FilesWithMatches, find_rg
 from agentls.tools.search import find_tool, grep_tool, ls_tool, search_tools
 from agentls.tools.walk import Bounds, Budget
 
@@ -323,12 +323,18 @@ async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
     write(tmp_path, "b.txt", "hay\n")
     write(tmp_path, ".hidden/c.txt", "NEEDLE\n")
     budget = Budget(Bounds(), None)
-    found = files_with_matches(rg, str(tmp_path), "needle", ignore_case=True, literal=False, budget=budget)
-    assert found == {str(tmp_path / "a.txt"), str(tmp_path / ".hidden" / "c.txt")}
-    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=False, budget=budget) is None
-    assert files_with_matches(rg, str(tmp_path), "(", ignore_case=False, literal=True, budget=budget) == set()
+
+    def found(pattern: str, ignore_case: bool, literal: bool, budget: Budget = budget) -> set[str] | None:
+        with FilesWithMatches(
+            rg, str(tmp_path), pattern, ignore_case=ignore_case, literal=literal, budget=budget
+        ) as search:
+            return search.wait()
+
+    assert found("needle", True, False) == {str(tmp_path / "a.txt"), str(tmp_path / ".hidden" / "c.txt")}
+    assert found("(", False, False) is None
+    assert found("(", False, True) == set()
     spent = Budget(Bounds(seconds=0), None)
-    assert files_with_matches(rg, str(tmp_path), "x", ignore_case=True, literal=False, budget=spent) is None
+    assert found("x", True, False, spent) is None
     assert spent.out_of_time
 
 

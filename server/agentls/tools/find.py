@@ -68,23 +68,29 @@ def find_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> Agen
         buffers = workspace.buffers()
         budget = Budget(bounds, signal)
 
-        def search() -> list[str]:
-            with contextlib.closing(Tree(workspace).walk(resolved, path, budget)) as walk:
-                files = with_documents(walk, buffers, resolved)
-                return [file.relative for file in files if matcher.fullmatch(file.relative)]
+        def search() -> tuple[list[str], int]:
+            """The first ``limit`` matches, and how many there are."""
+            shown: list[str] = []
+            count = 0
+            with contextlib.closing(Tree(workspace).walk(resolved, path, budget, matcher)) as walk:
+                for file in with_documents(walk, buffers, resolved, matcher):
+                    if count < limit:
+                        shown.append(file.relative)
+                    count += 1
+            return shown, count
 
-        matches = await run_search(search, signal)
+        matches, count = await run_search(search, signal)
         check_aborted(signal)
-        details = {"path": str(resolved), "matches": len(matches), "truncated": False}
+        details = {"path": str(resolved), "matches": count, "truncated": False}
         if not matches:
             return tool_result(
                 noted(f"No files found matching pattern {pattern!r}", details, budget), details
             )
-        text = "\n".join(matches[:limit])
-        if len(matches) > limit:
+        text = "\n".join(matches)
+        if count > limit:
             details["truncated"] = True
             text += (
-                f"\n\n[{limit} results limit reached ({len(matches)} in total). "
+                f"\n\n[{limit} results limit reached ({count} in total). "
                 f"Use limit={limit * 2} for more, or refine the pattern]"
             )
         text = capped(text, details, "use a narrower path or pattern, or a smaller limit")

@@ -16,9 +16,9 @@ from typing import Any
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal
-from agentls.tools.matching import Pattern, PatternError
+from agentls.tools.matching import Pattern, PatternError, utf8
 from agentls.tools.read import split_lines
-from agentls.tools.ripgrep import files_with_matches, find_rg
+from agentls.tools.ripgrep import FilesWithMatches, find_rg
 from agentls.tools.search_common import (
     bool_arg,
     capped,
@@ -39,6 +39,10 @@ GREP_MAX_FILE_BYTES = 5 * 1024 * 1024
 BINARY_SNIFF_BYTES = 8192
 CHECK_EVERY_LINES = 256
 """How many lines ``grep`` matches between two checks of the abort signal and the time bound."""
+
+EAGER_FILES = 1000
+"""The files ``grep`` searches in Python while ``rg`` runs before it waits for ``rg``: enough to find
+a common pattern's matches at once, few enough not to compete with ``rg`` for the cores for long."""
 
 _FIND_RG: Any = object()
 
@@ -88,15 +92,27 @@ def _cut(line: str) -> str:
     return line if len(line) <= GREP_MAX_LINE_LENGTH else line[:GREP_MAX_LINE_LENGTH] + "…"
 
 
-def _file_lines(tree: Tree, file: WalkFile, buffers: dict[str, str]) -> list[str] | None:
+def _file_lines(tree: Tree, file: WalkFile, buffers: dict[str, str], regex: Pattern) -> list[str] | None:
     """The lines of a text file (of its open buffer if it has one), or ``None`` for a binary, too
-    large or unreadable one, one that is not a regular file, or one reached through a symlink out."""
+    large or unreadable one, one that is not a regular file, one reached through a symlink out,
+    or one where ``regex`` matches no line (all its lines screened in one search)."""
     if file.absolute in buffers:
-        return split_lines(buffers[file.absolute].removeprefix("\ufeff"))
+        text = buffers[file.absolute].removeprefix("\ufeff")
+        return split_lines(text) if regex.may_match_lines(_joined_lines(utf8(text))) else None
     data = tree.read_file(file, GREP_MAX_FILE_BYTES)
     if data is None or len(data) > GREP_MAX_FILE_BYTES or b"\0" in data[:BINARY_SNIFF_BYTES]:
         return None
-    return split_lines(data.decode("utf-8", errors="replace").removeprefix("\ufeff"))
+    if data.isascii():  # already the UTF-8 that is matched: screened before it is decoded
+        return split_lines(data.decode("ascii")) if regex.may_match_lines(_joined_lines(data)) else None
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+    return split_lines(text) if regex.may_match_lines(_joined_lines(utf8(text))) else None
+
+
+def _joined_lines(data: bytes) -> bytes:
+    """The lines :func:`split_lines` makes of ``data``, joined by ``\\n`` (perhaps with a last empty one)."""
+    if b"\r" not in data:
+        return data
+    return data.replace(b"\r\n", b"\n").removesuffix(b"\r")
 
 
 def _hits(lines: list[str], regex: Pattern, room: int, budget: Budget) -> tuple[list[int], bool]:
@@ -155,7 +171,7 @@ def _grep(
     for file in files:
         if not budget.running():
             break
-        lines = _file_lines(tree, file, buffers)
+        lines = _file_lines(tree, file, buffers, regex)
         if not lines:
             continue
         hits, outcome.truncated = _hits(lines, regex, limit - outcome.matches, budget)
@@ -183,7 +199,7 @@ class _GrepQuery:
 
 
 def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkFile]:
-    """The files ``query`` searches, in order: its file, or those of its folder that ``rg`` (if any) kept."""
+    """The files ``query`` searches, in order: its file, or those of its folder that ``rg`` may match in."""
     top = str(query.resolved)
     if top in query.buffers:
         yield WalkFile(query.path, top, query.resolved.name)
@@ -196,14 +212,15 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
         return
     hits = None
     if query.rg is not None:
-        hits = files_with_matches(
+        hits = FilesWithMatches(
             query.rg, top, query.pattern, ignore_case=query.ignore_case, literal=query.literal, budget=budget
         )
-    with contextlib.closing(tree.walk(query.resolved, query.path, budget)) as walk:
-        for file in with_documents(walk, query.buffers, query.resolved):
-            if query.glob is not None and not query.glob.fullmatch(file.relative):
-                continue
-            if hits is None or file.absolute in hits or file.absolute in query.buffers or file.target:
+    walk = tree.walk(query.resolved, query.path, budget, query.glob)
+    with hits or contextlib.nullcontext(), contextlib.closing(walk):
+        for index, file in enumerate(with_documents(walk, query.buffers, query.resolved, query.glob)):
+            if hits is not None and index == EAGER_FILES:
+                hits.wait()
+            if hits is None or file.target or file.absolute in query.buffers or hits.may_match(file.absolute):
                 yield file
 
 

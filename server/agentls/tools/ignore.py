@@ -1,7 +1,10 @@
 """.gitignore rules for the search tools (and the session's skill and template folders), matched by RE2.
 
 Each rule is translated to RE2 by :func:`~agentls.tools.matching.glob_to_regex`, and one
-file's rules are matched in one pass (an RE2 set), in time linear in the path.
+file's rules are matched in one pass (an RE2 set), in time linear in the path. A walk
+first screens a whole folder's entries against each file's rules in one search
+(:meth:`GitIgnore.narrowed`), so that the entries of a folder no rule can match, most of
+them, cost no match of their own.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from dataclasses import dataclass
 
 import re2
 
-from agentls.tools.matching import MAX_PATTERN_LENGTH, glob_to_regex, re2_options, utf8
+from agentls.tools.matching import MAX_PATTERN_LENGTH, LineScreen, glob_to_regex, re2_options, utf8
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class _IgnoreFile:
     base: str
     rules: tuple[IgnoreRule, ...]
     matcher: re2.Set
+    screen: LineScreen
+    """All the rules as one pattern: which of many paths any of them may match, in one search."""
 
     def decision(self, path: str, is_dir: bool) -> bool | None:
         """Whether the last of its rules matching ``path`` ignores it; ``None`` if none matches."""
@@ -77,7 +82,7 @@ def _ignore_file(base: str, text: str) -> _IgnoreFile | None:
     if not kept:
         return None
     matcher.Compile()
-    return _IgnoreFile(base, tuple(kept), matcher)
+    return _IgnoreFile(base, tuple(kept), matcher, LineScreen([rule.regex for rule in kept]))
 
 
 class GitIgnore:
@@ -94,6 +99,22 @@ class GitIgnore:
         """These rules followed by those of a ``.gitignore`` in folder ``base`` (``""`` or ``"a/b/"``)."""
         added = _ignore_file(base, text)
         return GitIgnore((*self._files, added)) if added is not None else self
+
+    def narrowed(self, folder: str, names: list[str]) -> GitIgnore | None:
+        """These rules without the files that ignore none of ``names`` in ``folder`` (``""`` or ``"a/b/"``).
+
+        Decides for those names as these rules do (:meth:`ignored`), each file having
+        been screened against all the names at once; ``None`` when no rule can ignore one.
+        """
+        kept: list[_IgnoreFile] = []
+        for file in self._files:
+            if folder.startswith(file.base):
+                inside = folder[len(file.base) :]
+                if file.screen.any_full_line([inside + name for name in names]):
+                    kept.append(file)
+        if not kept:
+            return None
+        return self if len(kept) == len(self._files) else GitIgnore(tuple(kept))
 
     def ignored(self, path: str, is_dir: bool) -> bool:
         """Whether ``path`` (relative to the top, ``/``-separated) is ignored by the rules."""

@@ -10,10 +10,17 @@ backreferences and no lookaround. Globs (and the ``.gitignore`` rules of
 
 Text is matched as UTF-8; a character that has none (the surrogate escapes of a file
 name that is not UTF-8) is matched as ``?``, so no text can fail a match.
+
+One call of RE2 costs more than matching a short path, so what matches many texts (a
+folder's entries against a glob or the ``.gitignore`` rules, a file's lines against a
+pattern) joins them with newlines and matches them in one search (:class:`LineScreen`,
+:meth:`Pattern.fullmatches`, :meth:`Pattern.may_match_lines`), with the same answers as
+one match each.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 import re2
@@ -51,13 +58,80 @@ def _reason(error: Exception) -> str:
     return message.decode("utf-8", errors="replace") if isinstance(message, bytes) else str(message)
 
 
+_FLAGS_OFF = re.compile(r"\(\?[a-zA-Z]*-")
+"""An inline group turning flags off (``(?-m)``, ``(?i-s:...)``): it may undo multi-line mode."""
+
+
+class LineScreen:
+    """Regexes matched against many one-line texts in one search.
+
+    The texts are joined with newlines and searched for ``(?m)^(?:r1|r2|...)$``, with
+    ``.`` not matching a newline: a text that one of the regexes matches all of is a
+    whole line matched. A text that itself holds a newline cannot be told apart, nor a
+    match that runs across lines: then the answer is "maybe" (:meth:`any_full_line`)
+    or unknown (:meth:`full_lines`). With ``one_line`` (the regexes never match a
+    newline) :meth:`full_lines` first tries whether all the lines match, in one match.
+    """
+
+    def __init__(self, regexes: list[str], *, ignore_case: bool = False, one_line: bool = False) -> None:
+        joined = "|".join(f"(?:{regex})" for regex in regexes)
+        options = re2_options(ignore_case=ignore_case)
+        try:
+            self._regex: re2._Regexp | None = re2.compile(utf8(f"(?m)^(?:{joined})$"), options)
+            self._all = re2.compile(utf8(f"(?:(?:{joined})\n)*(?:{joined})"), options) if one_line else None
+        except re2.error:
+            self._regex = self._all = None  # too big for RE2's memory: every answer is then "maybe"
+
+    @staticmethod
+    def _joined(texts: list[str]) -> str | None:
+        joined = "\n".join(texts)
+        return joined if joined.count("\n") == len(texts) - 1 else None
+
+    def any_full_line(self, texts: list[str]) -> bool:
+        """Whether one of the regexes may match all of one of ``texts`` (never ``False`` when one does)."""
+        if not texts:
+            return False
+        joined = self._joined(texts)
+        if self._regex is None or joined is None:
+            return True
+        return self._regex.search(utf8(joined)) is not None
+
+    def full_lines(self, texts: list[str]) -> list[bool] | None:
+        """Which of ``texts`` one of the regexes matches all of; ``None`` when one search cannot tell."""
+        joined = self._joined(texts) if texts else None
+        if self._regex is None or joined is None:
+            return None
+        data = utf8(joined)
+        if self._all is not None and self._all.fullmatch(data) is not None:
+            return [True] * len(texts)
+        found: set[bytes] = set()
+        for match in self._regex.finditer(data):
+            line = match.group()
+            if b"\n" in line:
+                return None
+            found.add(line)
+        if not found:
+            return [False] * len(texts)
+        return [utf8(text) in found for text in texts]
+
+
 class Pattern:
     """A compiled RE2 pattern over UTF-8 bytes."""
 
     def __init__(
-        self, pattern: str, *, ignore_case: bool = False, literal: bool = False, dot_all: bool = False
+        self,
+        pattern: str,
+        *,
+        ignore_case: bool = False,
+        literal: bool = False,
+        dot_all: bool = False,
+        one_line: str | None = None,
     ) -> None:
-        """Raises :class:`PatternError` for a pattern RE2 rejects or one over :data:`MAX_PATTERN_LENGTH`."""
+        """Raises :class:`PatternError` for a pattern RE2 rejects or one over :data:`MAX_PATTERN_LENGTH`.
+
+        ``one_line``: the same pattern in a form that never matches a newline
+        (:func:`glob_to_line_regex`), for :meth:`fullmatches`.
+        """
         if len(pattern) > MAX_PATTERN_LENGTH:
             raise PatternError(
                 f"it is {len(pattern)} characters long, the most accepted is {MAX_PATTERN_LENGTH}"
@@ -68,6 +142,9 @@ class Pattern:
             )
         except re2.error as error:
             raise PatternError(_reason(error)) from None
+        self._source = pattern
+        self._ignore_case, self._literal, self._dot_all = ignore_case, literal, dot_all
+        self._one_line = one_line
 
     def search(self, text: str) -> bool:
         """Whether the pattern matches somewhere in ``text``."""
@@ -76,6 +153,42 @@ class Pattern:
     def fullmatch(self, text: str) -> bool:
         """Whether the pattern matches all of ``text``."""
         return self._regex.fullmatch(utf8(text)) is not None
+
+    def fullmatches(self, texts: list[str]) -> list[bool]:
+        """:meth:`fullmatch` of each of ``texts``, in one search when it can tell (:class:`LineScreen`)."""
+        found = self._lines.full_lines(texts) if self._lines is not None and len(texts) > 1 else None
+        return found if found is not None else [self.fullmatch(text) for text in texts]
+
+    @functools.cached_property
+    def _lines(self) -> LineScreen | None:
+        if self._literal:
+            return None
+        if self._one_line is not None:
+            return LineScreen([self._one_line], ignore_case=self._ignore_case, one_line=True)
+        return LineScreen([self._source], ignore_case=self._ignore_case)
+
+    def may_match_lines(self, data: bytes) -> bool:
+        """Whether :meth:`search` may find the pattern in a line of the ``\\n``-separated UTF-8 ``data``.
+
+        Never ``False`` when it does in one; ``True`` may also mean a match across
+        lines. One search in multi-line mode (``^`` and ``$`` at each line's ends); a
+        pattern that mode cannot screen (``\\A``, ``\\z``, flags turned off) always answers ``True``.
+        """
+        screen = self._multi_line
+        return screen is None or screen.search(data) is not None
+
+    @functools.cached_property
+    def _multi_line(self) -> re2._Regexp | None:
+        """``(?m)`` and the pattern; ``None`` when there is none that can screen lines."""
+        if self._literal:
+            return self._regex  # a literal has no anchors: found in a line is found in the text
+        if "\\A" in self._source or "\\z" in self._source or _FLAGS_OFF.search(self._source):
+            return None
+        options = re2_options(ignore_case=self._ignore_case, dot_all=self._dot_all)
+        try:
+            return re2.compile(utf8("(?m)" + self._source), options)
+        except re2.error:
+            return None
 
 
 # --- globs -----------------------------------------------------------------------------
@@ -88,6 +201,25 @@ def glob_to_regex(pattern: str) -> str:
     of directories: ``**/x`` also matches ``x``, ``a/**`` everything inside ``a``,
     ``a/**/b`` also ``a/b``. Elsewhere ``**`` behaves like ``*``.
     """
+    regex = _glob_to_regex(pattern, one_line=False)
+    assert regex is not None
+    return regex
+
+
+def glob_to_line_regex(pattern: str) -> str | None:
+    """:func:`glob_to_regex`'s regex, but one that never matches a newline (with ``.`` not matching one).
+
+    It matches what that one matches on a text without a newline. ``None`` for a
+    glob that could match a newline otherwise than through ``.``: one with a newline
+    in it, or a class of characters such as ``[\\x00-z]``.
+    """
+    return _glob_to_regex(pattern, one_line=True)
+
+
+def _glob_to_regex(pattern: str, *, one_line: bool) -> str | None:
+    if one_line and "\n" in pattern:
+        return None
+    no_slash, negated = ("[^/\\n]", "^/\\n") if one_line else ("[^/]", "^/")
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
@@ -103,13 +235,13 @@ def glob_to_regex(pattern: str) -> str:
                         out.append("(?:.*/)?")
                         i = end + 1
                     continue
-                out.append("[^/]*")
+                out.append(no_slash + "*")
                 i = end
                 continue
-            out.append("[^/]*")
+            out.append(no_slash + "*")
             i += 1
         elif char == "?":
-            out.append("[^/]")
+            out.append(no_slash)
             i += 1
         elif char == "[":
             start = i + 1
@@ -126,8 +258,10 @@ def glob_to_regex(pattern: str) -> str:
             negate = body[:1] in ("!", "^")
             if negate:
                 body = body[1:]
+            elif one_line and any(c <= "\n" for c in body):
+                return None  # a range from below a newline may hold one
             body = body.replace("\\", "\\\\").replace("[", "\\[").replace("^", "\\^")
-            out.append(f"[{'^/' if negate else ''}{body}]")
+            out.append(f"[{negated if negate else ''}{body}]")
             i = close + 1
         elif char == "\\" and i + 1 < n:
             out.append(re.escape(pattern[i + 1]))
@@ -149,4 +283,4 @@ def glob_matcher(pattern: str) -> Pattern:
     pattern = pattern.removeprefix("/")
     if "/" not in pattern:
         pattern = "**/" + pattern
-    return Pattern(glob_to_regex(pattern), dot_all=True)
+    return Pattern(glob_to_regex(pattern), dot_all=True, one_line=glob_to_line_regex(pattern))

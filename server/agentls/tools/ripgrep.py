@@ -2,11 +2,16 @@
 
 ``grep``'s output is always produced by its own matcher (RE2, whose dialect ripgrep's
 Rust regex shares), so it is the same with or without ``rg``; ``rg`` only spares reading
-the files without a match. When ``rg`` is missing, fails, or cannot compile the pattern,
-every file is searched in Python instead. ``rg`` runs within the call's bounds: no deeper
-than the walk goes, killed when it is aborted or has used half of the call's time (``rg``
-opens ``.gitignore`` files by name, and one that is a FIFO would hold it forever); the
-rest of the time then goes to the search in Python.
+the files without a match. It runs beside the search in Python, which searches the
+first files itself and then waits for ``rg``, and searches only ``rg``'s files after it
+has ended: a pattern found early (a common one) is done before ``rg`` is, and ``rg`` is
+then stopped. When ``rg`` is missing,
+fails, or cannot compile the pattern, every file is searched in Python. ``rg`` runs within
+the call's bounds: no deeper than the walk goes, killed when the call ends or is aborted,
+or when it has used half of the call's time (``rg`` opens ``.gitignore`` files by name,
+and one that is a FIFO would hold it forever). Its output is read as it comes, and once
+it has named more than :data:`MAX_FILES` files it is stopped too: a pattern that common
+is found as soon by the search in Python, and the names would grow with the tree.
 """
 
 from __future__ import annotations
@@ -15,11 +20,15 @@ import os
 import shutil
 import subprocess
 import sysconfig
+import threading
 import time
+from types import TracebackType
 
 from agentls.tools.walk import Budget
 
 POLL_SECONDS = 0.05
+MAX_FILES = 10_000
+"""The most files with a match taken from ``rg``; with more, every file is searched in Python."""
 RG_ENV = "AGENTLS_RG"
 """The environment variable naming the ``rg`` to use; ``off`` searches without one."""
 
@@ -39,48 +48,108 @@ def find_rg() -> str | None:
     return shutil.which("rg") or shutil.which("rg", path=sysconfig.get_path("scripts"))
 
 
-def files_with_matches(
-    rg: str, folder: str, pattern: str, *, ignore_case: bool, literal: bool, budget: Budget
-) -> set[str] | None:
-    """The absolute paths under ``folder`` that ``rg`` finds a match in; ``None`` if ``rg`` failed.
+class FilesWithMatches:
+    """``rg --files-with-matches`` under a folder, running in the background for one ``grep`` call.
 
     ``rg`` applies ``.gitignore`` files (also outside a git repository) and skips
     binary files, like the Python walk; hidden files are included; it descends no
-    deeper than ``budget``'s depth bound. Blocking: run it in a thread. After half of
-    the budget's time, ``rg`` is killed (``None``); an abort kills it and raises
-    :class:`AbortError`.
+    deeper than ``budget``'s depth bound; it is stopped (as failed) once it has named more
+    than ``max_files`` files. Use it as a context manager: leaving it kills ``rg`` if it
+    still runs.
     """
-    command = [rg, "--files-with-matches", "--null", "--no-messages", "--no-config", "--hidden"]
-    command += ["--no-require-git", "--glob", "!.git", "--max-depth", str(budget.bounds.depth + 1)]
-    if ignore_case:
-        command.append("--ignore-case")
-    if literal:
-        command.append("--fixed-strings")
-    command += ["--regexp", pattern, "--", folder]
-    try:
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
-        )
-    except OSError:
-        return None
-    with process:
+
+    def __init__(
+        self,
+        rg: str,
+        folder: str,
+        pattern: str,
+        *,
+        ignore_case: bool,
+        literal: bool,
+        budget: Budget,
+        max_files: int = MAX_FILES,
+    ) -> None:
+        command = [rg, "--files-with-matches", "--null", "--no-messages", "--no-config", "--hidden"]
+        command += ["--no-require-git", "--glob", "!.git", "--max-depth", str(budget.bounds.depth + 1)]
+        if ignore_case:
+            command.append("--ignore-case")
+        if literal:
+            command.append("--fixed-strings")
+        command += ["--regexp", pattern, "--", folder]
+        self._folder, self._budget, self._max_files = folder, budget, max_files
+        self._deadline = time.monotonic() + budget.bounds.seconds / 2
+        self._found: set[str] | None = set()
+        self._ended = threading.Event()
         try:
-            output = _output(process, budget, time.monotonic() + budget.bounds.seconds / 2)
+            self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+            )
+        except OSError:
+            self._process, self._found = None, None
+            self._ended.set()
+            return
+        self._reader = threading.Thread(target=self._read, name="agentls-rg-output", daemon=True)
+        self._reader.start()
+
+    def __enter__(self) -> FilesWithMatches:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self._process is not None:
+            self._stop()
+            self._reader.join()
+            assert self._process.stdout is not None
+            self._process.stdout.close()
+
+    def may_match(self, path: str) -> bool:
+        """Whether the file at the absolute ``path`` may have a match: unless ``rg`` has ended without it.
+
+        Stops ``rg`` once it has used half of the call's time.
+        """
+        if not self._ended.is_set():
+            if time.monotonic() > self._deadline:
+                self._stop()
+            return True
+        return self._found is None or path in self._found
+
+    def wait(self) -> set[str] | None:
+        """Wait for ``rg`` to end: the absolute paths of its files; ``None`` if it failed, or if the
+        call's time or half of it was up first (``rg`` is then stopped). An abort stops it and raises
+        :class:`AbortError`."""
+        try:
+            while self._budget.running() and time.monotonic() < self._deadline:
+                if self._ended.wait(POLL_SECONDS):
+                    return self._found
         finally:
-            if process.returncode is None:
-                process.kill()
-    if output is None or process.returncode not in (0, 1):  # 1: no match; 2: an error (a bad pattern...)
+            if not self._ended.is_set():
+                self._stop()
         return None
-    names = output.split(b"\0")
-    return {os.path.normpath(os.path.join(folder, os.fsdecode(name))) for name in names if name}
 
+    def _stop(self) -> None:
+        assert self._process is not None
+        if self._process.poll() is None:
+            self._process.kill()
 
-def _output(process: subprocess.Popen[bytes], budget: Budget, deadline: float) -> bytes | None:
-    """What ``process`` prints until it ends; ``None`` once ``budget``'s time or ``deadline`` is up."""
-    while budget.running() and time.monotonic() < deadline:
+    def _read(self) -> None:
+        """The paths ``rg`` prints, read as they come (on its own thread); ``rg`` killed after too many."""
+        assert self._process is not None and self._process.stdout is not None
+        found: set[str] = set()
+        too_many = False
+        rest, fd = b"", self._process.stdout.fileno()
         try:
-            output, _ = process.communicate(timeout=POLL_SECONDS)
-        except subprocess.TimeoutExpired:
-            continue
-        return output
-    return None
+            while chunk := os.read(fd, 1 << 16):
+                *names, rest = (rest + chunk).split(b"\0")
+                found.update(self._absolute(name) for name in names if name)
+                if len(found) > self._max_files:
+                    too_many = True
+                    self._process.kill()
+                    break
+        finally:
+            code = self._process.wait()  # 1: no match; 2: an error (a bad pattern...)
+            self._found = found if code in (0, 1) and not too_many else None
+            self._ended.set()
+
+    def _absolute(self, name: bytes) -> str:
+        return os.path.normpath(os.path.join(self._folder, os.fsdecode(name)))

@@ -11,7 +11,8 @@ it is the folder the walk came from (device and inode), as ``fts(3)`` does; a tr
 changed under the walk in a way that breaks this ends the walk, with a note.
 
 What one call may spend is bounded (:class:`Budget`): the entries it reads, the depth it
-descends and its time; the abort signal is checked at every entry. Nothing here opens
+descends and its time; the abort signal and the time are checked at every folder and
+every :data:`CHECK_EVERY` entries. Nothing here opens
 a FIFO, socket or device: the walk keeps only what its folder listing says is a regular
 file, and files are opened with ``O_NONBLOCK`` and checked with ``fstat`` before use.
 The work runs on the search tools' own threads (:func:`run_search`), never the event
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import itertools
+import operator
 import os
 import stat
 import time
@@ -29,12 +32,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from agentls.ai import AbortSignal
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.tools.files import is_within
 from agentls.tools.ignore import GitIgnore
+from agentls.tools.matching import Pattern
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 T = TypeVar("T")
@@ -47,6 +51,9 @@ MAX_SECONDS = 30.0
 """How long one call may search."""
 GITIGNORE_MAX_BYTES = 1024 * 1024
 """The part of a ``.gitignore`` that is read."""
+CHECK_EVERY = 64
+"""How many entries the walk goes through between two checks of the abort signal and the time (and one
+at each folder it reads)."""
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _NONBLOCK
@@ -99,13 +106,17 @@ class Budget:
             self.out_of_time = True
         return not self.out_of_time
 
-    def read_entry(self) -> bool:
-        """Count one more folder entry read; whether it may be (the entries and the time are not spent)."""
+    def read_entries(self, entries: Iterator[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
+        """As many of a folder's ``entries`` as the entries bound leaves, counted (none when time is up)."""
         if not self.running() or self.out_of_entries:
-            return False
-        self.entries += 1
-        self.out_of_entries = self.entries > self.bounds.entries
-        return not self.out_of_entries
+            return []
+        left = self.bounds.entries - self.entries
+        read = list(itertools.islice(entries, left))
+        self.entries += len(read)
+        if len(read) == left and next(entries, None) is not None:
+            self.entries += 1
+            self.out_of_entries = True
+        return read
 
     def hit(self) -> list[str]:
         """The bounds hit, for ``details.boundsHit``: ``entries``, ``time``, ``depth``, ``changed``."""
@@ -141,8 +152,7 @@ class Budget:
         return notes
 
 
-@dataclass(frozen=True)
-class WalkFile:
+class WalkFile(NamedTuple):
     """A file the walk found, or an open document that is not on disk."""
 
     relative: str
@@ -155,6 +165,10 @@ class WalkFile:
     """For a symlink, the real path it leads to (inside the workspace); opened by that path."""
 
 
+_Entry = tuple[str, str, bool, str | None]
+"""A folder entry the walk keeps: ``(sort key, name, is_dir, symlink target)``; a folder's key ends in "/"."""
+
+
 @dataclass
 class _Folder:
     """A folder of the walk's current chain, with the entries it has left to visit."""
@@ -164,9 +178,27 @@ class _Folder:
     relative: str
     depth: int
     rules: GitIgnore
-    entries: list[tuple[str, bool, str | None]]
-    """``(name, is_dir, symlink target)``, sorted so that the walk yields its files in sorted path order."""
+    entries: list[_Entry]
+    """Sorted so that the walk yields its files in sorted path order."""
     next: int = 0
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """What every folder of one walk is scanned with."""
+
+    top: str
+    prefix: str
+    """The searched folder's path from the workspace root (``""`` or ``"a/b/"``), for ``.gitignore``."""
+    glob: Pattern | None
+    budget: Budget
+
+
+def _globbed(entries: list[_Entry], relative: str, glob: Pattern) -> list[_Entry]:
+    """``entries`` without the files whose relative path ``glob`` does not match (folders are kept)."""
+    files = [relative + name for _, name, is_dir, _ in entries if not is_dir]
+    matched = iter(glob.fullmatches(files))
+    return [entry for entry in entries if entry[2] or next(matched)]
 
 
 def _identity(fd: int) -> tuple[int, int]:
@@ -189,10 +221,20 @@ def _kind(mode: int) -> str:
 def _read_regular(fd: int, limit: int) -> bytes | None:
     """Up to ``limit + 1`` bytes of the open ``fd`` if it is a regular file (``None`` if not); closes it."""
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        result = os.fstat(fd)
+        if not stat.S_ISREG(result.st_mode):
             return None
-        with open(fd, "rb", closefd=False) as file:
-            return file.read(limit + 1)
+        chunks: list[bytes] = []
+        want, size = min(result.st_size, limit) + 1, 0  # one more: to tell a file over the limit
+        while size <= limit:
+            asked = min(want, limit + 1 - size)
+            chunk = os.read(fd, asked)
+            chunks.append(chunk)
+            size += len(chunk)
+            if len(chunk) < asked:  # a regular file's end
+                break
+            want = 1 << 16  # it grew since fstat
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(fd)
 
@@ -309,9 +351,7 @@ class Tree:
         found: list[tuple[str, bool]] = []
         try:
             with os.scandir(fd) as entries:
-                for entry in entries:
-                    if not budget.read_entry():
-                        break
+                for entry in budget.read_entries(entries):
                     try:
                         found.append((entry.name, entry.is_dir()))
                     except OSError:
@@ -320,24 +360,30 @@ class Tree:
             os.close(fd)
         return found
 
-    def walk(self, top: Path, shown: str, budget: Budget) -> Iterator[WalkFile]:
+    def walk(self, top: Path, shown: str, budget: Budget, glob: Pattern | None = None) -> Iterator[WalkFile]:
         """The files under the folder ``top`` (from ``resolve``) that ``.gitignore`` files keep.
 
-        Yields them in the order of their sorted relative paths. Skips ``.git`` and ignored
-        folders without entering them, does not follow symlinked folders, nor links to
-        files outside the workspace; leaves out FIFOs, sockets and devices. Stops when
-        ``budget`` is spent. Raises what :meth:`open_folder` raises for ``top`` (named
-        ``shown``). Close the iterator when done with it early. Blocking: run it in a thread.
+        Yields them in the order of their sorted relative paths; with ``glob``, only
+        those whose relative path it matches (a folder's files matched in one search).
+        Skips ``.git`` and ignored folders without entering them, does not follow
+        symlinked folders, nor links to files outside the workspace; leaves out FIFOs,
+        sockets and devices. Stops when ``budget`` is spent. Raises what
+        :meth:`open_folder` raises for ``top`` (named ``shown``). Close the iterator
+        when done with it early. Blocking: run it in a thread.
         """
         ignore, prefix = self.ancestor_ignores(top)
         fd = self.open_folder(top, shown)
+        base = os.path.join(top, "")
+        scan = _Scan(str(top), prefix, glob, budget)
         try:
-            chain = [self._scan(fd, str(top), "", 0, ignore, prefix, budget)]
+            chain = [self._scan(fd, scan, "", 0, ignore)]
         except BaseException:
             os.close(fd)
             raise
         try:
-            while chain and budget.running():
+            for step in itertools.count():
+                if not chain or (step % CHECK_EVERY == 0 and not budget.running()):
+                    break
                 folder = chain[-1]
                 if folder.next == len(folder.entries):
                     chain.pop()
@@ -348,17 +394,17 @@ class Tree:
                         budget.changed = True
                         return
                     continue
-                name, is_dir, target = folder.entries[folder.next]
+                _, name, is_dir, target = folder.entries[folder.next]
                 folder.next += 1
                 relative = folder.relative + name
                 if not is_dir:
-                    yield WalkFile(relative, os.path.join(top, relative), name, folder.fd, target)
+                    yield WalkFile(relative, base + relative, name, folder.fd, target)
                 elif budget.out_of_entries:
                     continue  # what was listed is still shown, but no more is read
                 elif folder.depth >= budget.bounds.depth:
                     budget.too_deep += 1
                 else:
-                    inner = self._enter(folder, name, str(top), budget, prefix)
+                    inner = self._enter(folder, name, scan)
                     if inner is not None:
                         chain.append(inner)
         finally:
@@ -366,7 +412,7 @@ class Tree:
                 if folder.fd is not None:
                     os.close(folder.fd)
 
-    def _enter(self, folder: _Folder, name: str, top: str, budget: Budget, prefix: str) -> _Folder | None:
+    def _enter(self, folder: _Folder, name: str, scan: _Scan) -> _Folder | None:
         """The subfolder ``name`` of ``folder``, scanned; ``folder``'s descriptor is closed then."""
         assert folder.fd is not None
         try:
@@ -378,7 +424,7 @@ class Tree:
                 os.close(fd)
                 return None
             relative = folder.relative + name + "/"
-            inner = self._scan(fd, top, relative, folder.depth + 1, folder.rules, prefix, budget)
+            inner = self._scan(fd, scan, relative, folder.depth + 1, folder.rules)
         except OSError:
             os.close(fd)
             return None
@@ -406,41 +452,44 @@ class Tree:
         folder.fd = fd
         return True
 
-    def _scan(
-        self, fd: int, top: str, relative: str, depth: int, rules: GitIgnore, prefix: str, budget: Budget
-    ) -> _Folder:
+    def _scan(self, fd: int, scan: _Scan, relative: str, depth: int, rules: GitIgnore) -> _Folder:
         """The folder open as ``fd``: its ``.gitignore`` applied, its kept entries sorted."""
         listed: list[tuple[str, str]] = []
         with os.scandir(fd) as entries:
-            for entry in entries:
-                if not budget.read_entry():
-                    break
-                if entry.name == ".git":
+            for entry in scan.budget.read_entries(entries):
+                name = entry.name
+                if name == ".git":
                     continue
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        listed.append((entry.name, "dir"))
+                        listed.append((name, "dir"))
                     elif entry.is_file(follow_symlinks=False):
-                        listed.append((entry.name, "file"))
+                        listed.append((name, "file"))
                     elif entry.is_symlink():
-                        listed.append((entry.name, "link"))
+                        listed.append((name, "link"))
                 except OSError:
                     continue  # FIFOs, sockets and devices are left out: they are never opened
-        if any(name == ".gitignore" and kind == "file" for name, kind in listed):
+        path = scan.prefix + relative
+        if (".gitignore", "file") in listed:
             text = _gitignore(fd)
             if text is not None:
-                rules = rules.extended(prefix + relative, text)
-        kept: list[tuple[str, bool, str | None]] = []
+                rules = rules.extended(path, text)
+        deciding = rules.narrowed(path, [name for name, _ in listed])
+        kept: list[_Entry] = []
         for name, kind in listed:
-            if rules.ignored(prefix + relative + name, kind == "dir"):
+            if deciding is not None and deciding.ignored(path + name, kind == "dir"):
                 continue
-            if kind == "link":
-                target = self._link_target(os.path.join(top, relative + name))
-                if target is not None:
-                    kept.append((name, False, target))
+            if kind == "dir":
+                kept.append((name + "/", name, True, None))
+            elif kind == "file":
+                kept.append((name, name, False, None))
             else:
-                kept.append((name, kind == "dir", None))
-        kept.sort(key=lambda entry: entry[0] + "/" if entry[1] else entry[0])
+                target = self._link_target(os.path.join(scan.top, relative + name))
+                if target is not None:
+                    kept.append((name, name, False, target))
+        if scan.glob is not None:
+            kept = _globbed(kept, relative, scan.glob)
+        kept.sort(key=operator.itemgetter(0))
         return _Folder(fd, _identity(fd), relative, depth, rules, kept)
 
     def _link_target(self, path: str) -> str | None:
@@ -463,11 +512,14 @@ def _gitignore(folder: int) -> str | None:
     return None if data is None else data[:GITIGNORE_MAX_BYTES].decode("utf-8", errors="replace")
 
 
-def with_documents(files: Iterator[WalkFile], buffers: dict[str, str], top: Path) -> Iterator[WalkFile]:
+def with_documents(
+    files: Iterator[WalkFile], buffers: dict[str, str], top: Path, glob: Pattern | None = None
+) -> Iterator[WalkFile]:
     """``files`` (in sorted order) and the open documents under ``top``, in sorted order.
 
     A document that is on disk comes once, as the walk found it; documents not on
-    disk, or in folders the walk left out, are added.
+    disk, or in folders the walk left out, are added; with ``glob``, only those whose
+    relative path it matches (as the walk's ``glob``).
     """
     documents = sorted(
         (
@@ -477,6 +529,11 @@ def with_documents(files: Iterator[WalkFile], buffers: dict[str, str], top: Path
         ),
         key=lambda file: file.relative,
     )
+    if glob is not None:
+        documents = [file for file in documents if glob.fullmatch(file.relative)]
+    if not documents:
+        yield from files
+        return
     last = None
     for file in heapq.merge(files, documents, key=lambda file: file.relative):
         if file.relative != last:
