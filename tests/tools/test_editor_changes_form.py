@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agentls.tools.editor import EditorWorkspace, EditOutcome, EditRejected, EditSupport, OpenDocument
+from agentls.tools.editor import EditorWorkspace, EditRejected
+from agentls.tools.editor_connection import EditOutcome, EditSupport, OpenDocument
 from agentls.tools.workspace import Document
 from lsprotocol import types as lsp
 

@@ -21,7 +21,7 @@ from agentls.protocol import ContextAttachment, DiagnosticsContext, FileContext,
 from agentls.session.errors import SessionError
 from agentls.session.messages import custom_message
 from agentls.tools.diagnostics import DiagnosticsSource, diagnostic_lines, display_path, uri_path
-from agentls.tools.editor import PositionEncoding, line_starts, offset_at
+from agentls.tools.editor_connection import PositionEncoding, line_starts, offset_at
 from agentls.tools.files import NotRegularFile
 from agentls.tools.line_window import CHUNK_BYTES, read_window
 from agentls.tools.workspace import ToolInputError, Workspace

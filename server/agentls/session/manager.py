@@ -58,7 +58,7 @@ from agentls.session.session import AgentSession
 from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
 from agentls.tools.bounds import OutputFiles, with_outputs
 from agentls.tools.diagnostics import diagnostics_tool
-from agentls.tools.editor import EditorConnection
+from agentls.tools.editor_connection import EditorConnection
 from agentls.tools.environment import ToolEnvironment
 from agentls.tools.review import EditReviews
 

@@ -15,105 +15,34 @@ hold the same content, so that ``bash`` (tests, builds) sees it: the client save
 documents if it offers to (``agent/saveDocuments``), otherwise the workspace writes
 the file itself.
 
-The connection to the editor is the :class:`EditorConnection` protocol, which the
-server implements over LSP; this module only decides what to send.
+The connection to the editor is the :class:`~agentls.tools.editor_connection.EditorConnection`
+protocol, which the server implements over LSP; this module only decides what to send.
 """
 
 from __future__ import annotations
 
 import io
-import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, Protocol
+from typing import BinaryIO
 
 from lsprotocol import types as lsp
 
 from agentls.ai.abort import AbortSignal, unless_aborted
+from agentls.tools.editor_connection import (
+    LINE_BREAK,
+    EditorConnection,
+    OpenDocument,
+    PositionEncoding,
+    code_units,
+    document_key,
+)
 from agentls.tools.rebase import rebase
 from agentls.tools.workspace import DiskWorkspace, Document, FileStat, ToolInputError
 
-PositionEncoding = Literal["utf-8", "utf-16", "utf-32"]
-
 VERSION_WAIT_SECONDS = 2.0
 """How long to wait, after an applied edit, for the editor's ``didChange`` of it."""
-
-
-@dataclass(frozen=True)
-class OpenDocument:
-    """A document the editor has open, as last synchronised."""
-
-    uri: str
-    path: Path
-    text: str
-    version: int | None
-
-
-@dataclass(frozen=True)
-class EditSupport:
-    """What the client can do with workspace edits."""
-
-    apply_edit: bool = False
-    """``workspace.applyEdit``: edits of open documents go through the editor."""
-    document_changes: bool = False
-    """``workspaceEdit.documentChanges``: edits carry the buffer's version (else the ``changes`` form)."""
-    create_files: bool = False
-    """``documentChanges`` and ``resourceOperations`` with ``create``: new files are created in the editor."""
-    save_documents: bool = False
-    """The client answers ``agent/saveDocuments``: it saves the documents after an applied edit."""
-    delete_files: bool = False
-    """``documentChanges`` and ``resourceOperations`` with ``delete``: files are deleted in the editor."""
-
-
-@dataclass(frozen=True)
-class EditOutcome:
-    applied: bool
-    failure_reason: str | None = None
-
-
-class EditorConnection(Protocol):
-    """The editor, as the workspace needs it (the server implements it over LSP)."""
-
-    @property
-    def position_encoding(self) -> PositionEncoding: ...
-
-    def document(self, path: Path) -> OpenDocument | None:
-        """The open document of ``path`` (an absolute path), if the editor has it open."""
-        ...
-
-    def documents(self) -> list[OpenDocument]: ...
-
-    def edit_support(self) -> EditSupport: ...
-
-    async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome: ...
-
-    async def save_documents(self, uris: list[str]) -> set[str]:
-        """Ask the client to save the documents; the URIs it saved."""
-        ...
-
-    async def wait_for_version(self, uri: str, newer_than: int, seconds: float) -> bool:
-        """Wait until the version is above ``newer_than`` (or it closes); ``False`` after ``seconds``."""
-        ...
-
-    @property
-    def answers_diagnostics(self) -> bool:
-        """Whether :meth:`diagnostics` works (the client answers ``agent/getDiagnostics``)."""
-        ...
-
-    async def diagnostics(self, uris: list[str] | None) -> list[dict[str, Any]]:
-        """What the editor's language servers report: ``[{uri, items: [Diagnostic]}]``."""
-        ...
-
-    @property
-    def answers_review(self) -> bool:
-        """Whether :meth:`review_edit` works (the client answers ``agent/reviewEdit``)."""
-        ...
-
-    async def review_edit(self, params: dict[str, Any]) -> Any:
-        """Show a change to the user: ``{outcome: "accept" | "reject", reason?}``."""
-        ...
 
 
 class EditRejected(ToolInputError):
@@ -122,47 +51,12 @@ class EditRejected(ToolInputError):
 
 # --- positions and edits ---------------------------------------------------------------
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def _units(text: str, encoding: PositionEncoding) -> int:
-    if encoding == "utf-8":
-        return len(text.encode("utf-8", errors="surrogatepass"))
-    if encoding == "utf-32":
-        return len(text)
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
-
-
 def lsp_position(text: str, offset: int, encoding: PositionEncoding = "utf-16") -> lsp.Position:
     """The LSP position of character ``offset`` of ``text`` (lines end at ``\\n``, ``\\r\\n`` or ``\\r``)."""
     line, line_start = 0, 0
-    for match in _LINE_BREAK.finditer(text, 0, offset):
+    for match in LINE_BREAK.finditer(text, 0, offset):
         line, line_start = line + 1, match.end()
-    return lsp.Position(line=line, character=_units(text[line_start:offset], encoding))
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset where each line of ``text`` starts (lines end at ``\n``, ``\r\n`` or ``\r``)."""
-    return [0, *(match.end() for match in _LINE_BREAK.finditer(text))]
-
-
-def offset_at(text: str, line: int, character: int, encoding: PositionEncoding = "utf-16") -> int | None:
-    """The string offset of an LSP position, ``None`` when the line is past the end.
-
-    A ``character`` past the end of its line means the line's end, as LSP says.
-    """
-    starts = line_starts(text)
-    if line >= len(starts):
-        return None
-    start = starts[line]
-    end = starts[line + 1] if line + 1 < len(starts) else len(text)
-    content = _LINE_BREAK.sub("", text[start:end], count=1) if line + 1 < len(starts) else text[start:end]
-    units = 0
-    for index, char in enumerate(content):
-        if units >= character:
-            return start + index
-        units += _units(char, encoding)
-    return start + len(content)
+    return lsp.Position(line=line, character=code_units(text[line_start:offset], encoding))
 
 
 def minimal_edit(old: str, new: str, encoding: PositionEncoding = "utf-16") -> lsp.TextEdit:
@@ -452,8 +346,3 @@ NOT_CREATED_IN_EDITOR = (
     "written on disk only: the editor cannot create files through workspace/applyEdit "
     "(no documentChanges with the create resource operation), so it does not show the new file"
 )
-
-
-def document_key(path: str | Path) -> str:
-    """How open documents and tool paths are matched: the absolute, normalised path."""
-    return os.path.normpath(os.path.abspath(path))

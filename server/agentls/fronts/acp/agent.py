@@ -76,7 +76,7 @@ from agentls.session import SessionError, SessionManager
 from agentls.session.events import KernelEvent, McpStatusChanged, SessionEvent
 from agentls.session.policy.permission_presets import PRESETS
 from agentls.session.session import AgentSession
-from agentls.tools.editor import EditorConnection
+from agentls.tools.editor_connection import EditorConnection
 from agentls.tools.workspace import Workspace
 
 logger = logging.getLogger(__name__)

@@ -31,7 +31,13 @@ from agentls.protocol import (
     SaveDocumentsParams,
     SaveDocumentsResult,
 )
-from agentls.tools.editor import EditOutcome, EditSupport, OpenDocument, PositionEncoding, document_key
+from agentls.tools.editor_connection import (
+    EditOutcome,
+    EditSupport,
+    OpenDocument,
+    PositionEncoding,
+    document_key,
+)
 from agentls.tools.workspace import ToolInputError
 
 if TYPE_CHECKING:
