@@ -67,6 +67,12 @@ def answer(tokens: int) -> list[bytes]:
     return [b"%x\r\n%s\r\n" % (len(event), event) for event in events]
 
 
+def point_anthropic_at(data: Path, port: int) -> None:
+    """A ``models.json`` in the data folder sending the anthropic provider to the mock on ``port``."""
+    provider = {"baseUrl": f"http://127.0.0.1:{port}", "apiKey": "bench-key", "maxRetries": 0}
+    (data / "models.json").write_text(json.dumps({"providers": {"anthropic": provider}}))
+
+
 async def serve_mock(chunks: list[bytes]) -> asyncio.Server:
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -117,8 +123,7 @@ async def run(sessions: int, tokens: int, coalesce: bool) -> None:
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "data"
         data.mkdir()
-        provider = {"baseUrl": f"http://127.0.0.1:{port}", "apiKey": "bench-key", "maxRetries": 0}
-        (data / "models.json").write_text(json.dumps({"providers": {"anthropic": provider}}))
+        point_anthropic_at(data, port)
         options = {"dataDir": str(data), "coalesceDeltas": coalesce}
         keys = {
             "ANTHROPIC_API_KEY": "",

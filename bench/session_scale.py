@@ -36,7 +36,7 @@ from typing import Any
 from agentls.client import AgentClient
 
 sys.path.insert(0, str(Path(__file__).parent))
-from many_sessions import NO_KEYS, answer, serve_mock
+from many_sessions import NO_KEYS, answer, point_anthropic_at, serve_mock
 
 LOADED = 100
 """Stored sessions loaded after the listings."""
@@ -61,8 +61,7 @@ async def idle_sessions(count: int, own_folders: bool) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "data"
         data.mkdir()
-        provider = {"baseUrl": f"http://127.0.0.1:{port}", "apiKey": "bench-key", "maxRetries": 0}
-        (data / "models.json").write_text(json.dumps({"providers": {"anthropic": provider}}))
+        point_anthropic_at(data, port)
         async with AgentClient(
             initialization_options={"dataDir": str(data)}, env=NO_KEYS, cwd=folder
         ) as client:
