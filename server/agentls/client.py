@@ -91,8 +91,7 @@ SERVER_LOG = logging.getLogger("agentls.client.server_log")
 _LOG_LEVELS = {1: logging.ERROR, 2: logging.WARNING, 3: logging.INFO, 4: logging.DEBUG}
 
 
-def _log_server_message(params: Any) -> None:
-    message = _plain(params)
+def _log_server_message(message: Any) -> None:
     if isinstance(message, dict):
         SERVER_LOG.log(_LOG_LEVELS.get(message.get("type"), logging.INFO), "%s", message.get("message", ""))
 
@@ -115,17 +114,6 @@ class Notification:
     @property
     def session_id(self) -> str | None:
         return self.params.get("sessionId")
-
-
-def _plain(value: Any) -> Any:
-    """Notification params as plain JSON data, whatever the JSON-RPC layer made of them."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple) and not hasattr(value, "_fields"):
-        return [_plain(v) for v in value]
-    if hasattr(value, "_asdict"):
-        return {k: _plain(v) for k, v in value._asdict().items()}
-    return value
 
 
 _PYTHON_NAMES = (
@@ -213,7 +201,7 @@ class AgentClient:
 
     def _no_permission_handler(self, params: Any) -> None:
         """The server's question without ``on_permission``: a rejection, said once per question."""
-        message = str(_plain(params).get("message", ""))
+        message = str(params.get("message", ""))
         if message not in self._rejected_unasked:
             self._rejected_unasked.add(message)
             CLIENT_LOG.warning(
@@ -222,7 +210,7 @@ class AgentClient:
 
     async def _answer_permission(self, params: Any) -> dict[str, Any]:
         assert self.on_permission is not None
-        answer = self.on_permission(RequestPermissionParams.model_validate(_plain(params)))
+        answer = self.on_permission(RequestPermissionParams.model_validate(params))
         if inspect.isawaitable(answer):
             answer = await answer
         if isinstance(answer, RequestPermissionResult):
@@ -231,7 +219,7 @@ class AgentClient:
 
     def _receiver(self, method: str) -> Any:
         def receive(params: Any) -> None:
-            self._dispatch(Notification(method, _plain(params)))
+            self._dispatch(Notification(method, params))
 
         return receive
 
@@ -298,8 +286,8 @@ class AgentClient:
                 "clientInfo": {"name": "agentls.client"},
             },
         )
-        self._rpc.protocol.notify("initialized", {})
-        capabilities = _plain(result).get("capabilities", {}) if result else {}
+        self._rpc.notify("initialized", {})
+        capabilities = result.get("capabilities", {}) if result else {}
         self.server_capabilities = (capabilities.get("experimental") or {}).get("agent", {})
         return self.server_capabilities
 
@@ -310,7 +298,7 @@ class AgentClient:
         with contextlib.suppress(Exception):  # refused (e.g. before a successful initialize): exit anyway
             await asyncio.wait_for(self._call("shutdown", None), 10)
         with contextlib.suppress(Exception):
-            self._rpc.protocol.notify("exit", None)
+            self._rpc.notify("exit", None)
         self._started = False
         server = self._rpc._server
         if server is not None:
@@ -339,7 +327,7 @@ class AgentClient:
             )
         if self._exited.is_set():
             raise AgentClientError(f"{self._exit_reason}; cannot send {method}", kind="connection")
-        request = asyncio.ensure_future(self._rpc.protocol.send_request_async(method, params))
+        request = asyncio.ensure_future(self._rpc.send_request_async(method, params))
         exited = asyncio.ensure_future(self._exited.wait())
         try:
             await asyncio.wait({request, exited}, return_when=asyncio.FIRST_COMPLETED)
@@ -352,7 +340,7 @@ class AgentClient:
         try:
             return request.result()
         except RpcError as error:
-            data = _plain(error.data) if error.data is not None else None
+            data = error.data
             kind = data.get("kind", "protocol") if isinstance(data, dict) else "protocol"
             raise AgentClientError(
                 _python_names(error.message), kind=kind, code=error.code, data=data
@@ -367,7 +355,7 @@ class AgentClient:
             if isinstance(params, BaseModel)
             else params
         )
-        return result.model_validate(_plain(await self._call(method, wire)))
+        return result.model_validate(await self._call(method, wire))
 
     async def new_session(
         self,
@@ -429,7 +417,7 @@ class AgentClient:
     async def fork(self, session_id: str, entry_id: str) -> str:
         """A new session (loaded) whose history is this one's up to ``entry_id``; its id."""
         result = await self._call("agent/fork", {"sessionId": session_id, "entryId": entry_id})
-        return str(_plain(result)["sessionId"])
+        return str(result["sessionId"])
 
     async def list_mcp_servers(self, session_id: str | None = None) -> ListMcpServersResult:
         """The MCP servers of a session (or of the server) with their status and tools."""
@@ -489,16 +477,16 @@ class AgentClient:
     async def set_label(self, session_id: str, entry_id: str, label: str | None) -> str | None:
         """Put a bookmark on an entry (``None`` clears it); the label as stored."""
         params = {"sessionId": session_id, "entryId": entry_id, "label": label}
-        return _plain(await self._call("agent/setLabel", params)).get("label")
+        return await self._call("agent/setLabel", params).get("label")
 
     async def rename_session(self, session_id: str, name: str) -> str | None:
         """Name the session (shown instead of its first prompt in lists); ``""`` clears the name."""
         result = await self._call("agent/renameSession", {"sessionId": session_id, "name": name})
-        return _plain(result).get("name")
+        return result.get("name")
 
     async def delete_session(self, session_id: str) -> bool:
         result = await self._call("agent/deleteSession", {"sessionId": session_id})
-        return bool(_plain(result).get("deleted"))
+        return bool(result.get("deleted"))
 
     async def prompt(
         self,
@@ -540,12 +528,12 @@ class AgentClient:
         params = {"sessionId": session_id, "itemId": item_id, "text": text}
         if images is not None:
             params["images"] = images
-        return QueueState.model_validate(_plain(await self._call("agent/editQueueItem", params)))
+        return QueueState.model_validate(await self._call("agent/editQueueItem", params))
 
     async def move_queue_item(self, session_id: str, item_id: str, index: int) -> QueueState:
         """Move a queued item to ``index`` in its queue (0: delivered first)."""
         params = {"sessionId": session_id, "itemId": item_id, "index": index}
-        return QueueState.model_validate(_plain(await self._call("agent/moveQueueItem", params)))
+        return QueueState.model_validate(await self._call("agent/moveQueueItem", params))
 
     async def abort(self, session_id: str) -> AbortResult:
         return await self.request("agent/abort", SessionParams(session_id=session_id), AbortResult)

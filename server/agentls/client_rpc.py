@@ -59,8 +59,6 @@ class ClientConnection:
         self._reading: asyncio.Task[None] | None = None
         self._server: asyncio.subprocess.Process | None = None
         """The server process, when this connection started it."""
-        self.protocol = self
-        """What pygls's client called its protocol (``client._rpc.protocol.notify(...)``)."""
 
     def feature(self, method: str) -> Callable[[Handler], Handler]:
         """Register the handler of a method the server sends."""

@@ -518,7 +518,7 @@ async def test_unknown_method(shared: Shared) -> None:
     error = await agent_error(client.request("agent/doTheImpossible", {}, ResultModel))
     assert error.code == -32601 and "agent/doTheImpossible" in str(error)
     # an unknown notification is ignored
-    client._rpc.protocol.notify("agent/nonsense", {"x": 1})
+    client._rpc.notify("agent/nonsense", {"x": 1})
     assert isinstance(await within(client.list_sessions()), list)
 
 
