@@ -1,4 +1,5 @@
-"""Reading the files a client names (faux scripts, ``models.json``, session files) without trusting them.
+"""Reading the files a client names (faux scripts, ``models.json``, session files) without trusting them,
+and writing agentls's own JSON files whole.
 
 A client chooses the data folder and the faux script, so a path may name a folder, a
 FIFO that never delivers (a plain ``open`` would block the server), a device such as
@@ -10,11 +11,13 @@ only regular files, without blocking, read at most a limit, and parse strict JSO
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import math
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -83,3 +86,20 @@ def read_json_file(path: Path, *, limit: int = MAX_CONFIG_BYTES, allow_nan: bool
     if len(data) > limit:
         raise ValueError(f"the file is larger than {limit} bytes")
     return parse_strict_json(data, allow_nan=allow_nan)
+
+
+def write_json_file(path: Path, data: Any, *, indent: int | None = 2) -> None:
+    """Write ``data`` as the whole of ``path`` atomically: a temporary file beside it, then a rename,
+    so a reader (another server, a crash) never sees half a file. ``indent=None``: compact.
+
+    Raises :class:`OSError` when it cannot be written; the temporary file is then removed.
+    """
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(data, file, indent=indent, separators=None if indent else (",", ":"))
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise

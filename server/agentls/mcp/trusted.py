@@ -8,13 +8,10 @@ rules are the trust itself): for each folder and server name, the shown form
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
-import tempfile
 from pathlib import Path
 
-from agentls.ai.local_files import read_json_file
+from agentls.ai.local_files import read_json_file, write_json_file
 from agentls.mcp.display import Shown
 
 logger = logging.getLogger(__name__)
@@ -67,7 +64,4 @@ class TrustedForms:
             {"workspace": folder, "name": name, "shown": [[line.key, line.value] for line in shown]}
             for (folder, name), shown in sorted(forms.items())
         ]
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".mcp-trusted-")
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump({"servers": servers}, file, indent=2)
-        os.replace(temporary, self.path)
+        write_json_file(self.path, {"servers": servers})

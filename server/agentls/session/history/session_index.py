@@ -18,11 +18,9 @@ damaged lines: each listing logs them again, as one that read the file would.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import re
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -31,7 +29,7 @@ from typing import Annotated, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, Strict
 
-from agentls.ai.local_files import read_json_file
+from agentls.ai.local_files import read_json_file, write_json_file
 from agentls.session.history.entries import MAX_TIMESTAMP, Count, Text
 from agentls.session.history.store_errors import SessionNotFound, SessionStoreError
 
@@ -148,18 +146,9 @@ def _entry_line(entry: _Indexed) -> dict[str, object]:
 def _write_index(path: Path, entries: dict[str, _Indexed]) -> None:
     data = {"version": INDEX_VERSION, "sessions": {sid: _entry_line(e) for sid, e in entries.items()}}
     try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".index-", suffix=".tmp")
+        write_json_file(path, data, indent=None)  # ASCII: a lone surrogate too
     except OSError as error:
         logger.info("cannot write the session index %s: %s", path, error)
-        return
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(data, file, separators=(",", ":"))  # ASCII: a lone surrogate too
-        os.replace(temporary, path)
-    except OSError as error:
-        logger.info("cannot write the session index %s: %s", path, error)
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
 
 
 # --- the index -------------------------------------------------------------------------

@@ -15,11 +15,8 @@ session's own policy, read from its file, may narrow the server's but not widen 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
 import os
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +25,7 @@ from typing import Any
 from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
-from agentls.ai.local_files import read_json_file
+from agentls.ai.local_files import read_json_file, write_json_file
 from agentls.protocol import Ask, PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
 from agentls.tools.mcp_names import server_of, server_wildcard
 from agentls.tools.review import EditReviews
@@ -161,16 +158,7 @@ class PermissionRules:
 
     def _save(self, rules: set[Rule]) -> None:
         """Write the whole file atomically (temporary file, then rename)."""
-        data = {"rules": [{"workspace": w, "toolName": t} for w, t in sorted(rules)]}
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".permissions-")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(data, file, indent=2)
-            os.replace(temporary, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-            raise
+        write_json_file(self.path, {"rules": [{"workspace": w, "toolName": t} for w, t in sorted(rules)]})
 
 
 def _stamp(path: Path) -> tuple[int, ...] | None:
