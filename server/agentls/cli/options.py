@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentls.data import DEMO_SCRIPT
 from agentls.data_dir import default_data_dir
 from agentls.protocol import ModelRef
 from agentls.terminal_text import json_line
@@ -24,10 +23,10 @@ MCP_ALLOW = re.compile(r"mcp__[A-Za-z0-9_-]+?__(\*|[A-Za-z0-9_-]+)")
 def client_options(args: argparse.Namespace) -> dict[str, Any]:
     """The server's initialization options from the command line (``--faux-script``, ``--allow``, ...)."""
     options: dict[str, Any] = {}
-    if getattr(args, "demo", False) and not args.faux_script:
-        args.faux_script = str(DEMO_SCRIPT)
     if args.faux_script:
         options["fauxScript"] = str(Path(args.faux_script).resolve())
+    elif getattr(args, "demo", False):
+        options["demo"] = True  # the server's bundled script
     if args.data_dir:
         options["dataDir"] = str(Path(args.data_dir).resolve())
     if getattr(args, "allow", None):
