@@ -905,22 +905,6 @@ def json_schema() -> dict[str, Any]:
     }
 
 
-def json_converter() -> Any:
-    """A pygls converter that keeps the params and results of custom methods as plain JSON.
-
-    pygls's default turns them into namedtuples, renaming keys that are not Python
-    identifiers; agentls's params carry arbitrary JSON (tool arguments, details), so
-    both ends of the connection use this one.
-    """
-    from lsprotocol import converters
-    from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
-
-    converter = converters.get_converter()
-    for cls in (JsonRPCRequestMessage, JsonRPCResponseMessage, JsonRPCNotification):
-        converter.register_structure_hook(cls, lambda obj, cls: cls(**obj))
-    return converter
-
-
 def write_json_schema(path: str) -> None:
     """Write :func:`json_schema` to ``path`` (``python -m agentls.protocol protocol.schema.json``)."""
     import json

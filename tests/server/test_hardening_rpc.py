@@ -117,7 +117,8 @@ async def test_unparseable_bodies_get_one_error_with_a_null_id(
             {"jsonrpc": "2.0", "id": 5, "method": "agent/prompt", "params": {"sessionId": 5, "text": []}},
             -32602,
         ),
-        ({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover", "params": {"textDocument": 5}}, -32602),
+        # an LSP request agentls does not offer
+        ({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover", "params": {"textDocument": 5}}, -32601),
         ({"jsonrpc": "2.0", "id": 5, "method": "textDocument/didOpen", "params": {}}, -32600),  # notification
         (
             {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {"capabilities": {}}},

@@ -21,6 +21,7 @@ import pytest
 from agentls.ai.secrets import REDACTED, register
 from agentls.client import AgentClient
 from agentls.fronts.lsp.logs import ClientLogHandler
+from agentls.fronts.lsp.rpc import Connection
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, o_chunk
 from tests.ai.providers.mock_http import MockServer, Reply, json_reply, openai_sse
@@ -193,21 +194,21 @@ async def test_list_models_carries_no_headers(servers: Servers, data_dir: Path, 
     await within(client.close(), 15)
 
 
-class _Protocol:
-    """What :class:`ClientLogHandler` uses of pygls's protocol: a writer, and ``notify``."""
-
-    writer = object()
+class _Frames:
+    """The writer of a real :class:`Connection`: keeps the bodies of the frames it is given."""
 
     def __init__(self) -> None:
-        self.sent: list[Any] = []
+        self.bodies: list[dict[str, Any]] = []
 
-    def notify(self, method: str, params: Any) -> None:
-        self.sent.append((method, params))
+    def write(self, data: bytes) -> None:
+        self.bodies.append(json.loads(data.partition(b"\r\n\r\n")[2]))
 
 
 class _Server:
     def __init__(self) -> None:
-        self.protocol = _Protocol()
+        self.connection = Connection()
+        self.frames = _Frames()
+        self.connection.writer = self.frames
 
 
 async def test_log_messages_sent_to_the_client_are_redacted() -> None:
@@ -221,7 +222,7 @@ async def test_log_messages_sent_to_the_client_are_redacted() -> None:
         log.warning("sent Authorization: Bearer sk-never-registered-42")
     finally:
         log.removeHandler(handler)
-    messages = [params.message for _, params in server.protocol.sent]
+    messages = [body["params"]["message"] for body in server.frames.bodies]
     assert messages == [
         f"agentls: request with {REDACTED} failed",
         f"agentls: sent Authorization: Bearer {REDACTED}",

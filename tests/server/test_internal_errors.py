@@ -51,17 +51,17 @@ async def test_an_internal_error_is_answered_without_a_traceback_and_logged_with
 ) -> None:
     server = create_server()
     writer = Capture()
-    server.protocol.set_writer(writer)
+    server.connection.writer = writer
 
-    @server.feature("test/broken")
-    async def broken(ls: Any, params: Any) -> None:
+    async def broken(params: Any) -> None:
         raise KeyError("the bug")
 
-    server.protocol.handle_body(
+    server.connection.requests["test/broken"] = broken
+    server.connection.handle_body(
         body({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"capabilities": {}}})
     )
     with caplog.at_level(logging.ERROR, logger="agentls"):
-        server.protocol.handle_body(body({"jsonrpc": "2.0", "id": 1, "method": "test/broken"}))
+        server.connection.handle_body(body({"jsonrpc": "2.0", "id": 1, "method": "test/broken"}))
         answer = await writer.response(1)
     assert answer["error"] == {
         "code": -32603,

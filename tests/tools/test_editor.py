@@ -25,11 +25,14 @@ def apply(text: str, line: int, character: int, end_line: int, end_character: in
 def test_positions_count_utf16_units_and_every_line_break() -> None:
     text = "a😀b\r\nc\rd\ne"
     assert lsp_position(text, 2) == lsp_position(text, 2, "utf-16")
-    assert (lsp_position(text, 2).line, lsp_position(text, 2).character) == (0, 3)
-    assert (lsp_position(text, 2, "utf-8").character, lsp_position(text, 2, "utf-32").character) == (5, 2)
-    assert (lsp_position(text, 5).line, lsp_position(text, 5).character) == (1, 0)  # after \r\n
-    assert (lsp_position(text, 7).line, lsp_position(text, 9).line) == (2, 3)  # after \r, after \n
-    assert (lsp_position(text, len(text)).line, lsp_position(text, len(text)).character) == (3, 1)
+    assert (lsp_position(text, 2)["line"], lsp_position(text, 2)["character"]) == (0, 3)
+    assert (lsp_position(text, 2, "utf-8")["character"], lsp_position(text, 2, "utf-32")["character"]) == (
+        5,
+        2,
+    )
+    assert (lsp_position(text, 5)["line"], lsp_position(text, 5)["character"]) == (1, 0)  # after \r\n
+    assert (lsp_position(text, 7)["line"], lsp_position(text, 9)["line"]) == (2, 3)  # after \r, after \n
+    assert (lsp_position(text, len(text))["line"], lsp_position(text, len(text))["character"]) == (3, 1)
 
 
 @pytest.mark.parametrize(
@@ -48,12 +51,13 @@ def test_positions_count_utf16_units_and_every_line_break() -> None:
 )
 def test_minimal_edit_turns_old_into_new(old: str, new: str) -> None:
     edit = minimal_edit(old, new)
-    start, end = edit.range.start, edit.range.end
-    assert apply(old, start.line, start.character, end.line, end.character, edit.new_text) == new
+    start, end = edit["range"]["start"], edit["range"]["end"]
+    assert (
+        apply(old, start["line"], start["character"], end["line"], end["character"], edit["newText"]) == new
+    )
 
 
 def test_minimal_edit_replaces_only_the_changed_middle() -> None:
     edit = minimal_edit("a = 1\nb = 2\nc = 3\n", "a = 1\nb = 20\nc = 3\n")
-    assert (edit.range.start.line, edit.range.start.character) == (1, 5)
-    assert (edit.range.end.line, edit.range.end.character) == (1, 5)
-    assert edit.new_text == "0"
+    assert edit["range"] == {"start": {"line": 1, "character": 5}, "end": {"line": 1, "character": 5}}
+    assert edit["newText"] == "0"

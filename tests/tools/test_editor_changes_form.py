@@ -12,9 +12,8 @@ from pathlib import Path
 
 import pytest
 from agentls.tools.editor import EditorWorkspace, EditRejected
-from agentls.tools.editor_connection import EditOutcome, EditSupport, OpenDocument
+from agentls.tools.editor_connection import EditOutcome, EditSupport, OpenDocument, WorkspaceEdit
 from agentls.tools.workspace import Document
-from lsprotocol import types as lsp
 
 
 class Editor:
@@ -22,7 +21,7 @@ class Editor:
 
     def __init__(self, path: Path, text: str, version: int) -> None:
         self.open = OpenDocument(path.as_uri(), path, text, version)
-        self.sent: list[lsp.WorkspaceEdit] = []
+        self.sent: list[WorkspaceEdit] = []
 
     position_encoding = "utf-16"
 
@@ -35,7 +34,7 @@ class Editor:
     def edit_support(self) -> EditSupport:
         return EditSupport(apply_edit=True, document_changes=False)
 
-    async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome:
+    async def apply_edit(self, edit: WorkspaceEdit, label: str) -> EditOutcome:
         self.sent.append(edit)
         return EditOutcome(applied=True)
 
@@ -59,5 +58,5 @@ async def test_an_edit_from_an_older_buffer_is_refused_before_it_is_sent(tmp_pat
     target.write_text("x = 1\ny = 2\n")  # the user saved: the buffer has nothing unsaved
     await workspace.write_text(target, "x = 10\ny = 2\n", Document(b"x = 1\ny = 2\n", 3))
     [edit] = editor.sent
-    assert edit.document_changes is None and list(edit.changes or {}) == [target.as_uri()]
+    assert list(edit) == ["changes"] and list(edit["changes"]) == [target.as_uri()]
     assert target.read_text() == "x = 10\ny = 2\n"  # the client did not save: the server wrote the disk

@@ -27,14 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from lsprotocol import types as lsp
-
 from agentls.ai.abort import AbortSignal, unless_aborted
 from agentls.tools.editor_connection import (
     LINE_BREAK,
     EditorConnection,
     OpenDocument,
+    Position,
     PositionEncoding,
+    TextEdit,
+    WorkspaceEdit,
     code_units,
     document_key,
 )
@@ -51,15 +52,16 @@ class EditRejected(ToolInputError):
 
 # --- positions and edits ---------------------------------------------------------------
 
-def lsp_position(text: str, offset: int, encoding: PositionEncoding = "utf-16") -> lsp.Position:
+
+def lsp_position(text: str, offset: int, encoding: PositionEncoding = "utf-16") -> Position:
     """The LSP position of character ``offset`` of ``text`` (lines end at ``\\n``, ``\\r\\n`` or ``\\r``)."""
     line, line_start = 0, 0
     for match in LINE_BREAK.finditer(text, 0, offset):
         line, line_start = line + 1, match.end()
-    return lsp.Position(line=line, character=code_units(text[line_start:offset], encoding))
+    return {"line": line, "character": code_units(text[line_start:offset], encoding)}
 
 
-def minimal_edit(old: str, new: str, encoding: PositionEncoding = "utf-16") -> lsp.TextEdit:
+def minimal_edit(old: str, new: str, encoding: PositionEncoding = "utf-16") -> TextEdit:
     """One :class:`TextEdit` turning ``old`` into ``new``: the changed middle, common ends kept.
 
     Replacing only what changed keeps the editor's cursor, folds and marks outside of
@@ -77,10 +79,10 @@ def minimal_edit(old: str, new: str, encoding: PositionEncoding = "utf-16") -> l
     old_end, new_end = len(old) - suffix, len(new) - suffix
     if 0 < old_end < len(old) and old[old_end - 1] == "\r" and old[old_end] == "\n":
         old_end, new_end = old_end + 1, new_end + 1
-    return lsp.TextEdit(
-        range=lsp.Range(start=lsp_position(old, start, encoding), end=lsp_position(old, old_end, encoding)),
-        new_text=new[start:new_end],
-    )
+    return {
+        "range": {"start": lsp_position(old, start, encoding), "end": lsp_position(old, old_end, encoding)},
+        "newText": new[start:new_end],
+    }
 
 
 # --- the workspace ---------------------------------------------------------------------
@@ -200,17 +202,15 @@ class EditorWorkspace(DiskWorkspace):
                 await super().write_text(resolved, text)
                 return NOT_CREATED_IN_EDITOR
             uri = resolved.as_uri()
-            edit = lsp.WorkspaceEdit(
-                document_changes=[
-                    lsp.CreateFile(
-                        uri=uri, options=lsp.CreateFileOptions(overwrite=False, ignore_if_exists=True)
-                    ),
-                    lsp.TextDocumentEdit(
-                        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-                        edits=[lsp.TextEdit(range=_WHOLE_NEW_FILE, new_text=text)],
-                    ),
+            edit: WorkspaceEdit | None = {
+                "documentChanges": [
+                    {"kind": "create", "uri": uri, "options": {"overwrite": False, "ignoreIfExists": True}},
+                    {
+                        "textDocument": {"uri": uri, "version": None},
+                        "edits": [{"range": _WHOLE_NEW_FILE, "newText": text}],
+                    },
                 ]
-            )
+            }
             label = f"agentls: create {self._name(resolved)}"
         else:  # not open in the editor: nothing to show or undo there
             await super().write_text(resolved, text)
@@ -245,9 +245,7 @@ class EditorWorkspace(DiskWorkspace):
         resolved = self.resolve(path)
         document = self._open(resolved)
         if document is not None and self.editor.edit_support().delete_files:
-            edit = lsp.WorkspaceEdit(
-                document_changes=[lsp.DeleteFile(uri=document.uri, options=lsp.DeleteFileOptions())]
-            )
+            edit = {"documentChanges": [{"kind": "delete", "uri": document.uri, "options": {}}]}
             outcome = await self.editor.apply_edit(edit, f"agentls: delete {self._name(resolved)}")
             if not outcome.applied:
                 raise EditRejected(
@@ -276,7 +274,7 @@ class EditorWorkspace(DiskWorkspace):
 
     def _edit_open(
         self, document: OpenDocument, text: str, base: Document | None, versioned: bool
-    ) -> tuple[lsp.WorkspaceEdit | None, str, str]:
+    ) -> tuple[WorkspaceEdit | None, str, str]:
         """The edit of an open document: computed from ``base`` when it is that buffer at a known version.
 
         ``versioned``: the client takes ``documentChanges``, whose version it checks
@@ -295,12 +293,9 @@ class EditorWorkspace(DiskWorkspace):
             return None, label, document.uri
         change = minimal_edit(old, text, self.editor.position_encoding)
         if not versioned:
-            return lsp.WorkspaceEdit(changes={document.uri: [change]}), label, document.uri
-        edit = lsp.TextDocumentEdit(
-            text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=version),
-            edits=[change],
-        )
-        return lsp.WorkspaceEdit(document_changes=[edit]), label, document.uri
+            return {"changes": {document.uri: [change]}}, label, document.uri
+        edit = {"textDocument": {"uri": document.uri, "version": version}, "edits": [change]}
+        return {"documentChanges": [edit]}, label, document.uri
 
     async def _after_applied(self, document: OpenDocument | None, text: str) -> None:
         """Make the next read see ``text`` even if the editor's ``didChange`` for it is late or lost."""
@@ -324,7 +319,7 @@ def _read_as(document: OpenDocument, base: Document | None) -> tuple[str, int | 
     return document.text, document.version
 
 
-_WHOLE_NEW_FILE = lsp.Range(start=lsp.Position(line=0, character=0), end=lsp.Position(line=1, character=0))
+_WHOLE_NEW_FILE = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}
 """The whole of a file just created: the content replaces it rather than being inserted at its start.
 
 An insert at 0,0 is not enough: Neovim holds a new, empty file as one empty line ending in the

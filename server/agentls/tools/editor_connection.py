@@ -1,9 +1,9 @@
-"""What the tools and the session know of an editor without LSP's types: its open documents,
-what it can do with edits, positions in its encoding, and the :class:`EditorConnection` the LSP
+"""What the tools and the session know of an editor: its open documents, what it can do with
+edits, positions in its encoding, LSP's edit shapes, and the :class:`EditorConnection` the LSP
 front implements.
 
-Apart from :mod:`agentls.tools.editor` (the workspace that builds LSP's workspace edits) so that
-a session without an editor, ``agentls acp``'s, does not load ``lsprotocol.types`` (0.2 s).
+Apart from :mod:`agentls.tools.editor` (the workspace that builds the workspace edits), which a
+session without an editor, ``agentls acp``'s, does not need.
 """
 
 from __future__ import annotations
@@ -12,12 +12,31 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
-
-if TYPE_CHECKING:
-    from lsprotocol import types as lsp
+from typing import Any, Literal, Protocol, TypedDict
 
 PositionEncoding = Literal["utf-8", "utf-16", "utf-32"]
+
+
+class Position(TypedDict):
+    """LSP's ``Position``: a zero-based line, and a column in the encoding's code units."""
+
+    line: int
+    character: int
+
+
+class Range(TypedDict):
+    start: Position
+    end: Position
+
+
+class TextEdit(TypedDict):
+    range: Range
+    newText: str
+
+
+WorkspaceEdit = dict[str, Any]
+"""LSP's ``WorkspaceEdit`` as sent: ``{changes: {uri: [TextEdit]}}`` or ``{documentChanges: [...]}``."""
+
 
 @dataclass(frozen=True)
 class OpenDocument:
@@ -65,7 +84,7 @@ class EditorConnection(Protocol):
 
     def edit_support(self) -> EditSupport: ...
 
-    async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome: ...
+    async def apply_edit(self, edit: WorkspaceEdit, label: str) -> EditOutcome: ...
 
     async def save_documents(self, uris: list[str]) -> set[str]:
         """Ask the client to save the documents; the URIs it saved."""

@@ -1,7 +1,7 @@
-"""agentls.fronts.lsp: the JSON-RPC stdio server (pygls) that maps ``agent/*`` requests onto sessions.
+"""agentls.fronts.lsp: the JSON-RPC stdio server that maps ``agent/*`` requests onto sessions.
 
 Its names are imported when first used, so that :mod:`agentls.fronts.lsp.boot` can answer
-``initialize`` before pygls is imported.
+``initialize`` before the rest of the server is imported.
 """
 
 from typing import Any

@@ -18,17 +18,12 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn, TypeVar
 
-from lsprotocol import types as lsp
 from pydantic import BaseModel, ValidationError
-from pygls.exceptions import JsonRpcException
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import lsp_method
 
-from agentls import __version__
 from agentls.agent import AgentTool
-from agentls.ai import to_wire
 from agentls.ai.secrets import RedactingFilter
-from agentls.fronts.lsp.boot import Boot, agent_capabilities
+from agentls.fronts.lsp.boot import Boot
+from agentls.fronts.lsp.documents import DocumentError, TextDocuments
 from agentls.fronts.lsp.editor import LspEditor
 from agentls.fronts.lsp.framing import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -39,10 +34,26 @@ from agentls.fronts.lsp.framing import (
     max_unread_bytes,
     read_frames,
 )
+from agentls.fronts.lsp.initialize import (
+    ClientCapabilities,
+    InitializeRefused,
+    read_initialize,
+    validation_problems,
+)
 from agentls.fronts.lsp.logs import ClientLogHandler
 from agentls.fronts.lsp.notifications import AGENT_EVENT, notification
 from agentls.fronts.lsp.progress import ToolProgress
-from agentls.fronts.lsp.rpc import INVALID_REQUEST, PARSE_ERROR, CancelledByClient, StrictProtocol
+from agentls.fronts.lsp.rpc import (
+    EXIT,
+    INITIALIZE,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    SHUTDOWN,
+    CancelledByClient,
+    Connection,
+    RpcError,
+    invalid_params,
+)
 from agentls.protocol import (
     AGENT_ERROR,
     INVALID_PARAMS,
@@ -94,7 +105,6 @@ from agentls.protocol import (
     SetThinkingLevelParams,
     SwitchBranchParams,
     TreeResult,
-    json_converter,
 )
 from agentls.session import AgentSession, SessionError, SessionManager
 from agentls.session.events import McpStatusChanged, SessionEvent
@@ -104,20 +114,13 @@ from agentls.tools.editor import EditorWorkspace
 
 logger = logging.getLogger(__name__)
 
+WARNING = 2
+"""LSP's ``MessageType.Warning``."""
+
 M = TypeVar("M", bound=BaseModel)
 
 CLOSE_SECONDS = 10
 """How long the runs of a closing server may take to abort and save."""
-
-
-class AgentProtocol(StrictProtocol):
-    """Adds ``capabilities.experimental.agent`` to the ``initialize`` result."""
-
-    @lsp_method(lsp.INITIALIZE)
-    def lsp_initialize(self, params: lsp.InitializeParams) -> Any:
-        result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"agent": agent_capabilities()}
-        return result
 
 
 class LspFront:
@@ -143,7 +146,7 @@ class LspFront:
     def send(self, event: SessionEvent | McpStatusChanged) -> None:
         method, params = notification(event)
         server = self.server
-        server.protocol.notify(method, params)
+        server.connection.notify(method, params)
         if method == AGENT_EVENT and server.tool_progress.enabled():
             server.tool_progress.on_event(params)
 
@@ -167,12 +170,12 @@ class LspFront:
                 )
                 return rejected
         labels = {option.label: option.id for option in request.options}
-        question = lsp.ShowMessageRequestParams(
-            type=lsp.MessageType.Warning,
-            message=f"agentls: {request.title}",
-            actions=[lsp.MessageActionItem(title=label) for label in labels],
-        )
-        chosen = await self._request(lsp.WINDOW_SHOW_MESSAGE_REQUEST, question)
+        question = {
+            "type": WARNING,
+            "message": f"agentls: {request.title}",
+            "actions": [{"title": label} for label in labels],
+        }
+        chosen = await self._request("window/showMessageRequest", question)
         title = chosen.get("title") if isinstance(chosen, dict) else None
         if isinstance(title, str) and title in labels:
             return RequestPermissionResult(outcome=labels[title])  # type: ignore[arg-type]
@@ -181,30 +184,32 @@ class LspFront:
     async def _request(self, method: str, params: Any) -> Any:
         """The client's answer; ``None`` when it cancelled the request."""
         try:
-            return await self.server.protocol.request_client(method, params)
+            return await self.server.connection.request_client(method, params)
         except CancelledByClient:
             return None
 
 
-class AgentServer(LanguageServer):
+class AgentServer:
+    """One client's server: its connection, what it said at ``initialize``, its documents, its sessions."""
+
     def __init__(self) -> None:
-        super().__init__("agentls", __version__, protocol_cls=AgentProtocol, converter_factory=json_converter)
+        self.connection = Connection()
         self.options = InitializationOptions()
         self.client_agent = ClientAgentCapabilities()
+        self.client_capabilities = ClientCapabilities()
+        self.documents = TextDocuments()
         self._manager: SessionManager | None = None
         self.tool_progress = ToolProgress(self)
         self.editor = LspEditor(self)
         self._reading: asyncio.Task[None] | None = None
+        self.exit_code: int | None = None
+        """Set by ``exit``: 0 after ``shutdown``, else 1 (as LSP says)."""
 
     @property
     def manager(self) -> SessionManager:
         if self._manager is None:
             self._manager = SessionManager(self.options, LspFront(self))
         return self._manager
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        """Log; request errors already went back to the client as error responses."""
-        logger.error("%s: %s", type(error).__name__, error)
 
     # --- the connection ------------------------------------------------------------------
 
@@ -214,16 +219,13 @@ class AgentServer(LanguageServer):
         ``started``: what :func:`~agentls.fronts.lsp.boot.boot` read (and answered) before.
         """
         writer = OutputWriter(sys.stdout.fileno(), self.connection_lost, max_unread_bytes())
-        self.protocol.set_writer(writer)
-        self.protocol.answered_early = started.answered
+        self.connection.writer = writer
+        self.connection.answered_early = started.answered
         try:
             asyncio.run(self._serve(sys.stdin.buffer.fileno(), started, writer))
-        except SystemExit as exit_request:  # pygls's ``exit`` handler: 0 after shutdown, else 1
-            return exit_request.code if isinstance(exit_request.code, int) else 0
         finally:
             writer.close()
-            self.shutdown()
-        return 0
+        return self.exit_code or 0
 
     async def _serve(self, fd: int, started: Boot, writer: OutputWriter) -> None:
         writer.attach(asyncio.get_running_loop())  # log records of other threads are written through it
@@ -233,6 +235,7 @@ class AgentServer(LanguageServer):
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.connection_lost)
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
+        self.connection.cancel_running()
         await self.close_sessions()
 
     async def _read(self, fd: int, started: Boot) -> None:
@@ -244,11 +247,12 @@ class AgentServer(LanguageServer):
     async def _handle(self, item: Frame | FramingError) -> None:
         if isinstance(item, Frame):
             try:
-                self.protocol.handle_body(item.body)
+                self.connection.handle_body(item.body)
             except Exception:  # a bug must cost one message, not the connection
                 logger.exception("a message could not be handled")
         else:
-            self.protocol.reply_error(None, INVALID_REQUEST if item.too_large else PARSE_ERROR, item.message)
+            code = INVALID_REQUEST if item.too_large else PARSE_ERROR
+            self.connection.reply_error(None, code, item.message)
         await asyncio.sleep(0)  # let the handlers just started run before the next message
 
     def connection_lost(self) -> None:
@@ -264,36 +268,58 @@ class AgentServer(LanguageServer):
             except TimeoutError:
                 logger.warning("sessions did not close within %d s", CLOSE_SECONDS)
 
+    # --- LSP's lifecycle and documents ---------------------------------------------------
 
-def invalid_params(method: str, error: ValidationError, within: tuple[str, ...] = ()) -> JsonRpcException:
-    problems = []
-    for item in error.errors():
-        where = ".".join(str(part) for part in (*within, *item["loc"])) or "params"
-        problems.append(f"{where}: {item['msg']}")
-    return JsonRpcException(
-        code=INVALID_PARAMS,
-        message=f"Invalid params for {method}: " + "; ".join(problems),
-        data={"kind": "invalidParams", "errors": problems},
-    )
+    async def initialize(self, params: Any) -> dict[str, Any]:
+        try:
+            read = read_initialize(params)
+        except InitializeRefused as refused:
+            raise invalid_params(INITIALIZE, refused.problems) from None
+        for warning in read.warnings:
+            logger.warning("%s", warning)
+        self.options, self.client_agent = read.options, read.client_agent
+        self.client_capabilities = read.capabilities
+        self.documents.encoding = read.position_encoding  # type: ignore[assignment]
+        warm_up(self.manager.providers)
+        return read.result
+
+    async def shutdown(self, params: Any) -> None:
+        await self.close_sessions()
+
+    async def exit(self, params: Any) -> None:
+        """End the server: 0 after ``shutdown``, else 1; a client that skipped ``shutdown`` loses nothing."""
+        await self.close_sessions()
+        self.exit_code = 0 if self.connection.shut_down else 1
+        self.connection_lost()
+
+    def document_notification(self, method: str, change: Callable[[Any], str]) -> Callable[[Any], None]:
+        """A ``textDocument/did*`` handler: apply it, then wake the tools waiting for the change."""
+
+        def handle(params: Any) -> None:
+            try:
+                uri = change(params)
+            except DocumentError as error:
+                logger.warning("%s ignored: %s", method, error)
+                return
+            self.editor.document_changed(uri)
+
+        return handle
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
     if params is None or params == []:  # Lua's JSON encoder writes an empty table as []
         params = {}
     if not isinstance(params, dict):
-        raise JsonRpcException(
-            code=INVALID_PARAMS,
-            message=f"Invalid params for {method}: params must be an object",
-            data={"kind": "invalidParams"},
-        )
+        message = f"Invalid params for {method}: params must be an object"
+        raise RpcError(INVALID_PARAMS, message, {"kind": "invalidParams"})
     try:
         return model.model_validate(params)
     except ValidationError as error:
-        raise invalid_params(method, error) from None
+        raise invalid_params(method, validation_problems(error)) from None
 
 
-def agent_error(error: SessionError) -> JsonRpcException:
-    return JsonRpcException(code=AGENT_ERROR, message=error.message, data={"kind": error.kind, **error.data})
+def agent_error(error: SessionError) -> RpcError:
+    return RpcError(AGENT_ERROR, error.message, {"kind": error.kind, **error.data})
 
 
 Handler = Callable[[AgentServer, Any], Awaitable[Any]]
@@ -308,55 +334,34 @@ def create_server() -> AgentServer:
         """Register ``handler(server, parsed_params)`` for ``method``, mapping errors to JSON-RPC."""
 
         def register(handler: Callable[[AgentServer, M], Awaitable[Any]]) -> Handler:
-            async def run(ls: AgentServer, params: Any) -> Any:
-                parsed = parse(method, model, to_wire(params) if isinstance(params, BaseModel) else params)
+            async def run(params: Any) -> Any:
+                parsed = parse(method, model, params)
                 try:
-                    result = await handler(ls, parsed)
+                    result = await handler(server, parsed)
                 except SessionError as error:
                     raise agent_error(error) from None
                 return result.wire() if hasattr(result, "wire") else result
 
-            server.feature(method)(run)
-            return run
+            server.connection.requests[method] = run
+            return handler
 
         return register
 
-    @server.feature(lsp.INITIALIZE)
-    def initialize(ls: AgentServer, params: lsp.InitializeParams) -> None:
-        try:
-            ls.options = InitializationOptions.model_validate(params.initialization_options or {})
-        except ValidationError as error:
-            raise invalid_params("initialize", error, ("initializationOptions",)) from None
-        warm_up(ls.manager.providers)
-        experimental = getattr(params.capabilities, "experimental", None)
-        if isinstance(experimental, dict) and isinstance(experimental.get("agent"), dict):
-            try:
-                ls.client_agent = ClientAgentCapabilities.model_validate(experimental["agent"])
-            except ValidationError as error:
-                where = ("capabilities", "experimental", "agent")
-                raise invalid_params("initialize", error, where) from None
-
-    # pygls keeps the documents' text; these handlers make the server advertise text
-    # synchronisation and wake tools that wait for the echo of an edit they applied.
-    @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: AgentServer, params: lsp.DidOpenTextDocumentParams) -> None:
-        ls.editor.document_changed(params.text_document.uri)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: AgentServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.editor.document_changed(params.text_document.uri)
-
-    @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: AgentServer, params: lsp.DidCloseTextDocumentParams) -> None:
-        ls.editor.document_changed(params.text_document.uri)
-
-    @server.feature(lsp.SHUTDOWN)
-    async def shutdown(ls: AgentServer, *args: Any) -> None:
-        await ls.close_sessions()
-
-    @server.feature(lsp.EXIT)
-    async def exit_(ls: AgentServer, *args: Any) -> None:
-        await ls.close_sessions()  # nothing to do after shutdown; a client that skipped it loses nothing
+    connection = server.connection
+    connection.requests.update({INITIALIZE: server.initialize, SHUTDOWN: server.shutdown})
+    documents = server.documents
+    connection.notifications.update(
+        {
+            EXIT: server.exit,
+            "textDocument/didOpen": server.document_notification("textDocument/didOpen", documents.did_open),
+            "textDocument/didChange": server.document_notification(
+                "textDocument/didChange", documents.did_change
+            ),
+            "textDocument/didClose": server.document_notification(
+                "textDocument/didClose", documents.did_close
+            ),
+        }
+    )
 
     @request("agent/newSession", NewSessionParams)
     async def new_session(ls: AgentServer, p: NewSessionParams) -> NewSessionResult:

@@ -1,9 +1,9 @@
-"""The editor as the tools' workspace sees it: pygls's synchronised documents and the client's edit support.
+"""The editor as the tools' workspace sees it: the synchronised documents and the client's edit support.
 
-pygls keeps the text of every document the client opened (``textDocument/didOpen``,
-``didChange`` full or incremental, ``didClose``); this module looks documents up by
-path, sends ``workspace/applyEdit`` and ``agent/saveDocuments``, and lets a tool wait
-for the ``didChange`` that follows an edit it applied.
+:class:`~agentls.fronts.lsp.documents.TextDocuments` keeps the text of every document the
+client opened; this module looks documents up by path, sends ``workspace/applyEdit`` and
+``agent/saveDocuments``, and lets a tool wait for the ``didChange`` that follows an edit it
+applied.
 """
 
 from __future__ import annotations
@@ -13,15 +13,14 @@ import json
 import logging
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 from urllib.parse import unquote
 
-from lsprotocol import types as lsp
 from pydantic import ValidationError
-from pygls.exceptions import JsonRpcException
-from pygls.uris import to_fs_path
 
-from agentls.fronts.lsp.rpc import CancelledByClient, StrictProtocol
+from agentls.fronts.lsp.documents import TextDocument, TextDocuments, uri_to_path
+from agentls.fronts.lsp.initialize import ClientCapabilities
+from agentls.fronts.lsp.rpc import CancelledByClient, Connection, RpcError
 from agentls.protocol import (
     ClientAgentCapabilities,
     GetDiagnosticsParams,
@@ -40,9 +39,6 @@ from agentls.tools.editor_connection import (
 )
 from agentls.tools.workspace import ToolInputError
 
-if TYPE_CHECKING:
-    from pygls.workspace import TextDocument, Workspace
-
 logger = logging.getLogger(__name__)
 
 
@@ -51,15 +47,9 @@ class EditorServer(Protocol):
 
     options: InitializationOptions
     client_agent: ClientAgentCapabilities
-
-    @property
-    def protocol(self) -> StrictProtocol: ...
-
-    @property
-    def workspace(self) -> Workspace: ...
-
-    @property
-    def client_capabilities(self) -> lsp.ClientCapabilities: ...
+    client_capabilities: ClientCapabilities
+    connection: Connection
+    documents: TextDocuments
 
 
 class LspEditor:
@@ -71,14 +61,13 @@ class LspEditor:
 
     @property
     def position_encoding(self) -> PositionEncoding:
-        encoding = str(self.server.workspace.position_encoding or "utf-16")
-        return encoding if encoding in ("utf-8", "utf-32") else "utf-16"  # type: ignore[return-value]
+        return self.server.documents.encoding
 
     def _open_documents(self) -> list[tuple[str, TextDocument]]:
         """``(path key, document)`` for every open document that is a file."""
         found = []
-        for document in list(self.server.workspace.text_documents.values()):
-            path = to_fs_path(document.uri) if document.uri.startswith("file:") else None
+        for document in self.server.documents.all():
+            path = uri_to_path(document.uri)
             if path:
                 found.append((document_key(path), document))
         return found
@@ -94,34 +83,32 @@ class LspEditor:
         return [_open_document(path, document) for path, document in self._open_documents()]
 
     def edit_support(self) -> EditSupport:
-        capabilities = self.server.client_capabilities.workspace
-        edit = capabilities.workspace_edit if capabilities else None
-        apply_edit = bool(capabilities and capabilities.apply_edit)
-        document_changes = bool(apply_edit and edit and edit.document_changes)
-        operations = (edit.resource_operations or []) if edit else []
+        capabilities = self.server.client_capabilities
+        document_changes = capabilities.apply_edit and capabilities.document_changes
+        operations = capabilities.resource_operations
         return EditSupport(
-            apply_edit=apply_edit,
+            apply_edit=capabilities.apply_edit,
             document_changes=document_changes,
-            create_files=document_changes and lsp.ResourceOperationKind.Create in operations,
+            create_files=document_changes and "create" in operations,
             save_documents=self.server.client_agent.save_documents,
-            delete_files=document_changes and lsp.ResourceOperationKind.Delete in operations,
+            delete_files=document_changes and "delete" in operations,
         )
 
-    async def apply_edit(self, edit: lsp.WorkspaceEdit, label: str) -> EditOutcome:
+    async def apply_edit(self, edit: dict[str, Any], label: str) -> EditOutcome:
         """``workspace/applyEdit``; applied only when the client answers ``applied: true``.
 
         Any other answer (``null``, ``"maybe"``, an error, a cancellation) is a refusal,
         and a client that does not answer within the configured time refuses too.
         """
-        params = lsp.ApplyWorkspaceEditParams(edit=edit, label=label)
+        params = {"edit": edit, "label": label}
         seconds = self.server.options.apply_edit_timeout_ms / 1000
         try:
-            answer = await self.server.protocol.request_client(lsp.WORKSPACE_APPLY_EDIT, params, seconds)
+            answer = await self.server.connection.request_client("workspace/applyEdit", params, seconds)
         except TimeoutError:
             return _refused(f"the editor did not answer workspace/applyEdit within {seconds:g} s")
         except CancelledByClient:
             return _refused("the editor cancelled the edit")
-        except JsonRpcException as error:
+        except RpcError as error:
             return _refused(f"the editor answered workspace/applyEdit with an error: {error.message}")
         if isinstance(answer, dict) and answer.get("applied") is True:
             return EditOutcome(applied=True)
@@ -140,7 +127,7 @@ class LspEditor:
         params = GetDiagnosticsParams(uris=uris).model_dump(mode="json", by_alias=True, exclude_none=True)
         seconds = self.server.options.apply_edit_timeout_ms / 1000
         try:
-            answer = await self.server.protocol.request_client("agent/getDiagnostics", params, seconds)
+            answer = await self.server.connection.request_client("agent/getDiagnostics", params, seconds)
             result = GetDiagnosticsResult.model_validate(answer)
         except TimeoutError:
             raise ToolInputError(
@@ -148,7 +135,7 @@ class LspEditor:
             ) from None
         except CancelledByClient:
             raise ToolInputError("the editor cancelled agent/getDiagnostics") from None
-        except JsonRpcException as error:
+        except RpcError as error:
             raise ToolInputError(
                 f"the editor answered agent/getDiagnostics with an error: {error.message}"
             ) from None
@@ -166,10 +153,10 @@ class LspEditor:
     async def review_edit(self, params: dict[str, Any]) -> Any:
         """``agent/reviewEdit``, waited for as long as the user takes; a cancelled one is a rejection."""
         try:
-            answer = await self.server.protocol.request_client("agent/reviewEdit", params)
+            answer = await self.server.connection.request_client("agent/reviewEdit", params)
         except CancelledByClient:
             return {"outcome": "reject", "reason": "the editor closed the review"}
-        except JsonRpcException as error:
+        except RpcError as error:
             raise ToolInputError(
                 f"the editor answered agent/reviewEdit with an error: {error.message}"
             ) from None
@@ -184,7 +171,7 @@ class LspEditor:
         params = SaveDocumentsParams(uris=uris).model_dump(mode="json", by_alias=True)
         try:
             seconds = self.server.options.apply_edit_timeout_ms / 1000
-            answer = await self.server.protocol.request_client("agent/saveDocuments", params, seconds)
+            answer = await self.server.connection.request_client("agent/saveDocuments", params, seconds)
             return set(SaveDocumentsResult.model_validate(answer or {"saved": []}).saved)
         except Exception as error:  # the server writes the disk itself then
             logger.warning("agent/saveDocuments failed (%s); writing the files from the server", error)
@@ -209,11 +196,11 @@ class LspEditor:
                     del self._version_waiters[uri]
 
     def _changed(self, uri: str, newer_than: int) -> bool:
-        document = self.server.workspace.text_documents.get(unquote(uri))
+        document = self.server.documents.get(uri)
         return document is None or (document.version is not None and document.version > newer_than)
 
     def document_changed(self, uri: str) -> None:
-        """Called after pygls applied a ``didChange`` or ``didClose``: wake the tools waiting for it."""
+        """Called after a ``didChange`` or ``didClose`` was applied: wake the tools waiting for it."""
         uri = unquote(uri)
         for newer_than, waiter in self._version_waiters.get(uri, []):
             if not waiter.done() and self._changed(uri, newer_than):
@@ -225,4 +212,4 @@ def _refused(reason: str) -> EditOutcome:
 
 
 def _open_document(path: str, document: TextDocument) -> OpenDocument:
-    return OpenDocument(uri=document.uri, path=Path(path), text=document.source, version=document.version)
+    return OpenDocument(uri=document.uri, path=Path(path), text=document.text, version=document.version)

@@ -1,8 +1,6 @@
 """The LSP base framing (``Content-Length`` headers, then the body), read defensively.
 
-pygls reads a frame's body with whatever length the header claims, outside its error
-handling: ``Content-Length: 99999999999999999999`` or ``1000000000000`` ended the
-process. :class:`FrameParser` is a sans-IO parser that never trusts the peer: a body
+:class:`FrameParser` is a sans-IO parser that never trusts the peer: a body
 larger than the limit, a header line that is not a header, a header block without
 ``Content-Length`` or an endless header line becomes a :class:`FramingError` (which the
 server answers and logs), and the parser resynchronises on the next

@@ -5,15 +5,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from lsprotocol import types as lsp
-
 from agentls.ai.secrets import RedactingFilter
 
-_LEVELS = {
-    logging.ERROR: lsp.MessageType.Error,
-    logging.WARNING: lsp.MessageType.Warning,
-    logging.INFO: lsp.MessageType.Info,
-}
+LOG_MESSAGE = "window/logMessage"
+
+_LEVELS = {logging.ERROR: 1, logging.WARNING: 2, logging.INFO: 3}
+"""LSP's ``MessageType`` of each level (Error, Warning, Info); below them Log (4)."""
 
 
 class ClientLogHandler(logging.Handler):
@@ -27,15 +24,15 @@ class ClientLogHandler(logging.Handler):
         self._emitting = False
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self._emitting or getattr(self.server.protocol, "writer", None) is None:
+        if self._emitting or self.server.connection.writer is None:
             return
         if getattr(record, "toClient", True) is False:  # the client has the answer already (rpc.SERVER_ONLY)
             return
         self._emitting = True  # a failure to send must not log (and send) again
         try:
-            kind = next((t for level, t in _LEVELS.items() if record.levelno >= level), lsp.MessageType.Log)
-            message = lsp.LogMessageParams(type=kind, message=f"agentls: {self.format(record)}")
-            self.server.protocol.notify(lsp.WINDOW_LOG_MESSAGE, message)
+            kind = next((t for level, t in _LEVELS.items() if record.levelno >= level), 4)
+            message = {"type": kind, "message": f"agentls: {self.format(record)}"}
+            self.server.connection.notify(LOG_MESSAGE, message)
         except Exception:  # logging must never break the server
             pass
         finally:

@@ -15,8 +15,6 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from lsprotocol import types as lsp
-
 from agentls.tools.catalogue import progress_title
 
 logger = logging.getLogger(__name__)
@@ -40,9 +38,7 @@ class ToolProgress:
         self._chains: dict[str, asyncio.Task[bool]] = {}
 
     def enabled(self) -> bool:
-        capabilities = getattr(self.server.protocol, "client_capabilities", None)
-        window = getattr(capabilities, "window", None)
-        return bool(getattr(window, "work_done_progress", False))
+        return bool(self.server.client_capabilities.work_done_progress)
 
     def on_event(self, params: dict[str, Any]) -> None:
         event = params.get("event") or {}
@@ -50,21 +46,19 @@ class ToolProgress:
         if kind not in ("tool_execution_start", "tool_execution_update", "tool_execution_end"):
             return
         token = f"agentls/{params.get('sessionId')}/{event.get('toolCallId')}"
-        progress = self.server.work_done_progress
         if kind == "tool_execution_start":
             title = progress_title(str(event.get("toolName")), event.get("args"))
-            self._then(
-                token, lambda: progress.begin(token, lsp.WorkDoneProgressBegin(title=title)), create=True
-            )
+            self._then(token, lambda: self._progress(token, {"kind": "begin", "title": title}), create=True)
         elif kind == "tool_execution_update":
             message = _last_line(event.get("partialResult"))
             if message is not None:
-                self._then(token, lambda: progress.report(token, lsp.WorkDoneProgressReport(message=message)))
+                self._then(token, lambda: self._progress(token, {"kind": "report", "message": message}))
         else:
             message = "failed" if event.get("isError") else "done"
-            self._then(
-                token, lambda: progress.end(token, lsp.WorkDoneProgressEnd(message=message)), last=True
-            )
+            self._then(token, lambda: self._progress(token, {"kind": "end", "message": message}), last=True)
+
+    def _progress(self, token: str, value: dict[str, Any]) -> None:
+        self.server.connection.notify("$/progress", {"token": token, "value": value})
 
     def _then(
         self, token: str, send: Callable[[], None], *, create: bool = False, last: bool = False
@@ -78,10 +72,9 @@ class ToolProgress:
                 return False
             if create:
                 try:
-                    params = lsp.WorkDoneProgressCreateParams(token=token)
                     seconds = self.server.options.apply_edit_timeout_ms / 1000
-                    await self.server.protocol.request_client(
-                        lsp.WINDOW_WORK_DONE_PROGRESS_CREATE, params, seconds
+                    await self.server.connection.request_client(
+                        "window/workDoneProgress/create", {"token": token}, seconds
                     )
                 except Exception as error:  # refused or unanswered: no progress for this tool
                     logger.info("client refused progress token %s: %s", token, error)

@@ -1,9 +1,9 @@
 """JSON-RPC 2.0 over the LSP base framing, answered as the specification says whatever a client sends.
 
-pygls's reader parses every body with an object hook that takes any object with a
-``"jsonrpc"`` key, at any depth, for a message, and drops what it cannot structure:
-such requests were never answered. :class:`AgentProtocol` replaces that reading layer
-and keeps pygls for the rest (handlers, documents, the server's own requests):
+agentls's own connection layer (it replaced pygls, whose JSON-RPC layer imports every LSP
+type: ``lsprotocol.types``, half of the server's start). :class:`Connection` reads each
+frame's body, dispatches it to the handlers the server registered, answers, and sends the
+server's own requests and notifications:
 
 - a body that is not JSON gets ``-32700`` (id ``null``);
 - a body nesting deeper than :data:`~agentls.json_depth.MAX_DEPTH` is refused with
@@ -13,16 +13,19 @@ and keeps pygls for the rest (handlers, documents, the server's own requests):
 - what is not a request object (no ``"jsonrpc": "2.0"``, a method that is not a
   string, an id that is not a string or an integer, a batch) gets ``-32600``, with the
   id when it is usable;
-- params of the wrong type get ``-32602``, naming the field;
-- a notification method sent with an id gets ``-32600``; a request method sent without
-  one cannot be answered and is dropped with a warning;
-- requests before ``initialize`` get ``-32002``, after ``shutdown`` ``-32600``.
+- params that are not an object get ``-32602``; the handlers check their fields;
+- a method the server does not offer gets ``-32601``;
+- a notification method (LSP's, :data:`LSP_NOTIFICATIONS`) sent with an id gets
+  ``-32600``; a request method sent without one cannot be answered and is dropped with a
+  warning; an unknown notification is ignored, as LSP says;
+- requests before ``initialize`` get ``-32002``, after ``shutdown`` ``-32600``;
+  notifications before ``initialize`` or after ``shutdown`` are ignored (``exit`` aside).
 
-Every request with an id gets exactly one response. The client's answers to the
+Every request with an id gets exactly one response; ``$/cancelRequest`` cancels a
+request's handler, which is then answered ``-32800``. The client's answers to the
 server's own requests are handed over as plain JSON, for the caller to validate, and
-they live apart from the client's requests: a client's ``$/cancelRequest`` with the id
-of a server request ends that request as :class:`CancelledByClient` instead of
-cancelling the server's task that waits for it.
+they live apart from the client's requests: a ``$/cancelRequest`` with the id of a server
+request ends that request as :class:`CancelledByClient`.
 
 Client mistakes are logged as one warning line; tracebacks are logged only for
 internal errors, and never sent.
@@ -31,25 +34,18 @@ internal errors, and never sent.
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import json
+import inspect
 import logging
 import uuid
 from collections import deque
-from concurrent.futures import Future
-from functools import partial
-from typing import Any
-
-import attrs
-import cattrs
-from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
-from pygls.protocol import JsonRPCNotification, JsonRPCRequestMessage, LanguageServerProtocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from agentls.ai.json_codec import json_bytes
 from agentls.ai.secrets import redact
-from agentls.fronts.lsp.boot import KEPT_FIELDS, valid_id
+from agentls.ai.wire import to_wire
 from agentls.fronts.lsp.framing import frame_bytes
+from agentls.fronts.lsp.initialize import valid_id
 from agentls.json_depth import TooDeep, parse_body
 from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
 
@@ -62,8 +58,40 @@ INTERNAL_ERROR = -32603
 SERVER_NOT_INITIALIZED = -32002
 REQUEST_CANCELLED = -32800
 
-MsgId = str | int
+INITIALIZE = "initialize"
+SHUTDOWN = "shutdown"
+EXIT = "exit"
+CANCEL_REQUEST = "$/cancelRequest"
 
+LSP_NOTIFICATIONS = frozenset(
+    {
+        "initialized",
+        EXIT,
+        CANCEL_REQUEST,
+        "$/setTrace",
+        "$/logTrace",
+        "$/progress",
+        "textDocument/didOpen",
+        "textDocument/didChange",
+        "textDocument/didClose",
+        "textDocument/didSave",
+        "textDocument/willSave",
+        "notebookDocument/didOpen",
+        "notebookDocument/didChange",
+        "notebookDocument/didSave",
+        "notebookDocument/didClose",
+        "workspace/didChangeConfiguration",
+        "workspace/didChangeWorkspaceFolders",
+        "workspace/didChangeWatchedFiles",
+        "workspace/didCreateFiles",
+        "workspace/didRenameFiles",
+        "workspace/didDeleteFiles",
+        "window/workDoneProgress/cancel",
+    }
+)
+"""The client-to-server notifications of LSP 3.17: sent with an id, they are invalid requests."""
+
+MsgId = str | int
 
 INVALID_PARAMS_DATA = {"kind": "invalidParams"}
 """``data`` of ``-32602`` errors, as the handlers' own (``protocol.md``)."""
@@ -71,40 +99,66 @@ INVALID_PARAMS_DATA = {"kind": "invalidParams"}
 SERVER_ONLY = {"toClient": False}
 """``extra`` of log records that stay in the server's log (not sent as ``window/logMessage``)."""
 
-
-class CancelledByClient(JsonRpcException):
-    """The client sent ``$/cancelRequest`` for one of the server's own requests."""
-
-    CODE = REQUEST_CANCELLED
-
-
-def _is_request_type(message_type: type) -> bool:
-    return any(field.name == "id" for field in attrs.fields(message_type))
-
-
-def _structure_problem(error: Exception) -> str:
-    if isinstance(error, cattrs.BaseValidationError):
-        return "; ".join(cattrs.transform_error(error, path="message"))
-    return f"{type(error).__name__}: {error}"
-
-
 CANCELLED_KEPT = 256
 """How many of its cancelled requests the server remembers, to take their late answers quietly."""
 
 
-class StrictProtocol(LanguageServerProtocol):
-    """pygls's language server protocol with a reading layer that answers every request (module doc)."""
+class RpcError(Exception):
+    """A JSON-RPC error: raised by a handler to answer with it, or the client's error answer."""
 
-    def __init__(self, server: Any, converter: Any) -> None:
-        super().__init__(server, converter)
-        self._outgoing: dict[MsgId, Future[Any]] = {}
-        """The server's own requests waiting for the client's answer (pygls keeps them with the client's)."""
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class CancelledByClient(RpcError):
+    """The client sent ``$/cancelRequest`` for one of the server's own requests."""
+
+    def __init__(self, message: str = "the client cancelled the request") -> None:
+        super().__init__(REQUEST_CANCELLED, message)
+
+
+def invalid_params(method: str, problems: list[str]) -> RpcError:
+    """``-32602`` naming each problem (``field.path: message``)."""
+    return RpcError(
+        INVALID_PARAMS,
+        f"Invalid params for {method}: " + "; ".join(problems),
+        {"kind": "invalidParams", "errors": problems},
+    )
+
+
+class Writer(Protocol):
+    def write(self, data: bytes) -> None: ...
+
+
+RequestHandler = Callable[[Any], Awaitable[Any]]
+NotificationHandler = Callable[[Any], Awaitable[None] | None]
+
+
+class Connection:
+    """One client's JSON-RPC connection (module doc): the server registers its handlers in
+    :attr:`requests` and :attr:`notifications`, by method."""
+
+    def __init__(self) -> None:
+        self.requests: dict[str, RequestHandler] = {}
+        self.notifications: dict[str, NotificationHandler] = {}
+        self.writer: Writer | None = None
+        self._running: dict[MsgId, asyncio.Task[Any]] = {}
+        """The client's requests whose handlers run."""
+        self._outgoing: dict[MsgId, asyncio.Future[Any]] = {}
+        """The server's own requests waiting for the client's answer."""
         self._cancelled: deque[MsgId] = deque(maxlen=CANCELLED_KEPT)
         """The server's requests it cancelled lately: the client may still answer them (LSP says it
         should, with ``RequestCancelled``), and such an answer is expected, not a stray one."""
-        self._initialize_seen = False
-        self.answered_early: tuple[MsgId, dict[str, Any]] | None = None
-        """The ``initialize`` that :mod:`agentls.fronts.lsp.boot` answered: its id and the result it sent."""
+        self._background: set[asyncio.Task[Any]] = set()
+        self.initialized = False
+        """``initialize`` was received (and did not fail)."""
+        self.shut_down = False
+        """``shutdown`` was received."""
+        self.answered_early: MsgId | None = None
+        """The id of the ``initialize`` that :mod:`agentls.fronts.lsp.boot` answered: not answered again."""
 
     # --- reading -------------------------------------------------------------------------
 
@@ -129,8 +183,7 @@ class StrictProtocol(LanguageServerProtocol):
             logger.warning("the answer to %r failed: %s", msg_id, deep)
             future = self._pending(msg_id)
             if future is not None:
-                message = f"the client's answer {deep}"
-                future.set_exception(JsonRpcException(code=INVALID_REQUEST, message=message))
+                future.set_exception(RpcError(INVALID_REQUEST, f"the client's answer {deep}"))
         elif deep.params_only and msg_id is not None:
             message = f"Invalid params for {deep.fields['method']}: {deep}"
             self.reply_error(msg_id, INVALID_PARAMS, message, INVALID_PARAMS_DATA)
@@ -154,13 +207,13 @@ class StrictProtocol(LanguageServerProtocol):
             if not isinstance(method, str):
                 self.reply_error(usable_id, INVALID_REQUEST, 'Invalid request: "method" must be a string')
             elif "id" not in message:
-                self._notification(method, message)
+                self._notification(method, message.get("params"))
             elif usable_id is None:
                 self.reply_error(
                     None, INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer'
                 )
             else:
-                self._request(usable_id, method, message)
+                self._request(usable_id, method, message.get("params"))
         elif usable_id is not None and ("result" in message or "error" in message):
             self._response(usable_id, message)
         else:
@@ -172,107 +225,78 @@ class StrictProtocol(LanguageServerProtocol):
         for msg_id in ids or [None]:
             self.reply_error(msg_id, INVALID_REQUEST, "Invalid request: batches are not supported")
 
-    def _request(self, msg_id: MsgId, method: str, message: dict[str, Any]) -> None:
-        params = message.get("params")
-        if method == lsp.INITIALIZE and self._initialize_seen:
+    def _request(self, msg_id: MsgId, method: str, params: Any) -> None:
+        if method in LSP_NOTIFICATIONS:
+            self.reply_error(msg_id, INVALID_REQUEST, f"{method} is a notification: it takes no id")
+            return
+        if method == INITIALIZE and self.initialized:
             self.reply_error(msg_id, INVALID_REQUEST, "Invalid request: initialize was already received")
             return
-        if method != lsp.INITIALIZE and not self._initialize_seen:
+        if method != INITIALIZE and not self.initialized:
             self.reply_error(msg_id, SERVER_NOT_INITIALIZED, f"{method}: the server is not initialized yet")
             return
-        if self._shutdown:
+        if self.shut_down:
             self.reply_error(msg_id, INVALID_REQUEST, f"{method}: the server is shutting down")
             return
         if params is not None and not isinstance(params, dict | list):
-            self.reply_error(
-                msg_id,
-                INVALID_PARAMS,
-                f"Invalid params for {method}: params must be an object",
-                INVALID_PARAMS_DATA,
-            )
+            message = f"Invalid params for {method}: params must be an object"
+            self.reply_error(msg_id, INVALID_PARAMS, message, INVALID_PARAMS_DATA)
             return
-        message_type = self.get_message_type(method)
-        if message_type is None:  # agentls's methods (plain JSON params) and unknown ones
-            structured: Any = JsonRPCRequestMessage(id=msg_id, method=method, jsonrpc="2.0", params=params)
-        elif not _is_request_type(message_type):
-            self.reply_error(msg_id, INVALID_REQUEST, f"{method} is a notification: it takes no id")
+        handler = self.requests.get(method)
+        if handler is None:
+            self.reply_error(msg_id, METHOD_NOT_FOUND, f"Method not found: {method}")
             return
-        else:
-            try:
-                structured = self._converter.structure(
-                    {"jsonrpc": "2.0", "id": msg_id, "method": method, **_params(message)}, message_type
-                )
-            except Exception as error:
-                problem = _structure_problem(error)
-                if self._is_answered_early(msg_id):
-                    structured = self._without_capabilities(message, message_type, problem)
-                else:
-                    message = f"Invalid params for {method}: {problem}"
-                    self.reply_error(msg_id, INVALID_PARAMS, message, INVALID_PARAMS_DATA)
-                    return
-        if method == lsp.INITIALIZE:
-            self._initialize_seen = True
-        elif method == lsp.SHUTDOWN:
-            self._shutdown = True  # pygls sets it once shutdown's handler ended: too late for what follows
-        contextvars.copy_context().run(self._handle_request, msg_id, method, structured.params)
+        if method == INITIALIZE:
+            self.initialized = True  # what follows it in the same read is handled as after it
+        elif method == SHUTDOWN:
+            self.shut_down = True
+        task = asyncio.get_running_loop().create_task(handler(params))
+        self._running[msg_id] = task
+        task.add_done_callback(lambda done: self._answer(msg_id, method, done))
 
-    def _is_answered_early(self, msg_id: MsgId) -> bool:
-        return self.answered_early is not None and self.answered_early[0] == msg_id
-
-    def _without_capabilities(self, message: dict[str, Any], message_type: type, problem: str) -> Any:
-        """An ``initialize`` already answered cannot be refused: it goes on without the client's capabilities.
-
-        :mod:`agentls.fronts.lsp.boot` checked the other fields the server keeps, so only
-        the LSP capabilities can be what the structuring refused.
-        """
-        logger.warning("initialize: the client's capabilities are left out (%s)", problem)
-        params = message.get("params") or {}
-        kept = {key: params[key] for key in KEPT_FIELDS if key in params}
-        return self._converter.structure(
-            {
-                "jsonrpc": "2.0",
-                "id": message["id"],
-                "method": lsp.INITIALIZE,
-                "params": {**kept, "capabilities": {}},
-            },
-            message_type,
-        )
-
-    def _notification(self, method: str, message: dict[str, Any]) -> None:
-        if self._shutdown and method != lsp.EXIT:
+    def _notification(self, method: str, params: Any) -> None:
+        if self.shut_down and method != EXIT:
             logger.warning("%s after shutdown: ignored", method)
             return
-        params = message.get("params")
-        if method == lsp.CANCEL_REQUEST:
+        if method == CANCEL_REQUEST:
             cancelled = params.get("id") if isinstance(params, dict) else None
             if valid_id(cancelled):
                 self._cancel(cancelled)
             else:
                 logger.warning("$/cancelRequest without a usable id: ignored")
             return
-        message_type = self.get_message_type(method)
-        is_request = method in REQUESTS if message_type is None else _is_request_type(message_type)
-        if is_request:
+        if method in REQUESTS or method in (INITIALIZE, SHUTDOWN):
             logger.warning(
                 "%s is a request: sent without an id it cannot be answered, so it is ignored", method
             )
             return
-        if message_type is None:
-            structured: Any = JsonRPCNotification(method=method, jsonrpc="2.0", params=params)
-        else:
-            try:
-                structured = self._converter.structure(
-                    {"jsonrpc": "2.0", "method": method, **_params(message)}, message_type
-                )
-            except Exception as error:
-                logger.warning("%s with invalid params ignored: %s", method, _structure_problem(error))
-                return
-        if not self._initialize_seen and method != lsp.EXIT:
+        if not self.initialized and method != EXIT:
             logger.warning("%s before initialize: ignored", method)
             return
-        contextvars.copy_context().run(self._handle_notification, method, structured.params)
+        handler = self.notifications.get(method)
+        if handler is None:
+            logger.debug("%s: no handler, ignored", method)
+            return
+        try:
+            done = handler(params)
+        except Exception:  # a bug must cost one notification, not the connection
+            logger.exception("%s could not be handled", method)
+            return
+        if inspect.isawaitable(done):
+            self._keep(asyncio.ensure_future(done))
 
-    def _pending(self, msg_id: MsgId) -> Future[Any] | None:
+    def _keep(self, task: asyncio.Future[Any]) -> None:
+        """Hold a notification's task until it ends (the loop keeps only weak references)."""
+        self._background.add(task)  # type: ignore[arg-type]
+        task.add_done_callback(self._background_done)
+
+    def _background_done(self, task: asyncio.Future[Any]) -> None:
+        self._background.discard(task)  # type: ignore[arg-type]
+        if not task.cancelled() and task.exception() is not None:
+            error = task.exception()
+            logger.error("a notification failed: %s: %s", type(error).__name__, error, exc_info=error)
+
+    def _pending(self, msg_id: MsgId) -> asyncio.Future[Any] | None:
         """The server's request ``msg_id`` answers, now answered (``None``, with a warning, if none)."""
         future = self._outgoing.pop(msg_id, None)
         if future is None and msg_id in self._cancelled:
@@ -297,57 +321,42 @@ class StrictProtocol(LanguageServerProtocol):
             and isinstance(error.get("code"), int)
             and isinstance(error.get("message"), str)
         ):
-            future.set_exception(
-                JsonRpcException(code=error["code"], message=error["message"], data=error.get("data"))
-            )
+            future.set_exception(RpcError(error["code"], error["message"], error.get("data")))
         else:
-            future.set_exception(
-                JsonRpcException(code=INTERNAL_ERROR, message="the client sent a malformed error")
-            )
+            future.set_exception(RpcError(INTERNAL_ERROR, "the client sent a malformed error"))
 
     def _cancel(self, msg_id: MsgId) -> None:
         outgoing = self._outgoing.pop(msg_id, None)
         if outgoing is not None:
             if not outgoing.done():
-                outgoing.set_exception(CancelledByClient(message="the client cancelled the request"))
+                outgoing.set_exception(CancelledByClient())
             return
-        incoming = self._request_futures.get(msg_id)
+        incoming = self._running.get(msg_id)
         if incoming is not None:
             incoming.cancel()  # its response is then the -32800 "cancelled" error
 
     # --- answering -----------------------------------------------------------------------
 
-    def _handle_request(self, msg_id: MsgId, method_name: str, params: Any) -> None:
-        try:
-            handler = self._get_handler(method_name)
-        except JsonRpcMethodNotFound:
-            self.reply_error(msg_id, METHOD_NOT_FOUND, f"Method not found: {method_name}")
+    def _answer(self, msg_id: MsgId, method: str, task: asyncio.Task[Any]) -> None:
+        if self._running.get(msg_id) is task:
+            del self._running[msg_id]
+        if task.cancelled():
+            if self.answered_early != msg_id:
+                self.reply_error(
+                    msg_id, REQUEST_CANCELLED, f"{method}: the request was cancelled", level=logging.DEBUG
+                )
             return
-        self._ctx_msg_id.set(msg_id)
-        self._execute_handler(
-            msg_id=msg_id,
-            handler=handler,
-            args=(params,),
-            callback=partial(self._send_handler_result, msg_id=msg_id, method=method_name),
-        )
-
-    def _send_handler_result(self, future: Future[Any], *, msg_id: MsgId, method: str = "") -> None:  # type: ignore[override]
-        if self._request_futures.get(msg_id) is future:
-            del self._request_futures[msg_id]
-        if self._is_answered_early(msg_id):
-            self._check_early_answer(future)
+        error = task.exception()
+        if error is not None and method == INITIALIZE:
+            self.initialized = False  # a client may correct its initialize and send it again
+        if self.answered_early == msg_id:
+            self.answered_early = None
+            if error is not None:
+                logger.error("initialize, answered early, then failed: %r", error)
             return
-        if future.cancelled():
-            self.reply_error(
-                msg_id, REQUEST_CANCELLED, f"{method}: the request was cancelled", level=logging.DEBUG
-            )
-            return
-        error = future.exception()
-        if error is not None and method == lsp.INITIALIZE:
-            self._initialize_seen = False  # a client may correct its initialize and send it again
         if error is None:
-            self._send_result(msg_id, method, future.result())
-        elif isinstance(error, JsonRpcException):
+            self._send_result(msg_id, method, task.result())
+        elif isinstance(error, RpcError):
             # Agent errors (busy, unknownSession...) are answers, not faults; bad params are the client's.
             level = logging.DEBUG if error.code == AGENT_ERROR else logging.WARNING
             self.reply_error(msg_id, error.code, error.message, error.data, level=level)
@@ -355,20 +364,6 @@ class StrictProtocol(LanguageServerProtocol):
             logger.error("%s failed: %s: %s", method, type(error).__name__, error, exc_info=error)
             message = f"Internal error in {method}: {type(error).__name__}: {error}"
             self.reply_error(msg_id, INTERNAL_ERROR, message, level=logging.DEBUG)
-
-    def _check_early_answer(self, future: Future[Any]) -> None:
-        """The server's own answer to the ``initialize`` the boot answered: not sent, but compared."""
-        assert self.answered_early is not None
-        early = self.answered_early[1]
-        self.answered_early = None
-        if future.cancelled():  # the client's $/cancelRequest, too late to matter
-            return
-        if future.exception() is not None:
-            logger.error("initialize, answered early, then failed: %r", future.exception())
-            return
-        result = json.loads(json_bytes(future.result(), self._serialize_message))
-        if result != early:
-            logger.error("initialize was answered early with %s; the server's answer is %s", early, result)
 
     def _send_result(self, msg_id: MsgId, method: str, result: Any) -> None:
         try:
@@ -400,36 +395,24 @@ class StrictProtocol(LanguageServerProtocol):
             body = self.encode({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
         self.write(body)
 
-    # --- the server's own requests ---------------------------------------------------------
-
-    def send_request(
-        self, method: str, params: Any | None = None, callback: Any = None, msg_id: MsgId | None = None
-    ) -> Future[Any]:
-        """Send a request to the client; the future gets its answer as plain JSON (validate it)."""
-        msg_id = str(uuid.uuid4()) if msg_id is None else msg_id
-        future: Future[Any] = Future()
-        if callback is not None:
-            future.add_done_callback(
-                lambda done: callback(done.result()) if done.exception() is None else None
-            )
-        self._outgoing[msg_id] = future
-        self._send_data({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
-        return future
+    # --- the server's own requests and notifications ------------------------------------------
 
     async def request_client(self, method: str, params: Any, seconds: float | None = None) -> Any:
         """A request to the client; its answer as plain JSON (the caller validates it).
 
         When the waiting task is cancelled (an abort) or ``seconds`` pass, the request
-        is cancelled at the client too with ``$/cancelRequest`` (pygls itself does not),
-        so an editor closes the question it shows. Raises :class:`CancelledByClient`
-        when the client cancels it, :class:`JsonRpcException` for an error answer.
+        is cancelled at the client too with ``$/cancelRequest``, so an editor closes the
+        question it shows. Raises :class:`CancelledByClient` when the client cancels it,
+        :class:`RpcError` for an error answer.
         """
-        request_id = str(uuid.uuid4())
-        future = asyncio.wrap_future(self.send_request(method, params, msg_id=request_id))
+        msg_id = str(uuid.uuid4())
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._outgoing[msg_id] = future
+        self.send({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params})
         try:
             return await asyncio.wait_for(future, seconds)
         except (asyncio.CancelledError, TimeoutError):
-            self.cancel_request(request_id)
+            self.cancel_request(msg_id)
             raise
 
     def cancel_request(self, msg_id: MsgId) -> None:
@@ -438,37 +421,31 @@ class StrictProtocol(LanguageServerProtocol):
         if future is not None:
             future.cancel()
             self._cancelled.append(msg_id)
-            self.notify(lsp.CANCEL_REQUEST, lsp.CancelParams(id=msg_id))
+            self.notify(CANCEL_REQUEST, {"id": msg_id})
 
-    lsp_shutdown = None  # type: ignore[assignment]
-    """pygls's built-in ``shutdown`` is left out (it would cancel the client's requests still running):
-    the server's own ``shutdown`` feature answers it, and :meth:`_request` marks the shutdown."""
+    def notify(self, method: str, params: Any = None) -> None:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+
+    def cancel_running(self) -> None:
+        """Cancel the handlers of the client's requests still running (the connection is ending)."""
+        for task in list(self._running.values()):
+            task.cancel()
 
     # --- writing -------------------------------------------------------------------------
 
     def encode(self, data: Any) -> bytes:
         """A frame: compact JSON (NaN and the infinities as ``null``) with its ``Content-Length`` header."""
-        return frame_bytes(json_bytes(data, self._serialize_message))
+        return frame_bytes(json_bytes(data, _json_default))
 
     def write(self, frame: bytes) -> None:
         """Hand a frame to the writer (which reports a client that is gone to the server itself)."""
         if self.writer is not None:
             self.writer.write(frame)
 
-    def notify(self, method: str, params: Any | None = None) -> None:
-        """A notification; agentls's own (plain JSON params) go straight to the encoder.
-
-        pygls would wrap them in an attrs object that cattrs then unstructures value by value:
-        most of the cost of an ``agent/event``.
-        """
-        if isinstance(params, dict) and self.get_message_type(method) is None:
-            self._send_data({"jsonrpc": "2.0", "method": method, "params": params})
-        else:
-            super().notify(method, params)
-
-    def _send_data(self, data: Any) -> None:
-        if not data:
-            return
+    def send(self, data: dict[str, Any]) -> None:
         try:
             frame = self.encode(data)
         except (TypeError, ValueError) as error:
@@ -477,5 +454,8 @@ class StrictProtocol(LanguageServerProtocol):
         self.write(frame)
 
 
-def _params(message: dict[str, Any]) -> dict[str, Any]:
-    return {"params": message["params"]} if "params" in message else {}
+def _json_default(value: Any) -> Any:
+    """Protocol models in results and params are sent in their wire form."""
+    if hasattr(value, "model_dump"):
+        return to_wire(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
