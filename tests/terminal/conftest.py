@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -75,13 +75,17 @@ class Pane:
 
     def wait_for(self, text: str, *, after: int = 0) -> str:
         """Poll the screen until ``text`` appears (past character ``after``); return the screen."""
+        return self.wait_until(lambda screen: text in screen[after:], f"{text!r}")
+
+    def wait_until(self, shown: Callable[[str], object], what: str) -> str:
+        """Poll the screen until ``shown(screen)`` is true; return the screen."""
         deadline = time.monotonic() + WAIT
         while True:
             screen = self.screen()
-            if text in screen[after:]:
+            if shown(screen):
                 return screen
             if time.monotonic() > deadline:
-                pytest.fail(f"{text!r} did not appear within {WAIT} s; the screen:\n{screen}")
+                pytest.fail(f"{what} did not appear within {WAIT} s; the screen:\n{screen}")
             time.sleep(0.05)  # polling the screen: tmux has no event to await
 
     def input_line(self) -> str:

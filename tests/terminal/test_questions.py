@@ -112,6 +112,11 @@ def footer_context(line: str) -> str:
     return line.split("context ", 1)[1].split()[0]
 
 
+def last_footer(screen: str) -> str:
+    """The last footer line (``faux/faux-1 · ↑…``) on the screen, or "" when none is."""
+    return next((line for line in reversed(screen.splitlines()) if "faux/faux-1 · ↑" in line), "")
+
+
 def test_chats_compact_says_the_footers_context_size_and_a_failure_once(pane: Pane, tmp_path: Path) -> None:
     folder = workspace(tmp_path)
     long_answer = "word " * 20_000  # 25 000 tokens: the first exchange is summarised, the second kept
@@ -126,12 +131,13 @@ def test_chats_compact_says_the_footers_context_size_and_a_failure_once(pane: Pa
     screen = pane.wait_for("Nothing to compact")
     assert screen.count("Nothing to compact") == 1, screen
     pane.type("first")
-    pane.wait_for("faux/faux-1 · ↑")
+    first_footer = last_footer(pane.wait_for("faux/faux-1 · ↑"))
     pane.type("second")
-    screen = pane.wait_for("› second")
-    mark = screen.index("› second")
-    footer = next(
-        line for line in pane.wait_for("faux/faux-1 · ↑", after=mark).splitlines()[::-1] if "↑" in line
+    # the second answer scrolls the first footer (and "› second") out of the captured scrollback
+    footer = last_footer(
+        pane.wait_until(
+            lambda screen: last_footer(screen) not in ("", first_footer), "the second answer's footer"
+        )
     )
     pane.type("/compact")
     compaction = next(
