@@ -2,9 +2,10 @@
 
 Loading the CA bundle takes ~20 ms and httpx imports its connection stack (~25 ms)
 only when a client sends its first request; done then, both delayed the first streamed
-token. :func:`warm_up_http` does them in a thread first. This module imports nothing
-of agentls, only httpx, so that :mod:`agentls.fronts.lsp.boot` can run it while the main
-thread imports the server (two threads importing the same modules can deadlock).
+token. :func:`warm_up_http` does them first, in the thread of
+:func:`agentls.session.policy.providers.warm_up`, which a server starts once it has
+nothing else to do. This module imports nothing of agentls, only httpx (a thread and the
+event loop importing the same modules at once can deadlock).
 """
 
 from __future__ import annotations

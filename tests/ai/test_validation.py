@@ -6,7 +6,8 @@ import math
 
 import pytest
 from agentls.ai import Tool, ToolArgumentsError, ToolCall, validate_tool_arguments, validate_tool_call
-from agentls.ai.validation import grapheme_count, js_number
+from agentls.ai.schema_validator import grapheme_count
+from agentls.ai.validation import js_number
 from agentls.ai.wire import js_number_to_string as js_string
 
 

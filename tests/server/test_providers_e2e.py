@@ -8,8 +8,11 @@ HTTP stack (``httpx``) is imported by the server only when a network provider is
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -32,21 +35,46 @@ def point_anthropic_at(data_dir: Path, url: str) -> None:
     (data_dir / "models.json").write_text(json.dumps(config), encoding="utf-8")
 
 
-def import_probe(report: Path) -> list[str]:
+def import_probe(report: Path, warm_up_port: int | None = None) -> list[str]:
     """A server command that writes, at exit, whether ``httpx`` was imported (once the background
-    warm-up, if one was started, has ended)."""
+    warm-up, if one was started, has ended); and connects to ``warm_up_port`` when that warm-up's
+    thread runs."""
     code = (
-        "import atexit, sys, threading\n"
+        "import atexit, socket, sys, threading, time\n"
+        "def warm_ups():\n"
+        "    return [t for t in threading.enumerate() if t.name == 'agentls-warm-up']\n"
         "def report():\n"
-        "    for thread in threading.enumerate():\n"
-        "        if thread.name == 'agentls-warm-up':\n"
-        "            thread.join(30)\n"
+        "    for thread in warm_ups():\n"
+        "        thread.join(30)\n"
         f"    open({str(report)!r}, 'w').write(str('httpx' in sys.modules))\n"
         "atexit.register(report)\n"
+        "def watch(port):\n"
+        "    while not warm_ups():\n"
+        "        time.sleep(0.005)\n"
+        "    socket.create_connection(('127.0.0.1', port)).close()\n"
+        f"port = {warm_up_port!r}\n"
+        "if port:\n"
+        "    threading.Thread(target=watch, args=(port,), daemon=True).start()\n"
         "from agentls.cli import console_main\n"
         "console_main()\n"
     )
     return [sys.executable, "-c", code, "serve"]
+
+
+@contextlib.asynccontextmanager
+async def connected_to() -> AsyncIterator[tuple[int, asyncio.Event]]:
+    """A port on 127.0.0.1, and an event set when something connects to it."""
+    connected = asyncio.Event()
+
+    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connected.set()
+        writer.close()
+
+    listener = await asyncio.start_server(accept, "127.0.0.1", 0)
+    try:
+        yield listener.sockets[0].getsockname()[1], connected
+    finally:
+        listener.close()
 
 
 async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
@@ -149,14 +177,17 @@ async def test_with_coalesce_deltas_off_each_streamed_delta_is_its_own_event(
             await within(client.close(), 15)
 
 
-async def test_the_http_stack_is_imported_in_the_background_once_a_client_has_initialized(
+async def test_the_http_stack_is_imported_in_the_background_once_the_server_is_idle(
     servers: Servers, data_dir: Path, tmp_path: Path
 ) -> None:
     point_anthropic_at(data_dir, "http://127.0.0.1:9")
     report = tmp_path / "httpx-imported"
-    client = await servers.start({"dataDir": str(data_dir)}, command=import_probe(report), env=NO_KEYS)
-    models = await within(client.list_models())
-    assert models and all(m["provider"] == "anthropic" for m in models)
+    async with connected_to() as (port, warm_up_started):
+        probe = import_probe(report, port)
+        client = await servers.start({"dataDir": str(data_dir)}, command=probe, env=NO_KEYS)
+        models = await within(client.list_models())
+        assert models and all(m["provider"] == "anthropic" for m in models)
+        await within(warm_up_started.wait())  # the client sends nothing more: the server warms up
     await within(client.close(), 15)
     assert report.read_text() == "True", "no request was made: the warm-up imported httpx"
 

@@ -22,9 +22,7 @@ import contextlib
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.models import error_stream
@@ -57,6 +55,9 @@ from agentls.ai.types import (
     Usage,
     UserMessage,
 )
+
+if TYPE_CHECKING:
+    import httpx  # the stack is imported with the first request (clients.http_client)
 
 logger = logging.getLogger(__name__)
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
-
-from agentls.http_warm_up import tls_context
+if TYPE_CHECKING:
+    import httpx
 
 T = TypeVar("T")
 
@@ -36,7 +35,15 @@ def shared_client(key: Hashable, create: Callable[[], T]) -> T:
 
 
 def http_client(connect_timeout: float | None) -> httpx.AsyncClient:
-    """The running loop's ``httpx`` client for a connect timeout (no read timeout: streams stall-check)."""
+    """The running loop's ``httpx`` client for a connect timeout (no read timeout: streams stall-check).
+
+    httpx is imported here, with the first request (or by the server's warm-up before it): a
+    session is made without it.
+    """
+    import httpx
+
+    from agentls.http_warm_up import tls_context
+
     return shared_client(
         ("httpx", connect_timeout),
         lambda: httpx.AsyncClient(verify=tls_context(), timeout=httpx.Timeout(None, connect=connect_timeout)),

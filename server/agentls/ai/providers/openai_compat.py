@@ -27,9 +27,7 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.models import clamp_thinking_level, error_stream
@@ -58,6 +56,9 @@ from agentls.ai.types import (
     UserMessage,
 )
 from agentls.ai.wire import dumps_compact
+
+if TYPE_CHECKING:
+    import httpx  # the stack is imported with the first request (clients.http_client)
 
 logger = logging.getLogger(__name__)
 

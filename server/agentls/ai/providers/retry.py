@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import email.utils
 import logging
 import random
 import time
@@ -168,6 +167,8 @@ def retry_after_ms(headers: Mapping[str, str]) -> float | None:
         return float(value) * 1000
     except ValueError:
         pass
+    import email.utils  # a date in Retry-After is rare; the module is not needed at start
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

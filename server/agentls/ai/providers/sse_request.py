@@ -20,9 +20,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.json_codec import json_bytes
@@ -41,6 +39,9 @@ from agentls.ai.providers.retry import (
 from agentls.ai.providers.sse import ServerSentEvent, iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.types import Model, StreamOptions
+
+if TYPE_CHECKING:
+    import httpx  # the stack is imported with the first request (clients.http_client)
 
 # --- what a failed attempt raises -------------------------------------------------------------
 

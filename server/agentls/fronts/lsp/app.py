@@ -122,6 +122,10 @@ M = TypeVar("M", bound=BaseModel)
 CLOSE_SECONDS = 10
 """How long the runs of a closing server may take to abort and save."""
 
+IDLE_SECONDS = 0.05
+"""How long the server has nothing to do before it warms the providers up (:meth:`AgentServer._when_idle`):
+a client's next message sent at once, such as ``agent/newSession`` after ``initialize``, comes first."""
+
 
 class LspFront:
     """The LSP front as its sessions see it (a :class:`~agentls.session.SessionFront`): the editor's
@@ -204,6 +208,13 @@ class AgentServer:
         self._reading: asyncio.Task[None] | None = None
         self.exit_code: int | None = None
         """Set by ``exit``: 0 after ``shutdown``, else 1 (as LSP says)."""
+        self._warm_up_due = False
+        """``initialize`` was handled and the providers are not warmed up yet (:meth:`_when_idle`)."""
+        self._input_awaited = False
+        """The reader waits for the client: everything it sent has been handled."""
+        self._handled = 0
+        """Messages (and framing errors) handled so far."""
+        self.connection.settled = self._when_idle
 
     @property
     def manager(self) -> SessionManager:
@@ -241,10 +252,29 @@ class AgentServer:
     async def _read(self, fd: int, started: Boot) -> None:
         for item in started.read:
             await self._handle(item)
-        async for item in read_frames(fd, started.parser):
+        async for item in read_frames(fd, started.parser, waiting=self._waiting):
             await self._handle(item)
 
+    def _waiting(self) -> None:
+        self._input_awaited = True
+        self._when_idle()
+
+    def _when_idle(self) -> None:
+        """Warm the providers up once the server first has had nothing to do for :data:`IDLE_SECONDS`:
+        all the client sent answered, nothing more read. Done at ``initialize``, the warm-up's
+        imports (httpx, its TLS stack, the SSL context: 0.1 s of one core) held back the client's
+        first session; a first request made before it imports them itself."""
+        if self._warm_up_due and self._input_awaited and not self.connection.answering:
+            asyncio.get_running_loop().call_later(IDLE_SECONDS, self._warm_up_if_idle, self._handled)
+
+    def _warm_up_if_idle(self, handled: int) -> None:
+        if self._warm_up_due and self._handled == handled and not self.connection.answering:
+            self._warm_up_due = False
+            warm_up(self.manager.providers)
+
     async def _handle(self, item: Frame | FramingError) -> None:
+        self._input_awaited = False
+        self._handled += 1
         if isinstance(item, Frame):
             try:
                 self.connection.handle_body(item.body)
@@ -280,7 +310,7 @@ class AgentServer:
         self.options, self.client_agent = read.options, read.client_agent
         self.client_capabilities = read.capabilities
         self.documents.encoding = read.position_encoding  # type: ignore[assignment]
-        warm_up(self.manager.providers)
+        self._warm_up_due = True
         return read.result
 
     async def shutdown(self, params: Any) -> None:

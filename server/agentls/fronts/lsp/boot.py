@@ -18,14 +18,12 @@ import json
 import logging
 import os
 import sys
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentls.fronts.lsp.framing import Frame, FrameParser, FramingError, frame_bytes
 from agentls.fronts.lsp.initialize import Initialize, InitializeRefused, read_initialize, valid_id
 from agentls.json_depth import parse_body
-from agentls.protocol import FAUX_SCRIPT_ENV
 
 logger = logging.getLogger(__name__)
 
@@ -60,22 +58,7 @@ def boot(fd: int, max_message_bytes: int) -> Boot:
         except OSError:  # the client is gone: the server finds out as it answers, and ends
             return started
         started.answered = message["id"]
-        if not (initialize.options.faux_script or os.environ.get(FAUX_SCRIPT_ENV)):
-            threading.Thread(target=_warm_up_http, name="agentls-boot-warm-up", daemon=True).start()
     return started
-
-
-def _warm_up_http() -> None:
-    """While the server is imported: what a model provider's first request needs (see ``http_warm_up``).
-
-    Not for the offline faux model: a server on a faux script (the tests) rarely calls a provider.
-    """
-    try:
-        from agentls.http_warm_up import warm_up_http
-
-        warm_up_http()
-    except Exception as error:  # the first request then does it, and reports what fails
-        logger.debug("warming up HTTP failed: %s", error)
 
 
 def _read(fd: int) -> bytes:

@@ -149,8 +149,10 @@ def _preview(data: bytes, limit: int = 40) -> str:
     return repr(text + ("…" if len(data) > limit else ""))
 
 
-async def read_chunks(fd: int, size: int = 1 << 16) -> AsyncIterator[bytes]:
-    """What arrives on ``fd``, until its end.
+async def read_chunks(
+    fd: int, size: int = 1 << 16, *, waiting: Callable[[], None] | None = None
+) -> AsyncIterator[bytes]:
+    """What arrives on ``fd``, until its end; ``waiting()`` each time nothing read is left.
 
     A daemon thread does the blocking reads, so neither the event loop nor the
     process's exit waits for a client that stays silent; a small queue between the two
@@ -176,13 +178,20 @@ async def read_chunks(fd: int, size: int = 1 << 16) -> AsyncIterator[bytes]:
                 return
 
     threading.Thread(target=pump, name="agentls-stdin", daemon=True).start()
-    while chunk := await queue.get():
+    while True:
+        if waiting is not None and queue.empty():
+            waiting()
+        if not (chunk := await queue.get()):
+            return
         yield chunk
 
 
-async def read_frames(fd: int, parser: FrameParser) -> AsyncIterator[Frame | FramingError]:
-    """The frames and framing errors of everything read from ``fd``, until its end."""
-    async for chunk in read_chunks(fd):
+async def read_frames(
+    fd: int, parser: FrameParser, *, waiting: Callable[[], None] | None = None
+) -> AsyncIterator[Frame | FramingError]:
+    """The frames and framing errors of everything read from ``fd``, until its end (``waiting``: as
+    :func:`read_chunks`)."""
+    async for chunk in read_chunks(fd, waiting=waiting):
         for item in parser.feed(chunk):
             yield item
 

@@ -147,6 +147,8 @@ class Connection:
         self.writer: Writer | None = None
         self._running: dict[MsgId, asyncio.Task[Any]] = {}
         """The client's requests whose handlers run."""
+        self.settled: Callable[[], None] | None = None
+        """Called when the last running request has been answered."""
         self._outgoing: dict[MsgId, asyncio.Future[Any]] = {}
         """The server's own requests waiting for the client's answer."""
         self._cancelled: deque[MsgId] = deque(maxlen=CANCELLED_KEPT)
@@ -337,9 +339,19 @@ class Connection:
 
     # --- answering -----------------------------------------------------------------------
 
+    @property
+    def answering(self) -> bool:
+        """A request of the client's is being handled."""
+        return bool(self._running)
+
     def _answer(self, msg_id: MsgId, method: str, task: asyncio.Task[Any]) -> None:
         if self._running.get(msg_id) is task:
             del self._running[msg_id]
+        self._reply(msg_id, method, task)
+        if not self._running and self.settled is not None:
+            self.settled()
+
+    def _reply(self, msg_id: MsgId, method: str, task: asyncio.Task[Any]) -> None:
         if task.cancelled():
             if self.answered_early != msg_id:
                 self.reply_error(

@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from xml.sax.saxutils import escape
 
 from agentls.session.instructions.front_matter import FrontMatterError, parse_front_matter
 from agentls.session.instructions.resource_files import ResourceReader
@@ -209,8 +208,12 @@ def format_skills_for_prompt(skills: Iterable[Skill], read_tool: str = "read") -
     return "\n".join(lines)
 
 
+_XML_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"})
+"""Pi's ``escapeXml`` (``xml.sax.saxutils`` would import ``urllib.request`` and ``http.client``)."""
+
+
 def _xml(text: str) -> str:
-    return escape(text, {'"': "&quot;", "'": "&apos;"})
+    return text.translate(_XML_ESCAPES)
 
 
 SKILL_COMMAND = "/skill:"
