@@ -42,7 +42,10 @@ def http_client(connect_timeout: float | None) -> httpx.AsyncClient:
     """
     import httpx
 
+    from agentls.ai.providers import h11_chunks
     from agentls.http_warm_up import tls_context
+
+    h11_chunks.install()
 
     return shared_client(
         ("httpx", connect_timeout),
