@@ -1,10 +1,14 @@
-"""The ACP SDK, imported without the docstrings of its models' attributes.
+"""The ACP SDK, imported without the docstrings of its models' attributes, its validators built on use.
 
 The SDK's schema module declares 273 pydantic models with ``use_attribute_docstrings``: to
 find each attribute's docstring pydantic reads and parses the class's source, which is most
 of the SDK's import (0.2-0.5 s of ``agentls acp``'s start). The docstrings only become
 descriptions in JSON schemas, which agentls never makes of these models, so the import skips
-that step (when pydantic still has it where this looks: otherwise it imports as it is).
+that step. And it makes the models as ``defer_build`` ones: each builds its validator when a
+message first needs it (a session uses a few dozen of the 273), not at import (0.06 s more).
+Both steps are done only when pydantic still has what they change where they look;
+otherwise the SDK imports as it is. The SDK's models are used on the event loop only (a
+deferred build is not safe from two threads at once).
 """
 
 from __future__ import annotations
@@ -33,5 +37,21 @@ def _without_attribute_docstrings() -> Iterator[None]:
         _fields.extract_docstrings_from_cls = original
 
 
-with _without_attribute_docstrings():
+@contextlib.contextmanager
+def _deferred_builds() -> Iterator[None]:
+    from pydantic._internal import _config
+
+    defaults = getattr(_config, "config_defaults", None)
+    if not isinstance(defaults, dict) or "defer_build" not in defaults:
+        yield
+        return
+    original = defaults["defer_build"]
+    defaults["defer_build"] = True
+    try:
+        yield
+    finally:
+        defaults["defer_build"] = original
+
+
+with _without_attribute_docstrings(), _deferred_builds():
     import acp  # noqa: F401  (the SDK's models are made here, once)
