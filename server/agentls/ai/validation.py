@@ -20,6 +20,7 @@ import math
 import re
 from typing import Any
 
+from agentls.ai.plain_schema import plain_match
 from agentls.ai.types import Tool, ToolCall
 from agentls.ai.wire import dumps_pretty, js_number_to_string
 
@@ -30,7 +31,10 @@ class ToolArgumentsError(ValueError):
 
 def _check(schema: Any, value: Any) -> bool | None:
     """Whether ``value`` matches ``schema``; ``None`` when the schema cannot be used on its own."""
-    from agentls.ai import schema_validator  # jsonschema is imported on the first validation
+    plain = plain_match(schema, value)
+    if plain is not None:
+        return plain
+    from agentls.ai import schema_validator  # jsonschema is imported on the first validation it makes
 
     return schema_validator.check(schema, value)
 
@@ -270,6 +274,8 @@ def validate_tool_arguments(tool: Tool, tool_call: ToolCall) -> Any:
             args.update(coerced)
         else:
             return coerced if _check(schema, coerced) else args
+    if plain_match(schema, args):
+        return args
     from agentls.ai import schema_validator
 
     errors = schema_validator.error_lines(schema, args)
