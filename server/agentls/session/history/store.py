@@ -38,14 +38,20 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from agentls.ai.local_files import parse_strict_json
-from agentls.ai.types import AgentMessage, UserMessage
-from agentls.session.history.entries import SessionInfoEntry, is_timestamp, parent_in, read_entry
+from agentls.ai.types import AgentMessage
+from agentls.session.history.entries import (
+    SessionEntry,
+    SessionInfoEntry,
+    is_timestamp,
+    parent_in,
+    read_entry,
+)
 from agentls.session.history.header import FORMAT_VERSION, SessionHeader, header_to_wire, read_header
 from agentls.session.history.session_index import SESSION_ID, SessionIndex, SessionSummary
 from agentls.session.history.session_lines import (
@@ -59,6 +65,7 @@ from agentls.session.history.session_lines import (
     read_lines,
     write_all,
 )
+from agentls.session.history.session_summary import ListedMessage, SummaryReader, UncheckedMessage, summarize
 from agentls.session.history.session_writer import SessionWriter, finish_writing
 from agentls.session.history.store_errors import SessionNotFound, SessionStoreError, UnknownEntry
 from agentls.session.history.transcript import Transcript
@@ -80,7 +87,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-TITLE_LENGTH = 80
+EntryReader = Callable[[Any, SessionTree], SessionEntry | ListedMessage]
+"""Reads a line's JSON as an entry after those of the tree (``ValueError`` for a damaged one)."""
 
 # --- data ------------------------------------------------------------------------------
 
@@ -132,6 +140,19 @@ def header_settings(header: SessionHeader) -> BranchSettings:
 
 
 @dataclass
+class _Entries:
+    """A session file read entry by entry."""
+
+    header: SessionHeader
+    tree: SessionTree
+    name: str | None
+    """The display name of the latest ``session_info`` entry."""
+    updated_at: int
+    warnings: list[str]
+    ends_with_newline: bool
+
+
+@dataclass
 class _ReadResult:
     loaded: LoadedSession
     ends_with_newline: bool
@@ -166,31 +187,52 @@ def _read_header(path: Path, line: Line | None) -> SessionHeader:
         raise broken(str(error)) from None
 
 
-def _read_session_file(path: Path, session_id: str) -> _ReadResult:
-    """Read a session file, skipping (with a warning) every line that is not a valid entry."""
+def _read_entries(path: Path, session_id: str, read: EntryReader = read_entry) -> _Entries:
+    """Read a session file, skipping every line that is not a valid entry (``warnings`` says which)."""
     with open_session_file(path, session_id) as file:
         try:
-            return _replay(path, session_id, read_lines(file))
+            return _replay(path, session_id, read_lines(file), read)
         except OSError as error:
             raise cannot_read(path, error) from error
 
 
-def _replay(path: Path, session_id: str, lines: Iterator[Line]) -> _ReadResult:
+def _read_session_file(path: Path, session_id: str) -> _ReadResult:
+    """Read a session file, skipping (with a warning) every line that is not a valid entry."""
+    read = _read_entries(path, session_id)
+    _log(session_id, read.warnings)
+    tree = read.tree
+    settings = settings_on(tree.branch(), header_settings(read.header))
+    loaded = LoadedSession(
+        header=read.header,
+        tree=tree,
+        transcript=tree.transcript(tree.leaf_id),
+        model=settings.model,
+        thinking_level=settings.thinking_level,
+        system_prompt=settings.system_prompt,
+        updated_at=read.updated_at,
+        name=read.name,
+        warnings=read.warnings,
+    )
+    return _ReadResult(loaded, read.ends_with_newline)
+
+
+def _log(session_id: str, warnings: list[str]) -> None:
+    for warning in warnings:
+        logger.warning("session %s: %s", session_id, warning)
+
+
+def _replay(path: Path, session_id: str, lines: Iterator[Line], read: EntryReader) -> _Entries:
     """The session in ``lines``: the header, then every valid entry applied in order."""
     first = next(lines, None)
     header = _read_header(path, first)
     ends_with_newline = first is not None and first.ended
     warnings: list[str] = []
 
-    def warn(message: str) -> None:
-        warnings.append(message)
-        logger.warning("session %s: %s", session_id, message)
-
     def skip(number: int, reason: str) -> None:
-        warn(f"{path} line {number}: skipped ({reason})")
+        warnings.append(f"{path} line {number}: skipped ({reason})")
 
     if header.id != session_id:
-        warn(f"{path}: the header names session {brief(header.id)}; using the file name's id")
+        warnings.append(f"{path}: the header names session {brief(header.id)}; using the file name's id")
 
     tree = SessionTree()
     name: str | None = None
@@ -206,7 +248,7 @@ def _replay(path: Path, session_id: str, lines: Iterator[Line]) -> _ReadResult:
             skip(line.number, reason)
             continue
         try:
-            entry = read_entry(data, tree)
+            entry = read(data, tree)
         except ValueError as error:
             skip(line.number, str(error))
             continue
@@ -214,20 +256,7 @@ def _replay(path: Path, session_id: str, lines: Iterator[Line]) -> _ReadResult:
             name = entry.display_name
         tree.add(entry.to_node(parent_in(entry.parent_id, tree)))
         updated_at = max(updated_at, int(entry.timestamp))
-
-    settings = settings_on(tree.branch(), header_settings(header))
-    loaded = LoadedSession(
-        header=header,
-        tree=tree,
-        transcript=tree.transcript(tree.leaf_id),
-        model=settings.model,
-        thinking_level=settings.thinking_level,
-        system_prompt=settings.system_prompt,
-        updated_at=updated_at,
-        name=name,
-        warnings=warnings,
-    )
-    return _ReadResult(loaded, ends_with_newline)
+    return _Entries(header, tree, name, updated_at, warnings, ends_with_newline)
 
 
 def _same_folder(cwd: str, wanted: str) -> bool:
@@ -241,32 +270,22 @@ def _same_folder(cwd: str, wanted: str) -> bool:
 
 
 def _summary(path: Path, session_id: str) -> tuple[SessionSummary, list[str]]:
-    """What a session list shows of the file, and the warnings about its damaged lines."""
-    loaded = _read_session_file(path, session_id).loaded
-    summary = SessionSummary(
-        session_id=session_id,
-        cwd=loaded.header.cwd,
-        title=loaded.name or _title(loaded.messages),
-        created_at=loaded.header.created_at,
-        updated_at=loaded.updated_at,
-        message_count=len(loaded.messages),
-        model=loaded.model,
-    )
-    return summary, loaded.warnings
+    """What a session list shows of the file, and the warnings about its damaged lines (logged).
 
-
-def _title(messages: list[AgentMessage]) -> str | None:
-    for message in messages:
-        if isinstance(message, UserMessage):
-            if isinstance(message.content, str):
-                text = message.content
-            else:
-                text = " ".join(block.text for block in message.content if block.type == "text")
-            text = " ".join(text.split())
-            if len(text) > TITLE_LENGTH:
-                text = text[: TITLE_LENGTH - 1].rstrip() + "…"
-            return text
-    return None
+    Read with :class:`~agentls.session.history.session_summary.SummaryReader`, or as loading reads
+    the file when a message the summary shows something of is damaged.
+    """
+    reader = SummaryReader()
+    read = _read_entries(path, session_id, reader)
+    try:
+        summary = summarize(session_id, read.header, read.tree, read.name, read.updated_at, reader.message_of)
+    except UncheckedMessage:
+        read = _read_entries(path, session_id)
+        summary = summarize(
+            session_id, read.header, read.tree, read.name, read.updated_at, lambda node: node.message
+        )
+    _log(session_id, read.warnings)
+    return summary, read.warnings
 
 
 # --- store -----------------------------------------------------------------------------

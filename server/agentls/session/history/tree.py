@@ -153,12 +153,16 @@ def settings_on(path: Iterable[Node], start: BranchSettings) -> BranchSettings:
             level = node.data
         elif node.type == "system_prompt_change":
             prompt = node.data
-        elif isinstance(node.message, AssistantMessage) and "unknown" not in (
-            node.message.provider,
-            node.message.model,
-        ):
-            model = (node.message.provider, node.message.model)
+        elif (answered := answered_by(node.message)) is not None:
+            model = answered
     return BranchSettings(model, level, prompt)
+
+
+def answered_by(message: AgentMessage | None) -> tuple[str, str] | None:
+    """The model an assistant message names as the one that answered (``unknown`` names none)."""
+    if isinstance(message, AssistantMessage) and "unknown" not in (message.provider, message.model):
+        return (message.provider, message.model)
+    return None
 
 
 def transcript_of(nodes: Iterable[Node]) -> Transcript:
