@@ -97,7 +97,8 @@ def write_json_file(path: Path, data: Any, *, indent: int | None = 2) -> None:
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}-", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(data, file, indent=indent, separators=None if indent else (",", ":"))
+            # json.dumps, not json.dump: only a whole-value dump without indent takes the C encoder
+            file.write(json.dumps(data, indent=indent, separators=None if indent else (",", ":")))
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

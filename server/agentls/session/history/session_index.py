@@ -23,7 +23,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypeAlias
 
@@ -100,6 +100,10 @@ class _SummaryLine(BaseModel):
     model: tuple[Text, Text] | None
 
 
+_SUMMARY_FIELDS = tuple(_SummaryLine.model_fields)
+"""What the file keeps of a summary: all but the session id (the entry's key)."""
+
+
 class _EntryLine(BaseModel):
     model_config = ConfigDict(frozen=True)
 
@@ -137,10 +141,9 @@ def _read_index(path: Path) -> dict[str, _Indexed]:
 
 
 def _entry_line(entry: _Indexed) -> dict[str, object]:
-    summary = asdict(entry.summary) if entry.summary is not None else None
-    if summary is not None:
-        del summary["session_id"]
-    return {"key": entry.key, "summary": summary, "warnings": entry.warnings}
+    summary = entry.summary
+    kept = None if summary is None else {name: getattr(summary, name) for name in _SUMMARY_FIELDS}
+    return {"key": entry.key, "summary": kept, "warnings": entry.warnings}
 
 
 def _write_index(path: Path, entries: dict[str, _Indexed]) -> None:
