@@ -54,7 +54,10 @@ _SHAPE = bytes.maketrans(b"0123456789{", b"0000000000[")
 """Every digit as ``0``, every ``{`` as ``[``: what :func:`_parse_fast` looks for, found in one copy."""
 _LONG_NUMBER = b"0" * 19
 """19 digits in a row (once every digit is a ``0``): maybe an integer beyond 64 bits, which ``orjson``
-reads as a float. ``bytes.translate`` and ``in`` find them ten times faster than a regular expression."""
+reads as a float, or only digits in a string (an id, a tool's output). ``bytes.translate`` and ``in``
+find them ten times faster than a regular expression."""
+_HUGE = 2.0**63
+"""The least magnitude of what ``orjson`` makes of an integer beyond 64 bits (below -2**63, from 2**64)."""
 
 
 # --- writing ---------------------------------------------------------------------------
@@ -201,14 +204,14 @@ def _parse_fast(content: bytes) -> Any:
     ``orjson``) and nesting beyond :data:`MAX_DEPTH`, where the strict parser's limit is the stack's.
     ``None`` is never a line the reader keeps (an entry is an object).
     """
-    shape = content.translate(_SHAPE)
-    if _LONG_NUMBER in shape:
-        return None
     try:
         value = orjson.loads(content)
     except orjson.JSONDecodeError:
         return None
+    shape = content.translate(_SHAPE)
     if shape.count(b"[") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):  # arrays and objects opened
+        return None
+    if _LONG_NUMBER in shape and _holds_huge_float(value):
         return None
     return value
 
@@ -226,6 +229,24 @@ def _deeper_than(value: Any, limit: int) -> bool:
         if not level:
             return False
     return True
+
+
+def _holds_huge_float(value: Any) -> bool:
+    """Whether ``value`` holds a float of :data:`_HUGE` or more (either sign): maybe an integer that
+    ``orjson`` read as a float (``value`` nests at most :data:`MAX_DEPTH` levels deep)."""
+    level = [value]
+    while level:
+        inner: list[Any] = []
+        for item in level:
+            if isinstance(item, float):
+                if abs(item) >= _HUGE:
+                    return True
+            elif isinstance(item, dict):
+                inner.extend(item.values())
+            elif isinstance(item, list):
+                inner.extend(item)
+        level = inner
+    return False
 
 
 def brief(value: Any) -> str:

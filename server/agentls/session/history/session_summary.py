@@ -67,7 +67,7 @@ class SummaryReader:
         self.messages: dict[str, dict[str, Any]] = {}
         """The user and assistant messages taken unchecked, by entry id."""
 
-    def __call__(self, data: Any, tree: SessionTree) -> SessionEntry | ListedMessage:
+    def read(self, data: Any, tree: SessionTree) -> SessionEntry | ListedMessage:
         if type(data) is dict and data.get("type") == "message":
             entry_id, timestamp, message = data.get("id"), data.get("timestamp"), data.get("message")
             if (

@@ -238,24 +238,25 @@ def _replay(path: Path, session_id: str, lines: Iterator[Line], read: EntryReade
     name: str | None = None
     updated_at = header.created_at
     for line in lines:
-        ends_with_newline = line.ended
-        if line.content is not None and not line.content.strip():
+        number, content, _, ends_with_newline = line
+        if content is not None and not content.strip():
             continue
         try:
             data = parse_line(line)
         except ValueError as error:
-            reason = str(error) if line.ended else "truncated: the write of this line did not finish"
-            skip(line.number, reason)
+            reason = str(error) if ends_with_newline else "truncated: the write of this line did not finish"
+            skip(number, reason)
             continue
         try:
             entry = read(data, tree)
         except ValueError as error:
-            skip(line.number, str(error))
+            skip(number, str(error))
             continue
         if isinstance(entry, SessionInfoEntry):
             name = entry.display_name
         tree.add(entry.to_node(parent_in(entry.parent_id, tree)))
-        updated_at = max(updated_at, int(entry.timestamp))
+        if entry.timestamp > updated_at:
+            updated_at = int(entry.timestamp)
     return _Entries(header, tree, name, updated_at, warnings, ends_with_newline)
 
 
@@ -276,7 +277,7 @@ def _summary(path: Path, session_id: str) -> tuple[SessionSummary, list[str]]:
     the file when a message the summary shows something of is damaged.
     """
     reader = SummaryReader()
-    read = _read_entries(path, session_id, reader)
+    read = _read_entries(path, session_id, reader.read)
     try:
         summary = summarize(session_id, read.header, read.tree, read.name, read.updated_at, reader.message_of)
     except UncheckedMessage:
