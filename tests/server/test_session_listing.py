@@ -279,3 +279,104 @@ async def test_a_live_session_answers_while_a_large_listing_reads_the_files(
     assert (await state).session_id == live
     assert len(await listing) == 2001
     assert answered == ["getState", "listSessions"]
+
+
+def entry(entry_id: str, parent: str | None, at: int, kind: str = "message", **fields: Any) -> dict[str, Any]:
+    return {"type": kind, "id": entry_id, "parentId": parent, "timestamp": BASE + at, **fields}
+
+
+HEADER = {
+    "type": "session",
+    "version": 1,
+    "createdAt": BASE,
+    "systemPrompt": "",
+    "model": {"provider": "faux", "id": "faux-1"},
+    "thinkingLevel": "off",
+}
+
+
+def shaped_sessions() -> dict[str, list[Any]]:
+    """Sessions with branches, compactions, names, labels and damage: each session's lines (a string
+    is written as it is)."""
+    refused = {"role": "user", "content": [{"type": "video"}], "timestamp": BASE}
+    return {
+        "branched": [  # rewound to m1 and answered again: the branch is m0 m1 m4 m5, then a label
+            entry("m0", None, 1, message=user("First question", BASE)),
+            entry("m1", "m0", 2, message=assistant("One")),
+            entry("m2", "m1", 3, message=user("Second question", BASE)),
+            entry("m3", "m2", 4, message={**assistant("Two"), "provider": "other", "model": "o-1"}),
+            entry("m4", "m1", 5, message=user("Another way", BASE)),
+            entry("m5", "m4", 6, message=assistant("Three")),
+            entry("l1", "m5", 7, "label", targetId="m1", label="bookmark"),
+        ],
+        "compacted": [
+            *(entry(f"m{n}", f"m{n - 1}" if n else None, n, message=user(f"Q{n}", BASE)) for n in range(4)),
+            entry("c1", "m3", 4, "compaction", summary="So far", tokensBefore=900, firstKeptEntryId="m2"),
+            entry("m5", "c1", 5, message=user("After the summary", BASE)),
+            entry("b1", "m5", 6, "branch_summary", summary="Elsewhere", fromId="m2"),
+            entry("m7", "b1", 7, message=assistant("Done")),
+        ],
+        "named": [
+            entry("m0", None, 1, message=user("Unnamed question", BASE)),
+            entry("n1", "m0", 2, "session_info", name="  A name  "),
+            '{"type":"message","id":"nan","parentId":"n1","timestamp":NaN}',
+            entry("m2", "n1", 3, message=assistant("Answer")),
+            '{"type":"message","id":"cut","parentId":"m2","timestamp":',  # the write did not finish
+        ],
+        "cleared": [
+            entry("n0", None, 1, "session_info", name="Old name"),
+            entry("m1", "n0", 2, message=user("The first prompt\non two lines" + " and more" * 20, BASE)),
+            entry("n2", "m1", 3, "session_info", name=None),
+            entry("mc", "n2", 4, "model_change", provider="chosen", modelId="c-1"),
+        ],
+        "damaged": [
+            entry("m0", None, 1, message=refused),  # skipped: the title is the next prompt
+            entry("m1", "m0", 2, message=user("The prompt that counts", BASE)),
+            entry("m1", "m1", 3, message=assistant("A duplicate id")),
+            entry("m3", "gone", 4, message=assistant("Its parent is not in the file")),
+            entry("f1", "m3", 5, "custom", customType="agentls/fileChanges", data={"bad": True}),  # skipped
+            entry("x1", "m3", 6, "mystery"),
+            entry("m6", "m3", 20, message={**assistant("Late"), "usage": {"input": "many"}}),  # skipped
+        ],
+    }
+
+
+async def test_branches_compactions_names_and_damage_list_as_loading_has_them_with_or_without_the_index(
+    servers: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    folder = data_dir / "sessions"
+    folder.mkdir()
+    for session_id, lines in shaped_sessions().items():
+        start = {**HEADER, "id": session_id, "cwd": str(workspace)}
+        text = "\n".join(line if isinstance(line, str) else json.dumps(line) for line in [start, *lines])
+        (folder / f"{session_id}.jsonl").write_text(text + ("" if session_id == "named" else "\n"))
+
+    first = await servers.start(server_options(data_dir, faux_script))
+    without_index = await within(first.list_sessions())
+    assert (folder / "index.json").is_file()
+    second = await servers.start(server_options(data_dir, faux_script))
+    assert await within(second.list_sessions()) == without_index
+
+    listed = {info.session_id: info for info in without_index}
+    assert {s: (i.title, i.message_count, i.model and i.model.id) for s, i in listed.items()} == {
+        "branched": ("First question", 4, "faux-1"),
+        "compacted": ("Q0", 8, "faux-1"),
+        "named": ("A name", 2, "faux-1"),
+        "cleared": (
+            "The first prompt on two lines and more and more and more and more and more and…",
+            1,
+            "c-1",
+        ),
+        "damaged": ("The prompt that counts", 2, "faux-1"),
+    }
+    assert listed["damaged"].updated_at == BASE + 4 and listed["named"].updated_at == BASE + 3
+    for session_id, info in listed.items():  # what loading the file says (the model: a loaded
+        # session takes one the server has), through a server
+        loaded = await within(second.load_session(session_id))
+        state = await within(second.get_state(session_id))
+        messages = (await within(second.get_messages(session_id))).messages
+        assert info.message_count == loaded.message_count == state.message_count == len(messages)
+        prompt = next(m for m in messages if m["role"] == "user")
+        text = prompt["content"] if isinstance(prompt["content"], str) else prompt["content"][0]["text"]
+        if session_id != "named":
+            assert info.title is not None and " ".join(text.split()).startswith(info.title.rstrip("…"))
