@@ -38,7 +38,7 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -46,9 +46,9 @@ from typing import Any
 from agentls.ai.local_files import parse_strict_json
 from agentls.ai.types import AgentMessage
 from agentls.session.history.entries import (
-    SessionEntry,
     SessionInfoEntry,
     is_timestamp,
+    message_envelope,
     parent_in,
     read_entry,
 )
@@ -65,11 +65,11 @@ from agentls.session.history.session_lines import (
     read_lines,
     write_all,
 )
-from agentls.session.history.session_summary import ListedMessage, SummaryReader, UncheckedMessage, summarize
+from agentls.session.history.session_summary import Unchecked, UncheckedMessage, summarize
 from agentls.session.history.session_writer import SessionWriter, finish_writing
 from agentls.session.history.store_errors import SessionNotFound, SessionStoreError, UnknownEntry
 from agentls.session.history.transcript import Transcript
-from agentls.session.history.tree import BranchSettings, SessionTree, settings_on
+from agentls.session.history.tree import BranchSettings, Node, SessionTree, settings_on
 
 __all__ = [
     "FORMAT_VERSION",
@@ -87,8 +87,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-EntryReader = Callable[[Any, SessionTree], SessionEntry | ListedMessage]
-"""Reads a line's JSON as an entry after those of the tree (``ValueError`` for a damaged one)."""
+_READ_LATER = ("user", "assistant")
+"""The roles of the unchecked messages a summary may read (its title, its model)."""
 
 # --- data ------------------------------------------------------------------------------
 
@@ -187,11 +187,16 @@ def _read_header(path: Path, line: Line | None) -> SessionHeader:
         raise broken(str(error)) from None
 
 
-def _read_entries(path: Path, session_id: str, read: EntryReader = read_entry) -> _Entries:
-    """Read a session file, skipping every line that is not a valid entry (``warnings`` says which)."""
+def _read_entries(path: Path, session_id: str, unchecked: Unchecked | None = None) -> _Entries:
+    """Read a session file, skipping every line that is not a valid entry (``warnings`` says which).
+
+    With ``unchecked``, a message entry that only its message could make invalid is taken without
+    checking the message (:func:`~agentls.session.history.entries.message_envelope`): its node has no
+    message, and ``unchecked`` gets the JSON of each user and assistant message so taken, by entry id.
+    """
     with open_session_file(path, session_id) as file:
         try:
-            return _replay(path, session_id, read_lines(file), read)
+            return _replay(path, session_id, read_lines(file), unchecked)
         except OSError as error:
             raise cannot_read(path, error) from error
 
@@ -221,7 +226,7 @@ def _log(session_id: str, warnings: list[str]) -> None:
         logger.warning("session %s: %s", session_id, warning)
 
 
-def _replay(path: Path, session_id: str, lines: Iterator[Line], read: EntryReader) -> _Entries:
+def _replay(path: Path, session_id: str, lines: Iterator[Line], unchecked: Unchecked | None) -> _Entries:
     """The session in ``lines``: the header, then every valid entry applied in order."""
     first = next(lines, None)
     header = _read_header(path, first)
@@ -247,16 +252,24 @@ def _replay(path: Path, session_id: str, lines: Iterator[Line], read: EntryReade
             reason = str(error) if ends_with_newline else "truncated: the write of this line did not finish"
             skip(number, reason)
             continue
-        try:
-            entry = read(data, tree)
-        except ValueError as error:
-            skip(number, str(error))
-            continue
-        if isinstance(entry, SessionInfoEntry):
-            name = entry.display_name
-        tree.add(entry.to_node(parent_in(entry.parent_id, tree)))
-        if entry.timestamp > updated_at:
-            updated_at = int(entry.timestamp)
+        if unchecked is not None and (envelope := message_envelope(data, tree)) is not None:
+            entry_id, parent_id, timestamp, message = envelope
+            if message["role"] in _READ_LATER:
+                unchecked[entry_id] = message
+            node = Node(entry_id, parent_in(parent_id, tree), "message", int(timestamp))
+        else:
+            try:
+                entry = read_entry(data, tree)
+            except ValueError as error:
+                skip(number, str(error))
+                continue
+            if isinstance(entry, SessionInfoEntry):
+                name = entry.display_name
+            node = entry.to_node(parent_in(entry.parent_id, tree))
+            timestamp = entry.timestamp
+        tree.add(node)
+        if timestamp > updated_at:
+            updated_at = int(timestamp)
     return _Entries(header, tree, name, updated_at, warnings, ends_with_newline)
 
 
@@ -273,18 +286,16 @@ def _same_folder(cwd: str, wanted: str) -> bool:
 def _summary(path: Path, session_id: str) -> tuple[SessionSummary, list[str]]:
     """What a session list shows of the file, and the warnings about its damaged lines (logged).
 
-    Read with :class:`~agentls.session.history.session_summary.SummaryReader`, or as loading reads
-    the file when a message the summary shows something of is damaged.
+    Read with most messages unchecked (:mod:`~agentls.session.history.session_summary`), or as
+    loading reads the file when a message the summary shows something of is damaged.
     """
-    reader = SummaryReader()
-    read = _read_entries(path, session_id, reader.read)
+    unchecked: Unchecked = {}
+    read = _read_entries(path, session_id, unchecked)
     try:
-        summary = summarize(session_id, read.header, read.tree, read.name, read.updated_at, reader.message_of)
+        summary = summarize(session_id, read.header, read.tree, read.name, read.updated_at, unchecked)
     except UncheckedMessage:
         read = _read_entries(path, session_id)
-        summary = summarize(
-            session_id, read.header, read.tree, read.name, read.updated_at, lambda node: node.message
-        )
+        summary = summarize(session_id, read.header, read.tree, read.name, read.updated_at, {})
     _log(session_id, read.warnings)
     return summary, read.warnings
 
