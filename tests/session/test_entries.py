@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
 import pytest
 from agentls.ai import UserMessage
 from agentls.ai.local_files import parse_strict_json
+from agentls.session.history import session_lines
 from agentls.session.history.entries import (
     ENTRY_TYPES,
     CompactionEntry,
@@ -17,7 +19,7 @@ from agentls.session.history.entries import (
     SessionInfoEntry,
     read_entry,
 )
-from agentls.session.history.session_lines import Line, parse_line
+from agentls.session.history.session_lines import Line, parse_line, read_lines
 from agentls.session.history.tree import Node, SessionTree
 
 BASE: dict[str, Any] = {"id": "e2", "parentId": "e1", "timestamp": 2_000}
@@ -147,6 +149,9 @@ LINES = [
     b"[" * 99 + b"]" * 99,
     b'{"deep":' + b"[" * 99 + b"]" * 99 + b"}",
     b'{"code":"' + b"[{" * 500 + b'"}',
+    b'{"id":"00000000000000000000000000000001","n":[1,{"m":2.5}]}',  # long runs of digits in strings
+    b'{"id":"00000000000000000000000000000001","big":[{"n":18446744073709551616}]}',
+    b'{"id":"00000000000000000000000000000001","f":1e19,"g":-9.3e18}',
     b"null",
 ]
 
@@ -174,3 +179,18 @@ def test_a_line_reads_as_the_strict_parser_reads_it(content: bytes) -> None:
 def test_a_line_that_is_not_json_says_why(content: bytes, reason: str) -> None:
     with pytest.raises(ValueError, match=reason.replace("(", r"\(")):
         parse_line(Line(1, content, len(content), True))
+
+
+@pytest.mark.parametrize("ending", [b"", b"\n"])
+def test_lines_are_cut_across_blocks_and_too_long_ones_not_kept(
+    ending: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(session_lines, "_BLOCK", 7)
+    monkeypatch.setattr(session_lines, "MAX_LINE_BYTES", 20)
+    pieces = [b"short", b"", b"x" * 20, b"y" * 21, b"a line over blocks", b"z" * 45, b"end"]
+    lines = list(read_lines(io.BytesIO(b"\n".join(pieces) + ending)))
+    assert lines == [
+        Line(number, piece if len(piece) <= 20 else None, len(piece), number < len(pieces) or bool(ending))
+        for number, piece in enumerate(pieces, 1)
+    ]
+    assert list(read_lines(io.BytesIO(b""))) == []

@@ -47,6 +47,8 @@ Python's JSON parser recurses once per level and fails at the interpreter's recu
 limit, minus whatever the stack already holds where it runs; this bound keeps every
 written line far below that, wherever it is read."""
 
+_BLOCK = 64 * 1024
+
 BINARY = getattr(os, "O_BINARY", 0)
 """Windows would otherwise translate ``"\\n"`` to ``"\\r\\n"`` on ``os.write``."""
 
@@ -151,21 +153,36 @@ def cannot_read(path: Path, error: OSError) -> SessionStoreError:
 
 
 def read_lines(file: BinaryIO) -> Iterator[Line]:
-    """The lines of ``file``, holding at most :data:`MAX_LINE_BYTES` of one line in memory."""
+    """The lines of ``file``, holding at most :data:`MAX_LINE_BYTES` of one line in memory.
+
+    Read in blocks of :data:`_BLOCK` bytes, cut at their newlines: a ``readline`` per line took a
+    third longer.
+    """
     number = 0
-    while chunk := file.readline(MAX_LINE_BYTES + 1):
-        number += 1
-        if chunk.endswith(b"\n"):
-            yield Line(number, chunk[:-1], len(chunk) - 1, True)
-        elif len(chunk) <= MAX_LINE_BYTES:
-            yield Line(number, chunk, len(chunk), False)  # the end of the file
-        else:
-            size = len(chunk)
-            while chunk and not chunk.endswith(b"\n"):
-                chunk = file.readline(MAX_LINE_BYTES)
-                size += len(chunk)
-            ended = chunk.endswith(b"\n")
-            yield Line(number, None, size - 1 if ended else size, ended)
+    pending: list[bytes] = []
+    """The start of a line that a block did not finish (nothing once it is too long to keep)."""
+    pending_size = 0
+    while block := file.read(_BLOCK):
+        start = 0
+        while (end := block.find(b"\n", start)) != -1:
+            number += 1
+            size = pending_size + end - start
+            if size > MAX_LINE_BYTES:
+                yield Line(number, None, size, True)
+            elif pending:
+                yield Line(number, b"".join(pending) + block[start:end], size, True)
+            else:
+                yield Line(number, block[start:end], size, True)
+            pending, pending_size = [], 0
+            start = end + 1
+        pending_size += len(block) - start
+        if pending_size > MAX_LINE_BYTES:
+            pending = []
+        elif start < len(block):
+            pending.append(block[start:])
+    if pending_size:  # the end of the file, without a newline
+        content = b"".join(pending) if pending_size <= MAX_LINE_BYTES else None
+        yield Line(number + 1, content, pending_size, False)
 
 
 def parse_line(line: Line) -> Any:
