@@ -18,11 +18,12 @@ damaged lines: each listing logs them again, as one that read the file would.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, TypeAlias
@@ -173,7 +174,7 @@ class SessionIndex:
 
     def summaries(self) -> list[SessionSummary]:
         """Every readable session's summary, in no particular order; unreadable files are logged."""
-        with self._lock:
+        with self._lock, _no_cycle_collection():
             files = self._scan()
             if files is None:
                 return []
@@ -222,6 +223,25 @@ class SessionIndex:
             logger.warning("skipping a session: %s", error)
             return _Indexed(key, None, (str(error),))
         return _Indexed(key, summary, tuple(warnings))
+
+
+@contextlib.contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector held back while a listing reads (then as it was).
+
+    Reading a file allocates a container for every JSON object and array of every line, nearly all
+    freed at once, and makes no cycles; the collector still ran 14 times during a first listing of
+    1,000 sessions, once over every object of the server: 20-30 ms of its 0.17 s. It is held back
+    for the whole process (the collector is one), for the time a listing takes; reference counting
+    goes on freeing, and a cycle made meanwhile waits for the next collection.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _log_again(session_id: str, entry: _Indexed) -> None:
