@@ -1,14 +1,14 @@
 """What a session list shows of a session file, read without checking every message against its model.
 
 A listing reads each session file no index knows (:mod:`~agentls.session.history.session_index`),
-and checking every message against its model was most of that reading (0.47 s of the 0.5 s for
+and checking every message against its model was the largest part of that reading (0.47 s for
 1,000 sessions of 5 turns). A summary is read line by line as loading reads the file: the same
 strict JSON, every entry checked by :func:`~agentls.session.history.entries.read_entry` but a
 message entry that only its message could make invalid
-(:func:`~agentls.session.history.entries.message_envelope`), taken as it is. The messages the
-summary shows something of are checked once the branch is known (:func:`summarize`): the first
-user message (the title) and the assistant messages from the end back to the one that names the
-model. If one of them is damaged, :class:`UncheckedMessage` says so and the file is read again as
+(:func:`~agentls.session.history.entries.message_envelope`), taken as it is. The
+messages the summary shows something of are checked once the branch is known (:func:`summarize`):
+the first user message (the title) and the assistant messages from the end back to the one that
+names the model. If one of them is damaged, :class:`UncheckedMessage` says so and the file is read again as
 loading reads it.
 
 So the summary is what loading the file gives, but for a message elsewhere on the branch that is JSON
