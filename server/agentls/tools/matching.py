@@ -272,7 +272,109 @@ def _glob_to_regex(pattern: str, *, one_line: bool) -> str | None:
     return "".join(out)
 
 
-def glob_matcher(pattern: str) -> Pattern:
+_GLOB_SPECIAL = frozenset("*?[\\")
+"""The characters that make a glob's segment more than its literal text."""
+
+
+class Glob:
+    """A user's glob over relative paths (:func:`glob_matcher`): its matcher, and the folders it implies.
+
+    ``folder`` is the glob's fixed start: the segments before the first one with a
+    wildcard (``"src/"`` for ``src/**/*.ts``, ``""`` for ``**/*.py``), which every path it
+    matches starts with, so a walk need not enter folders off that way; ``deep`` is
+    whether it matches below ``folder``'s own files. The common globs, a file name of
+    literal text and ``*`` under a fixed folder (``*.py``, ``src/*.ts``, ``test_*``,
+    ``src/**/*.ts``), are matched by string comparison, with RE2's answers
+    (:meth:`Pattern.fullmatch`), at a fraction of a call of RE2 each; the others by RE2.
+    """
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = Pattern(glob_to_regex(pattern), dot_all=True, one_line=glob_to_line_regex(pattern))
+        segments = pattern.split("/")
+        fixed = 0
+        while fixed < len(segments) - 1 and not _GLOB_SPECIAL.intersection(segments[fixed]):
+            fixed += 1
+        self.folder = "".join(segment + "/" for segment in segments[:fixed])
+        rest = segments[fixed:]
+        self.deep = len(rest) > 1 or rest[0] == "**"
+        self._pieces = _star_pieces(rest, pattern)
+
+    def fullmatch(self, path: str) -> bool:
+        """Whether the glob matches all of the relative ``path``."""
+        if self._pieces is None:
+            return self.pattern.fullmatch(path)
+        if not path.startswith(self.folder):
+            return False
+        rest = path[len(self.folder) :]
+        if not self.deep and "/" in rest:
+            return False
+        return _stars_match(rest.rpartition("/")[2], self._pieces)
+
+    def fullmatches(self, paths: list[str]) -> list[bool]:
+        """:meth:`fullmatch` of each of ``paths`` (by RE2 in one search when it can tell)."""
+        if self._pieces is None:
+            return self.pattern.fullmatches(paths)
+        return [self.fullmatch(path) for path in paths]
+
+    def matching(self, folder: str, names: list[str]) -> list[str]:
+        """Those of the file ``names`` in ``folder`` (``""`` or ``"a/b/"``) whose path the glob matches."""
+        if not folder.startswith(self.folder) or (not self.deep and folder != self.folder):
+            return []
+        pieces = self._pieces
+        if pieces is None:
+            matched = self.pattern.fullmatches([folder + name for name in names])
+            return [name for name, hit in zip(names, matched, strict=True) if hit]
+        if len(pieces) == 1:
+            return [name for name in names if name == pieces[0]]
+        if len(pieces) == 2 and not pieces[0]:
+            return [name for name in names if name.endswith(pieces[1])] if pieces[1] else names
+        return [name for name in names if _stars_match(name, pieces)]
+
+    def may_hold(self, folder: str) -> bool:
+        """Whether files the glob matches may be in ``folder`` (``"a/b/"``) or below it."""
+        if folder.startswith(self.folder):
+            return self.deep or folder == self.folder
+        return self.folder.startswith(folder)
+
+
+def _star_pieces(rest: list[str], pattern: str) -> list[str] | None:
+    """The literal pieces between the ``*`` of the last segment when the glob is a common one, else ``None``.
+
+    Common: ``NAME``, ``**/NAME`` or ``**`` after the fixed folder, ``NAME`` of literal
+    text and ``*`` only; and no surrogate escapes (RE2 matches those as ``?``).
+    """
+    if any("\ud800" <= char <= "\udfff" for char in pattern):
+        return None
+    if rest == ["**"]:
+        return ["", ""]
+    if len(rest) == 2 and rest[0] == "**":
+        rest = rest[1:]
+    if len(rest) != 1 or rest[0] == "**" or _GLOB_SPECIAL.difference("*").intersection(rest[0]):
+        return None
+    return rest[0].split("*")
+
+
+def _stars_match(name: str, pieces: list[str]) -> bool:
+    """Whether ``name`` is ``pieces`` joined by runs of any characters (a glob of literal text and ``*``).
+
+    Each middle piece is taken where it first fits: that finds a match whenever there is
+    one, in time linear in the name for each piece.
+    """
+    first, last = pieces[0], pieces[-1]
+    if len(pieces) == 1:
+        return name == first
+    if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+        return False
+    start, end = len(first), len(name) - len(last)
+    for piece in pieces[1:-1]:
+        found = name.find(piece, start, end)
+        if found < 0:
+            return False
+        start = found + len(piece)
+    return True
+
+
+def glob_matcher(pattern: str) -> Glob:
     """A matcher of relative paths for a user glob: without ``/`` it matches the file name at any depth.
 
     Raises :class:`PatternError` for a glob that cannot be used (``[z-a]``, or too long).
@@ -283,4 +385,4 @@ def glob_matcher(pattern: str) -> Pattern:
     pattern = pattern.removeprefix("/")
     if "/" not in pattern:
         pattern = "**/" + pattern
-    return Pattern(glob_to_regex(pattern), dot_all=True, one_line=glob_to_line_regex(pattern))
+    return Glob(pattern)

@@ -6,15 +6,18 @@ path longer than ``PATH_MAX`` cannot be opened by name at all. Here the top fold
 reached once, from the descriptor of the real workspace root one component at a time
 without following symlinks (:meth:`Tree.open`); below it each folder is opened relative
 to its parent's descriptor with ``O_NOFOLLOW``, so a walk costs what its entries cost.
-Only the current folder's descriptor is open: going back up opens ``..`` and checks that
-it is the folder the walk came from (device and inode), as ``fts(3)`` does; a tree
-changed under the walk in a way that breaks this ends the walk, with a note.
+The descriptors of the folders above the current one stay open down to
+:data:`OPEN_DEPTH` levels; below that only the current folder's is open, and going back
+up opens ``..`` and checks that it is the folder the walk came from (device and inode),
+as ``fts(3)`` does; a tree changed under the walk in a way that breaks this ends the
+walk, with a note.
 
 What one call may spend is bounded (:class:`Budget`): the entries it reads, the depth it
 descends and its time; the abort signal and the time are checked at every folder and
-every :data:`CHECK_EVERY` entries. Nothing here opens
-a FIFO, socket or device: the walk keeps only what its folder listing says is a regular
-file, and files are opened with ``O_NONBLOCK`` and checked with ``fstat`` before use.
+every run of a folder's files it yields (``grep`` checks them again for each file it
+reads). Nothing here opens a FIFO, socket or device: the walk keeps only what its folder
+listing says is a regular file, and files are opened with ``O_NONBLOCK`` and checked
+with ``fstat`` before use.
 The work runs on the search tools' own threads (:func:`run_search`), never the event
 loop's shared pool, and an abort answers at once while the thread stops at its next check.
 """
@@ -22,9 +25,10 @@ loop's shared pool, and an abort answers at once while the thread stops at its n
 from __future__ import annotations
 
 import asyncio
+import bisect
+import contextlib
 import heapq
 import itertools
-import operator
 import os
 import stat
 import time
@@ -38,7 +42,7 @@ from agentls.ai import AbortSignal
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.tools.files import is_within
 from agentls.tools.ignore import GitIgnore
-from agentls.tools.matching import Pattern
+from agentls.tools.matching import Glob
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 T = TypeVar("T")
@@ -51,9 +55,9 @@ MAX_SECONDS = 30.0
 """How long one call may search."""
 GITIGNORE_MAX_BYTES = 1024 * 1024
 """The part of a ``.gitignore`` that is read."""
-CHECK_EVERY = 64
-"""How many entries the walk goes through between two checks of the abort signal and the time (and one
-at each folder it reads)."""
+OPEN_DEPTH = 16
+"""The levels below the searched folder whose descriptors stay open while the walk is deeper (deeper ones
+are reopened as ``..`` on the way back up): at most this many and one more per walk."""
 
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _NONBLOCK
@@ -165,22 +169,25 @@ class WalkFile(NamedTuple):
     """For a symlink, the real path it leads to (inside the workspace); opened by that path."""
 
 
-_Entry = tuple[str, str, bool, str | None]
-"""A folder entry the walk keeps: ``(sort key, name, is_dir, symlink target)``; a folder's key ends in "/"."""
-
-
 @dataclass
 class _Folder:
-    """A folder of the walk's current chain, with the entries it has left to visit."""
+    """A folder of the walk's current chain, with the files and subfolders it has left to visit."""
 
     fd: int | None
+    """Open while the walk is in it, and kept open below it down to :data:`OPEN_DEPTH` levels."""
     identity: tuple[int, int]
     relative: str
     depth: int
     rules: GitIgnore
-    entries: list[_Entry]
-    """Sorted so that the walk yields its files in sorted path order."""
-    next: int = 0
+    files: list[str]
+    """The names of the files it keeps, sorted."""
+    folders: list[str]
+    """The subfolders it enters, each as its name and ``/``, sorted: merged with ``files``, the order of
+    sorted relative paths."""
+    targets: dict[str, str]
+    """The real paths of the symlinks among ``files``."""
+    next_file: int = 0
+    next_folder: int = 0
 
 
 @dataclass(frozen=True)
@@ -190,15 +197,8 @@ class _Scan:
     top: str
     prefix: str
     """The searched folder's path from the workspace root (``""`` or ``"a/b/"``), for ``.gitignore``."""
-    glob: Pattern | None
+    glob: Glob | None
     budget: Budget
-
-
-def _globbed(entries: list[_Entry], relative: str, glob: Pattern) -> list[_Entry]:
-    """``entries`` without the files whose relative path ``glob`` does not match (folders are kept)."""
-    files = [relative + name for _, name, is_dir, _ in entries if not is_dir]
-    matched = iter(glob.fullmatches(files))
-    return [entry for entry in entries if entry[2] or next(matched)]
 
 
 def _identity(fd: int) -> tuple[int, int]:
@@ -360,85 +360,105 @@ class Tree:
             os.close(fd)
         return found
 
-    def walk(self, top: Path, shown: str, budget: Budget, glob: Pattern | None = None) -> Iterator[WalkFile]:
+    def walk(self, top: Path, shown: str, budget: Budget, glob: Glob | None = None) -> Iterator[WalkFile]:
         """The files under the folder ``top`` (from ``resolve``) that ``.gitignore`` files keep.
 
         Yields them in the order of their sorted relative paths; with ``glob``, only
-        those whose relative path it matches (a folder's files matched in one search).
+        those whose relative path it matches (entering no folder that cannot hold one).
         Skips ``.git`` and ignored folders without entering them, does not follow
         symlinked folders, nor links to files outside the workspace; leaves out FIFOs,
-        sockets and devices. Stops when ``budget`` is spent. Raises what
-        :meth:`open_folder` raises for ``top`` (named ``shown``). Close the iterator
-        when done with it early. Blocking: run it in a thread.
+        sockets and devices. Stops when ``budget`` is spent (checked at each folder and
+        each run of files). Raises what :meth:`open_folder` raises for ``top`` (named
+        ``shown``). Close the iterator when done with it early. Blocking: run it in a thread.
         """
+        base = os.path.join(top, "")
+        with contextlib.closing(self._runs(top, shown, budget, glob)) as runs:
+            for folder, names in runs:
+                relative, fd, targets = folder.relative, folder.fd, folder.targets
+                for name in names:
+                    path = relative + name
+                    yield WalkFile(path, base + path, name, fd, targets.get(name) if targets else None)
+
+    def _runs(
+        self, top: Path, shown: str, budget: Budget, glob: Glob | None
+    ) -> Iterator[tuple[_Folder, list[str]]]:
+        """:meth:`walk`'s files in runs: a folder (its descriptor open) and the names of its next files."""
         ignore, prefix = self.ancestor_ignores(top)
         fd = self.open_folder(top, shown)
-        base = os.path.join(top, "")
         scan = _Scan(str(top), prefix, glob, budget)
         try:
-            chain = [self._scan(fd, scan, "", 0, ignore)]
+            chain = [self._scan(fd, _identity(fd), scan, "", 0, ignore)]
         except BaseException:
             os.close(fd)
             raise
         try:
-            for step in itertools.count():
-                if not chain or (step % CHECK_EVERY == 0 and not budget.running()):
-                    break
+            while chain and budget.running():
                 folder = chain[-1]
-                if folder.next == len(folder.entries):
+                files, start = folder.files, folder.next_file
+                folders, next_folder = folder.folders, folder.next_folder
+                inner = folders[next_folder] if next_folder < len(folders) else None
+                end = len(files) if inner is None else bisect.bisect_left(files, inner, start)
+                if end > start:
+                    folder.next_file = end
+                    yield folder, files[start:end]
+                if inner is None:
                     chain.pop()
-                    if not chain:
-                        assert folder.fd is not None
-                        os.close(folder.fd)
-                    elif not self._reenter(folder, chain[-1]):
+                    if chain and not self._leave(folder, chain[-1]):
                         budget.changed = True
                         return
+                    if not chain and folder.fd is not None:
+                        os.close(folder.fd)
+                        folder.fd = None
                     continue
-                _, name, is_dir, target = folder.entries[folder.next]
-                folder.next += 1
-                relative = folder.relative + name
-                if not is_dir:
-                    yield WalkFile(relative, base + relative, name, folder.fd, target)
-                elif budget.out_of_entries:
+                folder.next_folder += 1
+                if budget.out_of_entries:
                     continue  # what was listed is still shown, but no more is read
-                elif folder.depth >= budget.bounds.depth:
+                if folder.depth >= budget.bounds.depth:
                     budget.too_deep += 1
-                else:
-                    inner = self._enter(folder, name, scan)
-                    if inner is not None:
-                        chain.append(inner)
+                    continue
+                entered = self._enter(folder, inner[:-1], scan)
+                if entered is not None:
+                    chain.append(entered)
         finally:
             for folder in chain:
                 if folder.fd is not None:
                     os.close(folder.fd)
 
     def _enter(self, folder: _Folder, name: str, scan: _Scan) -> _Folder | None:
-        """The subfolder ``name`` of ``folder``, scanned; ``folder``'s descriptor is closed then."""
+        """The subfolder ``name`` of ``folder``, scanned; ``folder``'s descriptor is closed then if it is
+        :data:`OPEN_DEPTH` levels deep."""
         assert folder.fd is not None
         try:
             fd = os.open(name, _FOLDER, dir_fd=folder.fd)
         except OSError:
             return None  # gone, unreadable, or swapped for a symlink since the listing
         try:
-            if _identity(fd) in self._protected_ids:
+            identity = _identity(fd)
+            if identity in self._protected_ids:
                 os.close(fd)
                 return None
             relative = folder.relative + name + "/"
-            inner = self._scan(fd, scan, relative, folder.depth + 1, folder.rules)
+            inner = self._scan(fd, identity, scan, relative, folder.depth + 1, folder.rules)
         except OSError:
             os.close(fd)
             return None
         except BaseException:
             os.close(fd)
             raise
-        os.close(folder.fd)
-        folder.fd = None
+        if folder.depth >= OPEN_DEPTH:
+            os.close(folder.fd)
+            folder.fd = None
         return inner
 
     @staticmethod
-    def _reenter(inner: _Folder, folder: _Folder) -> bool:
-        """Reopen ``folder`` as ``inner``'s ``..`` (closing ``inner``); whether it is still the same."""
+    def _leave(inner: _Folder, folder: _Folder) -> bool:
+        """Close ``inner`` for its parent ``folder``, reopened as its ``..`` if it was closed; whether it is
+        still the same folder."""
         assert inner.fd is not None
+        if folder.fd is not None:
+            os.close(inner.fd)
+            inner.fd = None
+            return True
         try:
             fd = os.open("..", _FOLDER, dir_fd=inner.fd)
         except OSError:
@@ -452,45 +472,53 @@ class Tree:
         folder.fd = fd
         return True
 
-    def _scan(self, fd: int, scan: _Scan, relative: str, depth: int, rules: GitIgnore) -> _Folder:
-        """The folder open as ``fd``: its ``.gitignore`` applied, its kept entries sorted."""
-        listed: list[tuple[str, str]] = []
-        with os.scandir(fd) as entries:
-            for entry in scan.budget.read_entries(entries):
-                name = entry.name
-                if name == ".git":
-                    continue
+    def _scan(
+        self, fd: int, identity: tuple[int, int], scan: _Scan, relative: str, depth: int, rules: GitIgnore
+    ) -> _Folder:
+        """The folder open as ``fd``: its ``.gitignore`` and the glob applied, its kept entries sorted."""
+        folders: list[str] = []
+        files: list[str] = []
+        links: list[str] = []
+        with os.scandir(fd) as listing:
+            for entry in scan.budget.read_entries(listing):
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        listed.append((name, "dir"))
+                        folders.append(entry.name)
                     elif entry.is_file(follow_symlinks=False):
-                        listed.append((name, "file"))
+                        files.append(entry.name)
                     elif entry.is_symlink():
-                        listed.append((name, "link"))
+                        links.append(entry.name)
                 except OSError:
                     continue  # FIFOs, sockets and devices are left out: they are never opened
+        for names in (folders, files, links):
+            if ".git" in names:
+                names.remove(".git")
         path = scan.prefix + relative
-        if (".gitignore", "file") in listed:
+        if ".gitignore" in files:
             text = _gitignore(fd)
             if text is not None:
                 rules = rules.extended(path, text)
-        deciding = rules.narrowed(path, [name for name, _ in listed])
-        kept: list[_Entry] = []
-        for name, kind in listed:
-            if deciding is not None and deciding.ignored(path + name, kind == "dir"):
-                continue
-            if kind == "dir":
-                kept.append((name + "/", name, True, None))
-            elif kind == "file":
-                kept.append((name, name, False, None))
-            else:
-                target = self._link_target(os.path.join(scan.top, relative + name))
-                if target is not None:
-                    kept.append((name, name, False, target))
-        if scan.glob is not None:
-            kept = _globbed(kept, relative, scan.glob)
-        kept.sort(key=operator.itemgetter(0))
-        return _Folder(fd, _identity(fd), relative, depth, rules, kept)
+        deciding = rules.narrowed(path, [*folders, *files, *links])
+        if deciding is not None:
+            folders = [name for name in folders if not deciding.ignored(path + name, True)]
+            files = [name for name in files if not deciding.ignored(path + name, False)]
+            links = [name for name in links if not deciding.ignored(path + name, False)]
+        glob = scan.glob
+        if glob is not None:
+            folders = [name for name in folders if glob.may_hold(relative + name + "/")]
+            files = glob.matching(relative, files)
+            links = glob.matching(relative, links) if links else links
+        targets: dict[str, str] = {}
+        for name in links:
+            target = self._link_target(os.path.join(scan.top, relative + name))
+            if target is not None:
+                targets[name] = target
+        if targets:
+            files = [*files, *targets]
+        files.sort()
+        keys = [name + "/" for name in folders]
+        keys.sort()
+        return _Folder(fd, identity, relative, depth, rules, files, keys, targets)
 
     def _link_target(self, path: str) -> str | None:
         """The real path of the symlink ``path`` if it leads to a regular file the tools may read."""
@@ -513,7 +541,7 @@ def _gitignore(folder: int) -> str | None:
 
 
 def with_documents(
-    files: Iterator[WalkFile], buffers: dict[str, str], top: Path, glob: Pattern | None = None
+    files: Iterator[WalkFile], buffers: dict[str, str], top: Path, glob: Glob | None = None
 ) -> Iterator[WalkFile]:
     """``files`` (in sorted order) and the open documents under ``top``, in sorted order.
 
