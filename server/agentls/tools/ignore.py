@@ -2,18 +2,26 @@
 
 Each rule is translated to RE2 by :func:`~agentls.tools.matching.glob_to_regex`, and one
 file's rules are matched in one pass (an RE2 set), in time linear in the path. A walk
-first screens a whole folder's entries against each file's rules in one search
+first screens a whole folder's entries against each file's rules at once
 (:meth:`GitIgnore.narrowed`), so that the entries of a folder no rule can match, most of
-them, cost no match of their own.
+them, cost no match of their own. The screen looks for what a rule's matches must
+contain: a rule on the name alone made of literal text, ``*`` and ``?`` (``*.log``,
+``node_modules/``, most of them) by its literal pieces in the folder's names joined by
+newlines (a substring search, no call of RE2); other rules on the name by one RE2 search
+of those names; a rule on a path (``/dist``, ``src/*/gen``) only in the folders at its
+depth, by one RE2 search of their paths.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import re2
 
 from agentls.tools.matching import MAX_PATTERN_LENGTH, LineScreen, glob_to_regex, re2_options, utf8
+
+_WILDCARDS = frozenset("*?")
+_SPECIAL = frozenset("*?[\\")
 
 
 @dataclass(frozen=True)
@@ -23,6 +31,33 @@ class IgnoreRule:
     regex: str
     negate: bool
     dir_only: bool
+    name_regex: str | None = None
+    """For a rule on the name alone (a line without ``/``): the regex of the name it matches."""
+    name_pieces: tuple[str, ...] | None = None
+    """For a rule on the name of literal text, ``*`` and ``?`` only: the texts each name it matches
+    holds in a newline-separated list of names, a newline before the first piece when the name starts
+    with it and after the last when it ends with it (``(".log\\n",)`` for ``*.log``)."""
+    slashes: int | None = None
+    """For a rule on a path: how many ``/`` the paths it matches have, ``None`` if that varies."""
+
+
+def _name_pieces(glob: str) -> tuple[str, ...] | None:
+    """:attr:`IgnoreRule.name_pieces` of a glob on a name; ``None`` for one with a class or an escape."""
+    if _SPECIAL.difference(_WILDCARDS).intersection(glob) or any("\ud800" <= c <= "\udfff" for c in glob):
+        return None
+    pieces = "\n" + glob.replace("?", "*") + "\n"
+    return tuple(piece for piece in pieces.split("*") if piece)
+
+
+def _rule(line: str, negate: bool, dir_only: bool) -> IgnoreRule:
+    if "/" in line:
+        line = line.removeprefix("/")
+        slashes = None if "**" in line or "[" in line else line.count("/")
+        return IgnoreRule(glob_to_regex(line), negate, dir_only, slashes=slashes)
+    if line == "**":
+        return IgnoreRule(glob_to_regex("**/**"), negate, dir_only)
+    name_regex = glob_to_regex(line)
+    return IgnoreRule(glob_to_regex("**/" + line), negate, dir_only, name_regex, _name_pieces(line))
 
 
 def parse_gitignore(text: str) -> list[IgnoreRule]:
@@ -48,8 +83,7 @@ def parse_gitignore(text: str) -> list[IgnoreRule]:
         line = line.rstrip("/")
         if not line:
             continue
-        line = line.removeprefix("/") if "/" in line else "**/" + line
-        rules.append(IgnoreRule(glob_to_regex(line), negate, dir_only))
+        rules.append(_rule(line, negate, dir_only))
     return rules
 
 
@@ -60,14 +94,51 @@ class _IgnoreFile:
     base: str
     rules: tuple[IgnoreRule, ...]
     matcher: re2.Set
-    screen: LineScreen
-    """All the rules as one pattern: which of many paths any of them may match, in one search."""
+    pieces: tuple[tuple[str, ...], ...]
+    """The :attr:`IgnoreRule.name_pieces` of its rules that have them."""
+    names: LineScreen | None
+    """Its other rules on the name, in one pattern over names."""
+    paths: dict[int | None, LineScreen] = field(default_factory=dict)
+    """Its rules on a path, in one pattern over paths for each count of ``/`` in them."""
 
     def decision(self, path: str, is_dir: bool) -> bool | None:
         """Whether the last of its rules matching ``path`` ignores it; ``None`` if none matches."""
+        only_pieces = self.names is None and not self.paths
+        if only_pieces and not _holds_pieces("\n" + path[path.rfind("/") + 1 :] + "\n", self.pieces):
+            return None  # each rule has pieces, and the name does not hold them
         found = self.matcher.Match(utf8(path[len(self.base) :])) or ()
         matching = [index for index in found if is_dir or not self.rules[index].dir_only]
         return not self.rules[max(matching)].negate if matching else None
+
+    def may_match(self, inside: str, names: list[str], joined: str | None) -> bool:
+        """Whether a rule may match one of ``names`` in its folder ``inside`` (``""`` or ``"a/"``).
+
+        ``joined``: the names, each with a newline before and after it, ``None`` when one has a
+        newline in it. Never ``False`` when a rule matches one.
+        """
+        if joined is None:
+            return True
+        if _holds_pieces(joined, self.pieces):
+            return True
+        if self.names is not None and self.names.any_full_line(names):
+            return True
+        slashes = inside.count("/")
+        screens = [screen for count, screen in self.paths.items() if count is None or count == slashes]
+        if not screens:
+            return False
+        paths = [inside + name for name in names]
+        return any(screen.any_full_line(paths) for screen in screens)
+
+
+def _holds_pieces(text: str, rules: tuple[tuple[str, ...], ...]) -> bool:
+    """Whether ``text`` holds all the pieces of one of ``rules`` (:attr:`IgnoreRule.name_pieces`)."""
+    for pieces in rules:
+        for piece in pieces:
+            if piece not in text:
+                break
+        else:
+            return True
+    return False
 
 
 def _ignore_file(base: str, text: str) -> _IgnoreFile | None:
@@ -82,7 +153,14 @@ def _ignore_file(base: str, text: str) -> _IgnoreFile | None:
     if not kept:
         return None
     matcher.Compile()
-    return _IgnoreFile(base, tuple(kept), matcher, LineScreen([rule.regex for rule in kept]))
+    pieces = tuple(rule.name_pieces for rule in kept if rule.name_pieces is not None)
+    names = [rule.name_regex for rule in kept if rule.name_regex is not None and rule.name_pieces is None]
+    by_slashes: dict[int | None, list[str]] = {}
+    for rule in kept:
+        if rule.name_regex is None:
+            by_slashes.setdefault(rule.slashes, []).append(rule.regex)
+    paths = {count: LineScreen(regexes) for count, regexes in by_slashes.items()}
+    return _IgnoreFile(base, tuple(kept), matcher, pieces, LineScreen(names) if names else None, paths)
 
 
 class GitIgnore:
@@ -106,12 +184,15 @@ class GitIgnore:
         Decides for those names as these rules do (:meth:`ignored`), each file having
         been screened against all the names at once; ``None`` when no rule can ignore one.
         """
+        if not names:
+            return None
+        joined = "\n" + "\n".join(names) + "\n"
+        if joined.count("\n") != len(names) + 1:
+            joined = None  # a name with a newline: the pieces cannot be told apart
         kept: list[_IgnoreFile] = []
         for file in self._files:
-            if folder.startswith(file.base):
-                inside = folder[len(file.base) :]
-                if file.screen.any_full_line([inside + name for name in names]):
-                    kept.append(file)
+            if folder.startswith(file.base) and file.may_match(folder[len(file.base) :], names, joined):
+                kept.append(file)
         if not kept:
             return None
         return self if len(kept) == len(self._files) else GitIgnore(tuple(kept))
