@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from agentls.agent import AgentToolResult
 from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.ai.abort import AbortError
 from agentls.tools import DiskWorkspace, ToolInputError
-from agentls.tools.ignore import GitIgnore
+from agentls.tools.ignore import GitIgnore, parse_gitignore
 from agentls.tools.matching import glob_matcher
 from agentls.tools.ripgrep import FilesWithMatches, find_rg
 from agentls.tools.search import find_tool, grep_tool, ls_tool, search_tools
@@ -128,6 +129,29 @@ async def test_find_globs(ws: DiskWorkspace, tmp_path: Path) -> None:
     assert (await find(ws, pattern="*.rs")).startswith("No files found")
 
 
+async def test_find_with_a_globs_fixed_folder_reads_only_the_folders_on_its_way(
+    ws: DiskWorkspace, tmp_path: Path
+) -> None:
+    write(tmp_path, ".gitignore", "*.tmp\n")
+    for index in range(40):
+        write(tmp_path, f"other/f{index:02}.py")
+    write(tmp_path, "src/pkg/a.py")
+    write(tmp_path, "src/pkg/b.tmp")
+    write(tmp_path, "src/pkg/deep/c.py")
+    write(tmp_path, "src/d.py")
+    few = Bounds(entries=20)  # fewer than other/ holds: the walk would stop there
+    for pattern, expected in (
+        ("src/pkg/*", "src/pkg/a.py"),
+        ("src/**/*.py", "src/d.py\nsrc/pkg/a.py\nsrc/pkg/deep/c.py"),
+        ("src/pkg/deep/c.py", "src/pkg/deep/c.py"),
+        ("src/*/deep/*", "src/pkg/deep/c.py"),
+    ):
+        found = await find_tool(ws, few).execute("c", {"pattern": pattern}, None, None)
+        assert (body(found), found.details.get("boundsHit")) == (expected, None), pattern
+    assert (await find(ws, pattern="src/pkg/*", path="src")).startswith("No files found")
+    assert await find(ws, pattern="pkg/*", path="src") == "pkg/a.py"
+
+
 async def test_find_limit_and_missing_folder(ws: DiskWorkspace, tmp_path: Path) -> None:
     for index in range(5):
         write(tmp_path, f"f{index}.txt")
@@ -173,6 +197,36 @@ async def test_find_in_subfolder_applies_root_gitignore(ws: DiskWorkspace, tmp_p
     write(tmp_path, "src/gen/a.py")
     write(tmp_path, "src/b.py")
     assert await find(ws, pattern="*.py", path="src") == "b.py"
+
+
+def test_gitignore_rules_screened_by_their_pieces_decide_as_their_regexes() -> None:
+    root = "*.log\nnode_modules/\ntest_*\na*b*c\n?x\n/dist\nsrc/*/gen\n!keep.log\n"
+    files = [("", root), ("src/", "*.tmp\n")]
+    ignore = GitIgnore()
+    for base, text in files:
+        ignore = ignore.extended(base, text)
+
+    def expected(path: str, is_dir: bool) -> bool:
+        """The last rule whose regex matches all of the path decides (deeper files come later)."""
+        decision = False
+        for base, text in files:
+            if path.startswith(base):
+                for rule in parse_gitignore(text):
+                    if re.fullmatch(rule.regex, path[len(base) :], re.S) and (is_dir or not rule.dir_only):
+                        decision = not rule.negate
+        return decision
+
+    names = ["a.log", "keep.log", "node_modules", "test_x", "tes", "abc", "axbyc", "acb", "xx", "x", "dist"]
+    names += ["gen", "b.tmp", "plain.py", "a.log.py", "\u00fc.log", os.fsdecode(b"\xff.log"), "a\nb.log"]
+    for folder in ("", "src/", "src/x/", "lib/", "src/x/gen/"):
+        for some in (names, ["plain.py"], ["plain.py", "dist"], ["gen"]):
+            narrowed = ignore.narrowed(folder, some)
+            for name in some:
+                for is_dir in (False, True):
+                    want = expected(folder + name, is_dir)
+                    assert ignore.ignored(folder + name, is_dir) == want, (folder, name, is_dir)
+                    assert (narrowed is not None and narrowed.ignored(folder + name, is_dir)) == want, name
+    assert ignore.narrowed("lib/", ["plain.py", "other.md"]) is None
 
 
 def test_gitignore_matcher_rules() -> None:

@@ -48,6 +48,45 @@ def test_a_glob_matches_many_paths_in_one_search_as_one_at_a_time(glob: str) -> 
         assert matcher.fullmatches(names) == [matcher.fullmatch(name) for name in names], names
 
 
+@pytest.mark.parametrize("glob", [*GLOBS, "src/*.py", "src/**", "**", "src/a.py", "*a*b*", "x/y/*", "a//b"])
+def test_a_glob_matched_by_string_comparison_answers_as_its_regex(glob: str) -> None:
+    matcher = glob_matcher(glob)
+    paths = [*NAMES, "src/deep/a.py", "x/y/z", "x/y/z/w", "src", "src/", "aXbYa", "a/b", "a//b"]
+    for path in paths:
+        assert matcher.fullmatch(path) == matcher.pattern.fullmatch(path), path
+        folder, slash, name = path.rpartition("/")
+        if "/" not in name and name:
+            matched = matcher.matching(folder + slash, [name])
+            assert matched == ([name] if matcher.fullmatch(path) else []), path
+        if matcher.fullmatch(path):  # the walk enters each folder on the way to a match
+            parts = path.split("/")[:-1]
+            assert all(matcher.may_hold("/".join(parts[: n + 1]) + "/") for n in range(len(parts))), path
+
+
+def test_rg_is_given_only_the_globs_it_reads_as_grep_does() -> None:
+    for glob, name_glob in (("*.py", "*.py"), ("**/test_?.py", "test_?.py"), ("./*.md", "*.md")):
+        assert glob_matcher(glob).name_glob == name_glob, glob
+    for glob in ("src/*.py", "*.{py,md}", "[ab].py", "!x", "a\\*", "a**b", "**"):
+        assert glob_matcher(glob).name_glob is None, glob
+
+
+async def test_grep_with_a_glob_finds_with_rg_what_python_finds(tmp_path: Path) -> None:
+    write(tmp_path, "a.py", "needle\n")
+    write(tmp_path, "sub/b.py", "needle\n")
+    write(tmp_path, "sub/c.md", "needle\n")
+    write(tmp_path, ".hidden/d.py", "needle\n")
+    write(tmp_path, "e.pyc", "needle\n")
+    globs = ["*.py", "**/*.py", "sub/*", "*.{py,md}", "[ab].py", "?.py", "*.p\ud800y", "*.py\0"]
+    for glob in globs:
+        results = []
+        for engine in (find_rg(), None):
+            tool = grep_tool(DiskWorkspace(tmp_path), rg=engine)
+            results.append(body(await tool.execute("c", {"pattern": "needle", "glob": glob}, None, None)))
+        assert results[0] == results[1], glob
+    tool = grep_tool(DiskWorkspace(tmp_path), rg=find_rg())
+    assert body(await tool.execute("c", {"pattern": "need\0le"}, None, None)) == "No matches found"
+
+
 def test_globs_that_could_match_a_newline_have_no_one_line_form() -> None:
     assert glob_to_line_regex("*.py") == "[^/\\n]*\\.py"
     assert glob_to_line_regex("[!a]") == "[^/\\na]"

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal
-from agentls.tools.matching import Pattern, PatternError, utf8
+from agentls.tools.matching import Glob, Pattern, PatternError, utf8
 from agentls.tools.read import split_lines
 from agentls.tools.ripgrep import FilesWithMatches, find_rg
 from agentls.tools.search_common import (
@@ -191,7 +191,7 @@ class _GrepQuery:
     path: str
     resolved: Path
     buffers: dict[str, str]
-    glob: Pattern | None
+    glob: Glob | None
     pattern: str
     ignore_case: bool
     literal: bool
@@ -213,7 +213,13 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
     hits = None
     if query.rg is not None:
         hits = FilesWithMatches(
-            query.rg, top, query.pattern, ignore_case=query.ignore_case, literal=query.literal, budget=budget
+            query.rg,
+            top,
+            query.pattern,
+            ignore_case=query.ignore_case,
+            literal=query.literal,
+            budget=budget,
+            name_glob=query.glob.name_glob if query.glob is not None else None,
         )
     walk = tree.walk(query.resolved, query.path, budget, query.glob)
     with hits or contextlib.nullcontext(), contextlib.closing(walk):

@@ -274,6 +274,8 @@ def _glob_to_regex(pattern: str, *, one_line: bool) -> str | None:
 
 _GLOB_SPECIAL = frozenset("*?[\\")
 """The characters that make a glob's segment more than its literal text."""
+_RG_SPECIAL = frozenset("[]{}\\!")
+"""The characters that ``rg``'s globs may read otherwise than these do (``{a,b}``, a leading ``!``)."""
 
 
 class Glob:
@@ -298,6 +300,10 @@ class Glob:
         rest = segments[fixed:]
         self.deep = len(rest) > 1 or rest[0] == "**"
         self._pieces = _star_pieces(rest, pattern)
+        name = rest[1] if not self.folder and len(rest) == 2 and rest[0] == "**" else None
+        self.name_glob = name if name and not _RG_SPECIAL.intersection(name) and "**" not in name else None
+        """The glob on file names alone that this one is (``*.py`` for ``**/*.py``), when it is literal
+        text, ``*`` and ``?``: ``rg --glob`` matches the same names with it."""
 
     def fullmatch(self, path: str) -> bool:
         """Whether the glob matches all of the relative ``path``."""

@@ -53,9 +53,10 @@ class FilesWithMatches:
 
     ``rg`` applies ``.gitignore`` files (also outside a git repository) and skips
     binary files, like the Python walk; hidden files are included; it descends no
-    deeper than ``budget``'s depth bound; it is stopped (as failed) once it has named more
-    than ``max_files`` files. Use it as a context manager: leaving it kills ``rg`` if it
-    still runs.
+    deeper than ``budget``'s depth bound; with ``name_glob``
+    (:attr:`~agentls.tools.matching.Glob.name_glob`) it reads only the files whose name
+    matches it; it is stopped (as failed) once it has named more than ``max_files`` files.
+    Use it as a context manager: leaving it kills ``rg`` if it still runs.
     """
 
     def __init__(
@@ -67,6 +68,7 @@ class FilesWithMatches:
         ignore_case: bool,
         literal: bool,
         budget: Budget,
+        name_glob: str | None = None,
         max_files: int = MAX_FILES,
     ) -> None:
         command = [rg, "--files-with-matches", "--null", "--no-messages", "--no-config", "--hidden"]
@@ -75,6 +77,8 @@ class FilesWithMatches:
             command.append("--ignore-case")
         if literal:
             command.append("--fixed-strings")
+        if name_glob is not None:
+            command += ["--glob", name_glob]
         command += ["--regexp", pattern, "--", folder]
         self._folder, self._budget, self._max_files = folder, budget, max_files
         self._deadline = time.monotonic() + budget.bounds.seconds / 2
@@ -84,7 +88,7 @@ class FilesWithMatches:
             self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
                 command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
             )
-        except OSError:
+        except (OSError, ValueError):  # no rg, or an argument no command can take (a NUL, a lone surrogate)
             self._process, self._found = None, None
             self._ended.set()
             return

@@ -7,7 +7,7 @@ from typing import Any
 from agentls.agent.types import AgentToolResult
 from agentls.ai import AbortSignal, TextContent
 from agentls.ai.abort import AbortError
-from agentls.tools.matching import Pattern, PatternError, glob_matcher
+from agentls.tools.matching import Glob, PatternError, glob_matcher
 from agentls.tools.walk import Budget
 from agentls.tools.workspace import ToolInputError
 
@@ -61,7 +61,7 @@ def bool_arg(args: dict[str, Any], name: str) -> bool:
     return value
 
 
-def glob_arg(pattern: str) -> Pattern:
+def glob_arg(pattern: str) -> Glob:
     """The matcher of a glob argument; :class:`ToolInputError` for one that cannot be used."""
     try:
         return glob_matcher(pattern)
