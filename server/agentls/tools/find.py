@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 from typing import Any
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
@@ -17,7 +18,15 @@ from agentls.tools.search_common import (
     tool_args,
     tool_result,
 )
-from agentls.tools.walk import DEFAULT_BOUNDS, Bounds, Budget, Tree, run_search, with_documents
+from agentls.tools.walk import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    Budget,
+    Tree,
+    open_documents,
+    run_search,
+    with_documents,
+)
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 DEFAULT_FIND_LIMIT = 1000
@@ -72,10 +81,11 @@ def find_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> Agen
             """The first ``limit`` matches, and how many there are."""
             shown: list[str] = []
             count = 0
-            with contextlib.closing(Tree(workspace).walk(resolved, path, budget, matcher)) as walk:
-                for file in with_documents(walk, buffers, resolved, matcher):
+            documents = [file.relative for file in open_documents(buffers, resolved, matcher)]
+            with contextlib.closing(Tree(workspace).paths(resolved, path, budget, matcher)) as runs:
+                for relative in with_documents(itertools.chain.from_iterable(runs), documents, str):
                     if count < limit:
-                        shown.append(file.relative)
+                        shown.append(relative)
                     count += 1
             return shown, count
 

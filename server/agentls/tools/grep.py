@@ -7,6 +7,7 @@ the matches are then found and formatted here, so the output is the same either 
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import stat
 from collections.abc import Iterator
@@ -30,7 +31,16 @@ from agentls.tools.search_common import (
     tool_args,
     tool_result,
 )
-from agentls.tools.walk import DEFAULT_BOUNDS, Bounds, Budget, Tree, WalkFile, run_search, with_documents
+from agentls.tools.walk import (
+    DEFAULT_BOUNDS,
+    Bounds,
+    Budget,
+    Tree,
+    WalkFile,
+    open_documents,
+    run_search,
+    with_documents,
+)
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 DEFAULT_GREP_LIMIT = 100
@@ -223,7 +233,8 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
         )
     walk = tree.walk(query.resolved, query.path, budget, query.glob)
     with hits or contextlib.nullcontext(), contextlib.closing(walk):
-        for index, file in enumerate(with_documents(walk, query.buffers, query.resolved, query.glob)):
+        documents = open_documents(query.buffers, query.resolved, query.glob)
+        for index, file in enumerate(with_documents(walk, documents, operator.attrgetter("relative"))):
             if hits is not None and index == EAGER_FILES:
                 hits.wait()
             if hits is None or file.target or file.absolute in query.buffers or hits.may_match(file.absolute):

@@ -379,6 +379,13 @@ class Tree:
                     path = relative + name
                     yield WalkFile(path, base + path, name, fd, targets.get(name) if targets else None)
 
+    def paths(self, top: Path, shown: str, budget: Budget, glob: Glob | None = None) -> Iterator[list[str]]:
+        """:meth:`walk`'s files as their relative paths, a run of one folder's files at a time."""
+        with contextlib.closing(self._runs(top, shown, budget, glob)) as runs:
+            for folder, names in runs:
+                relative = folder.relative
+                yield [relative + name for name in names] if relative else names
+
     def _runs(
         self, top: Path, shown: str, budget: Budget, glob: Glob | None
     ) -> Iterator[tuple[_Folder, list[str]]]:
@@ -540,15 +547,9 @@ def _gitignore(folder: int) -> str | None:
     return None if data is None else data[:GITIGNORE_MAX_BYTES].decode("utf-8", errors="replace")
 
 
-def with_documents(
-    files: Iterator[WalkFile], buffers: dict[str, str], top: Path, glob: Glob | None = None
-) -> Iterator[WalkFile]:
-    """``files`` (in sorted order) and the open documents under ``top``, in sorted order.
-
-    A document that is on disk comes once, as the walk found it; documents not on
-    disk, or in folders the walk left out, are added; with ``glob``, only those whose
-    relative path it matches (as the walk's ``glob``).
-    """
+def open_documents(buffers: dict[str, str], top: Path, glob: Glob | None = None) -> list[WalkFile]:
+    """The open documents under ``top``, sorted by relative path; with ``glob``, those whose relative path
+    it matches (as the walk's ``glob``)."""
     documents = sorted(
         (
             WalkFile(Path(absolute).relative_to(top).as_posix(), absolute, Path(absolute).name)
@@ -557,13 +558,21 @@ def with_documents(
         ),
         key=lambda file: file.relative,
     )
-    if glob is not None:
-        documents = [file for file in documents if glob.fullmatch(file.relative)]
-    if not documents:
-        yield from files
-        return
+    return documents if glob is None else [file for file in documents if glob.fullmatch(file.relative)]
+
+
+def with_documents(files: Iterator[T], documents: list[T], key: Callable[[T], str]) -> Iterator[T]:
+    """``files`` (in sorted order) and ``documents`` (sorted, :func:`open_documents`), in sorted order.
+
+    A document that is on disk comes once, as the walk found it; documents not on disk,
+    or in folders the walk left out, are added.
+    """
+    return files if not documents else _merged(files, documents, key)
+
+
+def _merged(files: Iterator[T], documents: list[T], key: Callable[[T], str]) -> Iterator[T]:
     last = None
-    for file in heapq.merge(files, documents, key=lambda file: file.relative):
-        if file.relative != last:
-            last = file.relative
-            yield file
+    for item in heapq.merge(files, documents, key=key):
+        if key(item) != last:
+            last = key(item)
+            yield item
