@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
+from collections.abc import Iterator
 from typing import Any
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
@@ -82,11 +82,15 @@ def find_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> Agen
             shown: list[str] = []
             count = 0
             documents = [file.relative for file in open_documents(buffers, resolved, matcher)]
-            with contextlib.closing(Tree(workspace).paths(resolved, path, budget, matcher)) as runs:
-                for relative in with_documents(itertools.chain.from_iterable(runs), documents, str):
+            with contextlib.closing(Tree(workspace).runs(resolved, path, budget, matcher)) as walk:
+                runs: Iterator[tuple[str, list[str]]] = walk
+                if documents:  # merged one path at a time
+                    paths = (folder + name for folder, names in walk for name in names)
+                    runs = (("", [path]) for path in with_documents(paths, documents, str))
+                for folder, names in runs:
                     if count < limit:
-                        shown.append(relative)
-                    count += 1
+                        shown += [folder + name for name in names[: limit - count]]
+                    count += len(names)
             return shown, count
 
         matches, count = await run_search(search, signal)

@@ -379,12 +379,14 @@ class Tree:
                     path = relative + name
                     yield WalkFile(path, base + path, name, fd, targets.get(name) if targets else None)
 
-    def paths(self, top: Path, shown: str, budget: Budget, glob: Glob | None = None) -> Iterator[list[str]]:
-        """:meth:`walk`'s files as their relative paths, a run of one folder's files at a time."""
+    def runs(
+        self, top: Path, shown: str, budget: Budget, glob: Glob | None = None
+    ) -> Iterator[tuple[str, list[str]]]:
+        """:meth:`walk`'s files a run of one folder's files at a time: the folder's relative path (``""`` or
+        ``"a/b/"``) and the names of the files, in order."""
         with contextlib.closing(self._runs(top, shown, budget, glob)) as runs:
             for folder, names in runs:
-                relative = folder.relative
-                yield [relative + name for name in names] if relative else names
+                yield folder.relative, names
 
     def _runs(
         self, top: Path, shown: str, budget: Budget, glob: Glob | None
