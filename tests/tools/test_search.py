@@ -384,7 +384,7 @@ async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
         ) as search:
             return search.wait()
 
-    assert found("needle", True, False) == {str(tmp_path / "a.txt"), str(tmp_path / ".hidden" / "c.txt")}
+    assert found("needle", True, False) == {"a.txt", ".hidden/c.txt"}
     assert found("(", False, False) is None
     assert found("(", False, True) == set()
     spent = Budget(Bounds(seconds=0), None)

@@ -221,6 +221,7 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
         yield WalkFile(query.path, top, query.resolved.name, target=top)
         return
     hits = None
+    documents = open_documents(query.buffers, query.resolved, query.glob)
     if query.rg is not None:
         hits = FilesWithMatches(
             query.rg,
@@ -231,14 +232,29 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
             budget=budget,
             name_glob=query.glob.name_glob if query.glob is not None else None,
         )
-    walk = tree.walk(query.resolved, query.path, budget, query.glob)
+    chosen = None if hits is None else _ChosenByRg(hits, {file.relative for file in documents})
+    walk = tree.walk(query.resolved, query.path, budget, query.glob, chosen)
     with hits or contextlib.nullcontext(), contextlib.closing(walk):
-        documents = open_documents(query.buffers, query.resolved, query.glob)
-        for index, file in enumerate(with_documents(walk, documents, operator.attrgetter("relative"))):
-            if hits is not None and index == EAGER_FILES:
-                hits.wait()
-            if hits is None or file.target or file.absolute in query.buffers or hits.may_match(file.absolute):
-                yield file
+        yield from with_documents(walk, documents, operator.attrgetter("relative"))
+
+
+class _ChosenByRg:
+    """Which of the walk's files ``grep`` searches while ``rg`` picks them: all of the first
+    :data:`EAGER_FILES` while it runs, then, once it has ended, those it found and the open documents
+    (searched in their buffers); all if it failed."""
+
+    def __init__(self, hits: FilesWithMatches, documents: set[str]) -> None:
+        self._hits, self._documents, self._seen = hits, documents, 0
+
+    def __call__(self, folder: str, names: list[str]) -> list[str]:
+        if self._seen >= EAGER_FILES:
+            self._hits.wait()
+        self._seen += len(names)
+        found = self._hits.found()
+        if found is None:
+            return names
+        documents = self._documents
+        return [name for name in names if folder + name in found or folder + name in documents]
 
 
 def _regex(pattern: str, ignore_case: bool, literal: bool) -> Pattern:

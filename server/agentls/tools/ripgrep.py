@@ -81,6 +81,7 @@ class FilesWithMatches:
             command += ["--glob", name_glob]
         command += ["--regexp", pattern, "--", folder]
         self._folder, self._budget, self._max_files = folder, budget, max_files
+        self._prefix = os.path.join(folder, "")
         self._deadline = time.monotonic() + budget.bounds.seconds / 2
         self._found: set[str] | None = set()
         self._ended = threading.Event()
@@ -107,21 +108,21 @@ class FilesWithMatches:
             assert self._process.stdout is not None
             self._process.stdout.close()
 
-    def may_match(self, path: str) -> bool:
-        """Whether the file at the absolute ``path`` may have a match: unless ``rg`` has ended without it.
+    def found(self) -> set[str] | None:
+        """The paths of ``rg``'s files relative to its folder if it has ended; ``None`` while it runs or
+        if it failed (then any file may have a match).
 
         Stops ``rg`` once it has used half of the call's time.
         """
         if not self._ended.is_set():
             if time.monotonic() > self._deadline:
                 self._stop()
-            return True
-        return self._found is None or path in self._found
+            return None
+        return self._found
 
     def wait(self) -> set[str] | None:
-        """Wait for ``rg`` to end: the absolute paths of its files; ``None`` if it failed, or if the
-        call's time or half of it was up first (``rg`` is then stopped). An abort stops it and raises
-        :class:`AbortError`."""
+        """Wait for ``rg`` to end: :meth:`found`; ``None`` also if the call's time or half of it was up
+        first (``rg`` is then stopped). An abort stops it and raises :class:`AbortError`."""
         try:
             while self._budget.running() and time.monotonic() < self._deadline:
                 if self._ended.wait(POLL_SECONDS):
@@ -145,7 +146,7 @@ class FilesWithMatches:
         try:
             while chunk := os.read(fd, 1 << 16):
                 *names, rest = (rest + chunk).split(b"\0")
-                found.update(self._absolute(name) for name in names if name)
+                found.update(self._relative(name) for name in names if name)
                 if len(found) > self._max_files:
                     too_many = True
                     self._process.kill()
@@ -155,5 +156,8 @@ class FilesWithMatches:
             self._found = found if code in (0, 1) and not too_many else None
             self._ended.set()
 
-    def _absolute(self, name: bytes) -> str:
-        return os.path.normpath(os.path.join(self._folder, os.fsdecode(name)))
+    def _relative(self, name: bytes) -> str:
+        path = os.fsdecode(name)
+        if path.startswith(self._prefix):  # rg names them under the folder as given
+            return path[len(self._prefix) :]
+        return os.path.relpath(path, self._folder)

@@ -360,11 +360,20 @@ class Tree:
             os.close(fd)
         return found
 
-    def walk(self, top: Path, shown: str, budget: Budget, glob: Glob | None = None) -> Iterator[WalkFile]:
+    def walk(
+        self,
+        top: Path,
+        shown: str,
+        budget: Budget,
+        glob: Glob | None = None,
+        chosen: Callable[[str, list[str]], list[str]] | None = None,
+    ) -> Iterator[WalkFile]:
         """The files under the folder ``top`` (from ``resolve``) that ``.gitignore`` files keep.
 
         Yields them in the order of their sorted relative paths; with ``glob``, only
-        those whose relative path it matches (entering no folder that cannot hold one).
+        those whose relative path it matches (entering no folder that cannot hold one);
+        with ``chosen``, of each run of a folder's files (the folder's relative path and
+        the names), those it returns, and the symlinks among them.
         Skips ``.git`` and ignored folders without entering them, does not follow
         symlinked folders, nor links to files outside the workspace; leaves out FIFOs,
         sockets and devices. Stops when ``budget`` is spent (checked at each folder and
@@ -375,6 +384,11 @@ class Tree:
         with contextlib.closing(self._runs(top, shown, budget, glob)) as runs:
             for folder, names in runs:
                 relative, fd, targets = folder.relative, folder.fd, folder.targets
+                if chosen is not None:
+                    picked = chosen(relative, names)
+                    if targets and len(picked) < len(names):
+                        picked = sorted({*picked, *(name for name in names if name in targets)})
+                    names = picked
                 for name in names:
                     path = relative + name
                     yield WalkFile(path, base + path, name, fd, targets.get(name) if targets else None)
