@@ -179,6 +179,8 @@ async def test_grep_past_the_files_it_searches_before_waiting_for_rg_finds_what_
         write(tmp_path, f"d{index // 100:02}/f{index:05}.txt", "needle\n" if index % 97 == 0 else "hay\n")
     write(tmp_path, ".gitignore", "d00/f00000.txt\n")
     (tmp_path / "d10" / "link.txt").symlink_to(tmp_path / "d00" / "f00097.txt")  # rg leaves links out
+    for name in (".ignore", ".rgignore", ".git/info/exclude"):  # rules rg reads but the walk does not
+        write(tmp_path, name, "d10/f01067.txt\n")
     results = []
     for engine in (rg, None):
         tool = grep_tool(DiskWorkspace(tmp_path), rg=engine)

@@ -51,12 +51,13 @@ def find_rg() -> str | None:
 class FilesWithMatches:
     """``rg --files-with-matches`` under a folder, running in the background for one ``grep`` call.
 
-    ``rg`` applies ``.gitignore`` files (also outside a git repository) and skips
-    binary files, like the Python walk; hidden files are included; it descends no
-    deeper than ``budget``'s depth bound; with ``name_glob``
-    (:attr:`~agentls.tools.matching.Glob.name_glob`) it reads only the files whose name
-    matches it; it is stopped (as failed) once it has named more than ``max_files`` files.
-    Use it as a context manager: leaving it kills ``rg`` if it still runs.
+    ``rg`` applies ``.gitignore`` files (also outside a git repository) and none of the
+    other files of ignore rules it reads by default (``.ignore``, ``.rgignore``,
+    ``.git/info/exclude``, git's global one), and skips binary files, like the Python
+    walk; hidden files are included; it descends no deeper than ``budget``'s depth bound;
+    with ``name_glob`` (:attr:`~agentls.tools.matching.Glob.name_glob`) it reads only the
+    files whose name matches it; it is stopped (as failed) once it has named more than
+    ``max_files`` files. Use it as a context manager: leaving it kills ``rg`` if it still runs.
     """
 
     def __init__(
@@ -73,6 +74,7 @@ class FilesWithMatches:
     ) -> None:
         command = [rg, "--files-with-matches", "--null", "--no-messages", "--no-config", "--hidden"]
         command += ["--no-require-git", "--glob", "!.git", "--max-depth", str(budget.bounds.depth + 1)]
+        command += ["--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global"]  # not read by the walk
         if ignore_case:
             command.append("--ignore-case")
         if literal:
