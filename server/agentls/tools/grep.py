@@ -51,8 +51,9 @@ CHECK_EVERY_LINES = 256
 """How many lines ``grep`` matches between two checks of the abort signal and the time bound."""
 
 EAGER_FILES = 1000
-"""The files ``grep`` searches in Python while ``rg`` runs before it waits for ``rg``: enough to find
-a common pattern's matches at once, few enough not to compete with ``rg`` for the cores for long."""
+"""The files ``grep`` searches in Python while ``rg`` runs before it waits for ``rg`` (the rest of the
+folder that reaches it too): enough to find a common pattern's matches at once, few enough not to
+compete with ``rg`` for the cores for long."""
 
 _FIND_RG: Any = object()
 
