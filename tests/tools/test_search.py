@@ -380,7 +380,13 @@ async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
 
     def found(pattern: str, ignore_case: bool, literal: bool, budget: Budget = budget) -> set[str] | None:
         with FilesWithMatches(
-            rg, str(tmp_path), pattern, ignore_case=ignore_case, literal=literal, budget=budget
+            rg,
+            str(tmp_path),
+            pattern,
+            ignore_case=ignore_case,
+            literal=literal,
+            budget=budget,
+            max_bytes=1 << 20,
         ) as search:
             return search.wait()
 

@@ -155,16 +155,23 @@ async def test_rg_naming_too_many_files_is_stopped_and_grep_searches_them_all(tm
         write(tmp_path, f"f{index}.txt", "needle\n")
     budget = Budget(Bounds(), None)
     with FilesWithMatches(
-        rg, str(tmp_path), "needle", ignore_case=False, literal=False, budget=budget
+        rg, str(tmp_path), "needle", ignore_case=False, literal=False, budget=budget, max_bytes=1 << 20
     ) as all_:
         assert all_.wait() == {f"f{index}.txt" for index in range(5)} == all_.found()
     with FilesWithMatches(
-        rg, str(tmp_path), "needle", ignore_case=False, literal=False, budget=budget, max_files=4
+        rg,
+        str(tmp_path),
+        "needle",
+        ignore_case=False,
+        literal=False,
+        budget=budget,
+        max_bytes=1 << 20,
+        max_files=4,
     ) as cut:
         assert cut.wait() is None
         assert cut.found() is None  # any file may have a match
     with FilesWithMatches(
-        rg, str(tmp_path), "absent", ignore_case=False, literal=False, budget=budget
+        rg, str(tmp_path), "absent", ignore_case=False, literal=False, budget=budget, max_bytes=1 << 20
     ) as none:
         assert none.wait() == set() == none.found()
 
@@ -181,10 +188,11 @@ async def test_grep_past_the_files_it_searches_before_waiting_for_rg_finds_what_
     (tmp_path / "d10" / "link.txt").symlink_to(tmp_path / "d00" / "f00097.txt")  # rg leaves links out
     for name in (".ignore", ".rgignore", ".git/info/exclude"):  # rules rg reads but the walk does not
         write(tmp_path, name, "d10/f01067.txt\n")
+    (tmp_path / "d10" / "late.txt").write_bytes(b"needle\n" + b"x" * 9000 + b"\0\n")  # binary to rg alone
     results = []
     for engine in (rg, None):
         tool = grep_tool(DiskWorkspace(tmp_path), rg=engine)
         results.append(body(await tool.execute("c", {"pattern": "needle", "limit": 1000}, None, None)))
     expected = [f"d{i // 100:02}/f{i:05}.txt:1: needle" for i in range(97, count, 97)]
-    expected.append("d10/link.txt:1: needle")
+    expected += ["d10/late.txt:1: needle", "d10/link.txt:1: needle"]
     assert results[0] == results[1] == "\n".join(expected)
