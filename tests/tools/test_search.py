@@ -386,7 +386,6 @@ async def test_rg_picks_the_files_with_a_match(tmp_path: Path) -> None:
             ignore_case=ignore_case,
             literal=literal,
             budget=budget,
-            max_bytes=1 << 20,
         ) as search:
             return search.wait()
 

@@ -155,7 +155,7 @@ async def test_rg_naming_too_many_files_is_stopped_and_grep_searches_them_all(tm
         write(tmp_path, f"f{index}.txt", "needle\n")
     budget = Budget(Bounds(), None)
     with FilesWithMatches(
-        rg, str(tmp_path), "needle", ignore_case=False, literal=False, budget=budget, max_bytes=1 << 20
+        rg, str(tmp_path), "needle", ignore_case=False, literal=False, budget=budget
     ) as all_:
         assert all_.wait() == {f"f{index}.txt" for index in range(5)} == all_.found()
     with FilesWithMatches(
@@ -165,13 +165,12 @@ async def test_rg_naming_too_many_files_is_stopped_and_grep_searches_them_all(tm
         ignore_case=False,
         literal=False,
         budget=budget,
-        max_bytes=1 << 20,
         max_files=4,
     ) as cut:
         assert cut.wait() is None
         assert cut.found() is None  # any file may have a match
     with FilesWithMatches(
-        rg, str(tmp_path), "absent", ignore_case=False, literal=False, budget=budget, max_bytes=1 << 20
+        rg, str(tmp_path), "absent", ignore_case=False, literal=False, budget=budget
     ) as none:
         assert none.wait() == set() == none.found()
 

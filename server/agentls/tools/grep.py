@@ -231,7 +231,6 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
             ignore_case=query.ignore_case,
             literal=query.literal,
             budget=budget,
-            max_bytes=GREP_MAX_FILE_BYTES,
             name_glob=query.glob.name_glob if query.glob is not None else None,
         )
     chosen = None if hits is None else _ChosenByRg(hits, {file.relative for file in documents})

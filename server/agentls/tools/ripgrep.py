@@ -54,13 +54,12 @@ class FilesWithMatches:
     ``rg`` applies ``.gitignore`` files (also outside a git repository) and none of the
     other files of ignore rules it reads by default (``.ignore``, ``.rgignore``,
     ``.git/info/exclude``, git's global one), like the Python walk; it searches a file with
-    a NUL byte (a binary file) on to its first match, and none larger than ``max_bytes``
-    (``grep`` decides about those files itself: it skips those with a NUL byte in their
-    first 8 KiB, and those over its size limit); hidden files are included; it descends no
-    deeper than ``budget``'s depth bound; with ``name_glob``
-    (:attr:`~agentls.tools.matching.Glob.name_glob`) it reads only the files whose name
-    matches it; it is stopped (as failed) once it has named more than ``max_files`` files.
-    Use it as a context manager: leaving it kills ``rg`` if it still runs.
+    a NUL byte (a binary file) on to its first match (``grep`` skips only those with one in
+    their first 8 KiB); hidden files are included; it descends no deeper than ``budget``'s
+    depth bound; with ``name_glob`` (:attr:`~agentls.tools.matching.Glob.name_glob`) it
+    reads only the files whose name matches it; it is stopped (as failed) once it has named
+    more than ``max_files`` files. Use it as a context manager: leaving it kills ``rg`` if it
+    still runs.
     """
 
     def __init__(
@@ -72,14 +71,13 @@ class FilesWithMatches:
         ignore_case: bool,
         literal: bool,
         budget: Budget,
-        max_bytes: int,
         name_glob: str | None = None,
         max_files: int = MAX_FILES,
     ) -> None:
         command = [rg, "--files-with-matches", "--null", "--no-messages", "--no-config", "--hidden"]
         command += ["--no-require-git", "--glob", "!.git", "--max-depth", str(budget.bounds.depth + 1)]
         command += ["--no-ignore-dot", "--no-ignore-exclude", "--no-ignore-global"]  # not read by the walk
-        command += ["--binary", "--max-filesize", str(max_bytes)]
+        command.append("--binary")
         if ignore_case:
             command.append("--ignore-case")
         if literal:
