@@ -64,19 +64,22 @@ def test_a_glob_matched_by_string_comparison_answers_as_its_regex(glob: str) -> 
 
 
 def test_rg_is_given_only_the_globs_it_reads_as_grep_does() -> None:
-    for glob, name_glob in (("*.py", "*.py"), ("**/test_?.py", "test_?.py"), ("./*.md", "*.md")):
+    for glob, name_glob in (("*.py", "*.py"), ("**/test_*.py", "test_*.py"), ("./*.md", "*.md")):
         assert glob_matcher(glob).name_glob == name_glob, glob
-    for glob in ("src/*.py", "*.{py,md}", "[ab].py", "!x", "a\\*", "a**b", "**"):
+    for glob in ("src/*.py", "*.{py,md}", "[ab].py", "!x", "a\\*", "a**b", "**", "?.py"):
         assert glob_matcher(glob).name_glob is None, glob
 
 
 async def test_grep_with_a_glob_finds_with_rg_what_python_finds(tmp_path: Path) -> None:
+    for index in range(EAGER_FILES):  # what comes after them is searched only if rg names it
+        write(tmp_path, f".first/{index:04}/a.py", "hay\n")
     write(tmp_path, "a.py", "needle\n")
     write(tmp_path, "sub/b.py", "needle\n")
     write(tmp_path, "sub/c.md", "needle\n")
-    write(tmp_path, ".hidden/d.py", "needle\n")
+    write(tmp_path, "sub/.hidden/d.py", "needle\n")
     write(tmp_path, "e.pyc", "needle\n")
-    globs = ["*.py", "**/*.py", "sub/*", "*.{py,md}", "[ab].py", "?.py", "*.p\ud800y", "*.py\0"]
+    write(tmp_path, "\u00fc.py", "needle\n")  # rg's ? is one byte
+    globs = ["*.py", "**/*.py", "sub/*", "*.{py,md}", "[ab].py", "?.py", "*.p\ud800y", "*.py\0", "*"]
     for glob in globs:
         results = []
         for engine in (find_rg(), None):

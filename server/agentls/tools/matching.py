@@ -274,8 +274,9 @@ def _glob_to_regex(pattern: str, *, one_line: bool) -> str | None:
 
 _GLOB_SPECIAL = frozenset("*?[\\")
 """The characters that make a glob's segment more than its literal text."""
-_RG_SPECIAL = frozenset("[]{}\\!")
-"""The characters that ``rg``'s globs may read otherwise than these do (``{a,b}``, a leading ``!``)."""
+_RG_SPECIAL = frozenset("?[]{}\\!")
+"""The characters that ``rg``'s globs read otherwise than these do (``{a,b}``, a leading ``!``; its ``?``
+is one byte, not one character)."""
 
 
 class Glob:
@@ -303,7 +304,7 @@ class Glob:
         name = rest[1] if not self.folder and len(rest) == 2 and rest[0] == "**" else None
         self.name_glob = name if name and not _RG_SPECIAL.intersection(name) and "**" not in name else None
         """The glob on file names alone that this one is (``*.py`` for ``**/*.py``), when it is literal
-        text, ``*`` and ``?``: ``rg --glob`` matches the same names with it."""
+        text and ``*``: ``rg --glob`` matches the same names with it."""
 
     def fullmatch(self, path: str) -> bool:
         """Whether the glob matches all of the relative ``path``."""
