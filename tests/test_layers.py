@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "agentls.fronts": 6,
     "agentls.client": 6,
     "agentls.client_rpc": 6,
+    "agentls.client_start": 6,
     "agentls.cli": 7,
     "agentls.__main__": 7,
 }
