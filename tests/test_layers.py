@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "agentls.protocol": 0,
     "agentls.json_depth": 0,
     "agentls.thinking_levels": 0,
+    "agentls.model_refs": 0,
     "agentls.terminal_text": 0,
     "agentls.http_warm_up": 0,
     "agentls.data": 0,

@@ -177,11 +177,13 @@ class AgentClient:
         ``spawned``: the server to talk to, started before the client was made
         (:func:`agentls.client_start.spawn_server`, with its command and initialization options,
         and with ``request_permission`` when ``on_permission`` is given), instead of one that
-        :meth:`start` starts.
+        :meth:`start` starts; ``None``: :meth:`start` starts one.
         """
         if spawned is not None:
-            if any(given is not None for given in (command, initialization_options, env, cwd)):
-                raise ValueError("AgentClient(spawned=...) takes the spawned server's command and options")
+            if any(given is not None for given in (command, env, cwd)):
+                raise ValueError("AgentClient(spawned=...) takes the spawned server's command, env and cwd")
+            if initialization_options not in (None, spawned.initialization_options):
+                raise ValueError("AgentClient(spawned=...): not the options the server was spawned with")
             if spawned.request_permission != (on_permission is not None):
                 raise ValueError(
                     "AgentClient(spawned=...): a server spawned with request_permission=True goes with "

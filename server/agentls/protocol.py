@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from agentls.model_refs import split_model_ref
 from agentls.thinking_levels import ModelThinkingLevel
 
 PROTOCOL_VERSION = 1
@@ -75,9 +76,7 @@ class ModelRef(ProtocolModel):
     @classmethod
     def parse(cls, text: str) -> ModelRef:
         """``PROVIDER/ID`` as a reference (the id may hold ``/``); ``ValueError`` when a part is missing."""
-        provider, _, model_id = text.partition("/")
-        if not provider or not model_id:
-            raise ValueError(f"{text!r} is not PROVIDER/ID")
+        provider, model_id = split_model_ref(text)
         return cls(provider=provider, id=model_id)
 
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
-from rich.text import Text
+if TYPE_CHECKING:
+    from rich.text import Text
 
 _HIDDEN = (
     "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but tab and newline), DEL, C1
@@ -49,6 +51,8 @@ def visible(text: str, *, newlines: bool = True, tabs: bool = True) -> str:
 
 def visible_text(text: str, style: str = "", *, newlines: bool = True, tabs: bool = True) -> Text:
     """:func:`visible` as a rich :class:`Text` in ``style``, each written-out character dimmed."""
+    from rich.text import Text  # rich only where text is styled: `agentls run -p` has none
+
     shown = Text(style=style)
     start = 0
     for match in _pattern(newlines, tabs).finditer(text):

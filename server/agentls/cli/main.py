@@ -1,13 +1,13 @@
 """``agentls``'s parser, and the start of the command it names.
 
 Each command's module is imported when that command runs (:func:`main`): ``agentls serve``
-answers ``initialize`` before the server is imported, and ``--help`` loads no command.
+answers ``initialize`` before the server is imported, ``run``, ``chat``, ``models`` and
+``sessions`` start their server before their imports, and ``--help`` loads no command.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Sequence
@@ -190,6 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(error))
         return serve_acp(options)
     if args.command == "demo":
+        import asyncio
+
         from agentls.cli.demo import DEMO_PROMPT, demo
 
         args.prompt = args.prompt or DEMO_PROMPT
@@ -198,21 +200,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.tokens_per_second is not None and args.tokens_per_second < 0:
             parser.error("--tokens-per-second must be 0 or more")
         return asyncio.run(demo(args))
+    # run, chat, models, sessions: the server started first, and asyncio, the client, rich and
+    # prompt_toolkit imported while it starts (agentls.cli.server_start)
+    from agentls.cli import server_start
+
     if args.command == "run":
+        start = server_start.start_run(args)
+        if isinstance(start, int):
+            return start
+        import asyncio
+
         from agentls.cli.run import run
 
         try:
-            return asyncio.run(run(args))
+            return asyncio.run(run(args, start))
         except KeyboardInterrupt:
             print("agentls run: interrupted; the server aborted the run", file=sys.stderr)
             return 130
     if args.command == "chat":
-        from agentls.cli.chat import chat
+        model = server_start.check_chat(args)
+        if isinstance(model, int):
+            return model
+        from agentls.cli.input_keys import typed_ahead_kept
 
-        return asyncio.run(chat(args))
+        with typed_ahead_kept():  # from before the server starts: what the user types meanwhile waits
+            server = server_start.start_server(args, asks=True)
+            import asyncio
+
+            from agentls.cli.chat import chat
+
+            return asyncio.run(chat(args, model, server))
+    server = server_start.start_server(args, asks=False)
+    import asyncio
+
     from agentls.cli.listings import show_models, show_sessions
 
-    return asyncio.run(show_models(args) if args.command == "models" else show_sessions(args))
+    return asyncio.run(show_models(args, server) if args.command == "models" else show_sessions(args, server))
 
 
 def console_main(argv: Any = None) -> None:

@@ -1,5 +1,9 @@
 """The options ``run``, ``chat``, ``models`` and ``sessions`` share: checked, and turned into the
-server's initialization options; and the lines of ``--json``."""
+server's initialization options; and the lines of ``--json``.
+
+With the standard library only (and platformdirs): the options are checked, and the server started
+with them, before the command line imports the client and rich (:mod:`agentls.cli.server_start`).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls.data_dir import default_data_dir
-from agentls.protocol import ModelRef
+from agentls.model_refs import split_model_ref
 from agentls.terminal_text import json_line
 
 TOOL_NAMES = ("read", "write", "edit", "ls", "find", "grep", "bash", "diagnostics")
@@ -73,10 +77,9 @@ def _parse_model(text: str | None, command: str) -> tuple[str, str] | str | None
     if not text:
         return None
     try:
-        model = ModelRef.parse(text)
+        return split_model_ref(text)
     except ValueError:
         return f"agentls {command}: --model takes PROVIDER/ID, e.g. faux/faux-1"
-    return (model.provider, model.id)
 
 
 def check_options(args: argparse.Namespace, command: str) -> tuple[tuple[str, str] | None, str | None]:
