@@ -6,7 +6,8 @@ import io
 from typing import Any
 
 import pytest
-from agentls.cli.printer import Transcript, final_text, result_summary, split_blocks
+from agentls.cli.printer import Transcript, result_summary, split_blocks
+from agentls.cli.run import final_text
 from agentls.tools.catalogue import call_summary
 from rich.console import Console
 

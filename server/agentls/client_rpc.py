@@ -170,7 +170,7 @@ class ClientConnection:
                 future.set_exception(ConnectionClosed(reason))
 
     def _write(self, message: dict[str, Any]) -> None:
-        self._writer.write(frame(message))
+        self._writer.write(frame(orjson.dumps(message)))
         if hasattr(self._writer, "flush"):
             self._writer.flush()
 

@@ -10,14 +10,12 @@ after the other: ``agentls run`` starts it first thing (:func:`spawn_server`), a
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
-
-import orjson
+from typing import Any, NamedTuple
 
 INITIALIZE_ID = 1
 """The id of the ``initialize`` request sent with the start (the connection's first)."""
@@ -27,9 +25,8 @@ def default_server_command() -> list[str]:
     return [sys.executable, "-m", "agentls", "serve"]
 
 
-def frame(message: dict[str, Any]) -> bytes:
-    """A JSON-RPC message in LSP base framing."""
-    body = orjson.dumps(message)
+def frame(body: bytes) -> bytes:
+    """A JSON-RPC message's body in LSP base framing."""
     return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
 
 
@@ -44,8 +41,7 @@ def initialize_params(initialization_options: dict[str, Any], request_permission
     }
 
 
-@dataclass(frozen=True)
-class SpawnedServer:
+class SpawnedServer(NamedTuple):
     """A server started, its ``initialize`` (id :data:`INITIALIZE_ID`) sent, its answer not read yet."""
 
     process: subprocess.Popen[bytes]
@@ -87,7 +83,7 @@ def spawn_server(
         "method": "initialize",
         "params": initialize_params(options, request_permission),
     }
-    unsent = memoryview(frame(message))
+    unsent = memoryview(frame(json.dumps(message, ensure_ascii=False).encode()))
     try:  # waits only while the server has not read a message larger than the pipe's buffer
         while unsent:
             unsent = unsent[process.stdin.write(unsent) :]

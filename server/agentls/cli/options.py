@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentls.data_dir import default_data_dir
 from agentls.model_refs import split_model_ref
 from agentls.terminal_text import json_line
 
@@ -95,6 +94,8 @@ def server_data_dir(args: argparse.Namespace) -> Path | None:
     """The server's data folder: ``--data-dir``, else its default (``$AGENTLS_DATA_DIR``, ...)."""
     if args.data_dir:
         return Path(args.data_dir).resolve()
+    from agentls.data_dir import default_data_dir  # platformdirs: not needed to start the server
+
     try:
         return default_data_dir()
     except Exception:  # the platform's folder cannot be told: no log path then

@@ -10,14 +10,15 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from rich.console import Console
-from rich.text import Text
-
-from agentls.cli.printer import Transcript
 from agentls.protocol import RequestPermissionResult
 from agentls.terminal_text import visible, visible_text
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from agentls.cli.printer import Transcript
 
 try:
     import termios
@@ -98,6 +99,8 @@ def question_lines(request: Any) -> Text:
     """What a question is about: its whole title (no first line can stand for a command), and
     under it an MCP tool's arguments, whose title names only the tool: the whole call as compact
     JSON. Newlines and other control characters are written out."""
+    from rich.text import Text  # rich only for a question: `agentls run -p` asks none
+
     shown = visible_text(request.title, newlines=False)
     if request.tool_name.startswith("mcp__") and request.args:
         arguments = json.dumps(request.args, ensure_ascii=False, separators=(",", ":"))
@@ -115,6 +118,9 @@ def terminal_asker(transcript: Transcript | None) -> Any:
     """A permission question on the terminal, one at a time, answered with one key as in ``chat``:
     ``o``nce, ``a``lways, ``s`` every tool of an MCP server, ``t``rust (MCP servers), ``r``eject
     (or ``n``, Escape); other keys do nothing. Input that is no terminal answers with a line."""
+    from rich.console import Console
+    from rich.text import Text
+
     turn = asyncio.Lock()
     console = Console(stderr=True, highlight=False)
 

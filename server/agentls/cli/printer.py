@@ -604,17 +604,6 @@ class Transcript:
             self.pause()
 
 
-def final_text(messages: list[dict[str, Any]]) -> str:
-    """The text of the last assistant message (``agentls run --print``)."""
-    for message in reversed(messages):
-        if message.get("role") == "assistant":
-            content = message.get("content")
-            if isinstance(content, str):
-                return content
-            return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
-    return ""
-
-
 def chips(details: Any) -> str:
     """An ``editorContext`` message's attachments as chat shows them: ``README.md (3 lines)``, ..."""
     shown = []

@@ -10,18 +10,20 @@ import os
 import re
 import sys
 import time
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.options import cli_hint, client_options, server_data_dir, write_json
 from agentls.cli.permissions import refuser, terminal_asker
-from agentls.cli.printer import Transcript, final_text, whole_lines_off_a_terminal
 from agentls.cli.server_start import RunStart
 from agentls.cli.session_ids import stored_session
 from agentls.client import SERVER_LOG, AgentClient, AgentClientError
 from agentls.terminal_text import visible, visible_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agentls.cli.printer import Transcript
 
 
 def _interactive(args: argparse.Namespace) -> bool:
@@ -55,8 +57,7 @@ async def run(args: argparse.Namespace, start: RunStart) -> int:
     _show_server_warnings(SERVER_LOG)
     model, prompt = start.model, start.prompt
     started = time.monotonic()
-    errors = whole_lines_off_a_terminal(Console(stderr=True, highlight=False))
-    transcript = None if args.json or args.print else Transcript(Console(highlight=False), show_errors=False)
+    transcript = None if args.json or args.print else _transcript()
     messages: list[dict[str, Any]] = []
 
     def show(line: str) -> None:  # an MCP server's trouble: in the transcript on a terminal, else on stderr
@@ -118,6 +119,7 @@ async def run(args: argparse.Namespace, start: RunStart) -> int:
             answer = visible(answer)
         sys.stdout.write(answer if answer.endswith("\n") else answer + "\n")
     elif transcript is not None:
+        errors = _errors()
         footer = transcript.usage.line(time.monotonic() - started)
         stop = "" if settled.stop_reason == "stop" else f" · [red]{settled.stop_reason}[/red]"
         errors.print(f"\n[dim]{footer}{stop} · session {session_id}[/dim]", soft_wrap=True)
@@ -126,9 +128,39 @@ async def run(args: argparse.Namespace, start: RunStart) -> int:
             errors.print(f"[dim]go on with: {again}[/dim]")
     if failed:
         if settled.error_message:
-            errors.print(visible_text(f"agentls run: {settled.error_message}", "red"))
+            _errors().print(visible_text(f"agentls run: {settled.error_message}", "red"))
         return 1
     return 0
+
+
+def _transcript() -> Transcript:
+    """The run as it streams, on stdout (rich and the markdown renderer imported for it, not for
+    ``--print`` and ``--json``)."""
+    from rich.console import Console
+
+    from agentls.cli.printer import Transcript
+
+    return Transcript(Console(highlight=False), show_errors=False)
+
+
+def _errors() -> Console:
+    """stderr, for the footer and a failed run's error."""
+    from rich.console import Console
+
+    from agentls.cli.printer import whole_lines_off_a_terminal
+
+    return whole_lines_off_a_terminal(Console(stderr=True, highlight=False))
+
+
+def final_text(messages: list[dict[str, Any]]) -> str:
+    """The text of the last assistant message (``agentls run --print``)."""
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return "".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
+    return ""
 
 
 MCP_START_WAIT = 30.0

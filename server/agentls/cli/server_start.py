@@ -12,7 +12,7 @@ import argparse
 import os
 import stat
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from agentls.cli.options import check_options, client_options
 from agentls.client_start import SpawnedServer, spawn_server
@@ -27,8 +27,7 @@ def start_server(args: argparse.Namespace, *, asks: bool) -> SpawnedServer | Non
         return None
 
 
-@dataclass(frozen=True)
-class RunStart:
+class RunStart(NamedTuple):
     """``agentls run`` checked and started: its model, its prompt and its server."""
 
     model: tuple[str, str] | None
