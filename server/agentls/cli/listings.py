@@ -9,16 +9,16 @@ import time
 from rich.console import Console
 from rich.table import Table
 
+from agentls.cli.in_process import in_process_client
 from agentls.cli.options import cli_hint, client_options, write_json
-from agentls.client import AgentClient, AgentClientError
-from agentls.client_start import SpawnedServer
+from agentls.client import AgentClientError
 from agentls.terminal_text import visible, visible_text
 
 
-async def show_models(args: argparse.Namespace, server: SpawnedServer | None) -> int:
+async def show_models(args: argparse.Namespace) -> int:
     """``agentls models``: the models of the configured providers."""
     try:
-        async with AgentClient(initialization_options=client_options(args), spawned=server) as client:
+        async with in_process_client(initialization_options=client_options(args)) as client:
             models = await client.list_models()
     except AgentClientError as error:
         print(visible(f"agentls models: {error}{cli_hint(error)}"), file=sys.stderr)
@@ -47,10 +47,10 @@ async def show_models(args: argparse.Namespace, server: SpawnedServer | None) ->
     return 0
 
 
-async def show_sessions(args: argparse.Namespace, server: SpawnedServer | None) -> int:
+async def show_sessions(args: argparse.Namespace) -> int:
     """``agentls sessions``: the stored sessions (of ``--cwd``)."""
     try:
-        async with AgentClient(initialization_options=client_options(args), spawned=server) as client:
+        async with in_process_client(initialization_options=client_options(args)) as client:
             sessions = await client.list_sessions(args.cwd)
     except AgentClientError as error:
         print(visible(f"agentls sessions: {error}"), file=sys.stderr)

@@ -1,8 +1,8 @@
 """``agentls``'s parser, and the start of the command it names.
 
 Each command's module is imported when that command runs (:func:`main`): ``agentls serve``
-answers ``initialize`` before the server is imported, ``run``, ``chat``, ``models`` and
-``sessions`` start their server before their imports, and ``--help`` loads no command.
+answers ``initialize`` before the server is imported, ``chat`` starts its server before its
+imports, and ``--help`` loads no command.
 """
 
 from __future__ import annotations
@@ -200,42 +200,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.tokens_per_second is not None and args.tokens_per_second < 0:
             parser.error("--tokens-per-second must be 0 or more")
         return asyncio.run(demo(args))
-    # run, chat, models, sessions: the server started first, and asyncio, the client, rich and
-    # prompt_toolkit imported while it starts (agentls.cli.server_start)
-    from agentls.cli import server_start
-
     if args.command == "run":
-        start = server_start.start_run(args)
-        if isinstance(start, int):
-            return start
         import asyncio
 
         from agentls.cli.run import run
 
         try:
-            return asyncio.run(run(args, start))
+            return asyncio.run(run(args))
         except KeyboardInterrupt:
             print("agentls run: interrupted; the server aborted the run", file=sys.stderr)
             return 130
     if args.command == "chat":
+        from agentls.cli import server_start
+
         model = server_start.check_chat(args)
         if isinstance(model, int):
             return model
         from agentls.cli.input_keys import typed_ahead_kept
 
         with typed_ahead_kept():  # from before the server starts: what the user types meanwhile waits
+            # the server started first; asyncio, the client, rich and prompt_toolkit imported as it starts
             server = server_start.start_server(args, asks=True)
             import asyncio
 
             from agentls.cli.chat import chat
 
             return asyncio.run(chat(args, model, server))
-    server = server_start.start_server(args, asks=False)
     import asyncio
 
     from agentls.cli.listings import show_models, show_sessions
 
-    return asyncio.run(show_models(args, server) if args.command == "models" else show_sessions(args, server))
+    return asyncio.run(show_models(args) if args.command == "models" else show_sessions(args))
 
 
 def console_main(argv: Any = None) -> None:
@@ -249,6 +244,12 @@ def console_main(argv: Any = None) -> None:
     except BrokenPipeError:  # `agentls run --json ... | head`: the reader left; so do we, quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 141
+    if "agentls.cli.in_process" in sys.modules:
+        # the server ran in this process (run, models, sessions): end as `agentls serve` does, without
+        # the interpreter's teardown of the server's modules (0.1-0.3 s)
+        from agentls.fronts.lsp.app import end_process
+
+        end_process(code)
     sys.exit(code)
 
 

@@ -8,16 +8,17 @@ import contextlib
 import logging
 import os
 import re
+import stat
 import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from agentls.cli.in_process import in_process_client
 from agentls.cli.mcp_report import McpReport
-from agentls.cli.options import cli_hint, client_options, server_data_dir, write_json
+from agentls.cli.options import check_options, cli_hint, client_options, server_data_dir, write_json
 from agentls.cli.permissions import refuser, terminal_asker
-from agentls.cli.server_start import RunStart
 from agentls.cli.session_ids import stored_session
-from agentls.client import SERVER_LOG, AgentClient, AgentClientError
+from agentls.client import SERVER_LOG, AgentClientError
 from agentls.terminal_text import visible, visible_text
 
 if TYPE_CHECKING:
@@ -29,6 +30,20 @@ if TYPE_CHECKING:
 def _interactive(args: argparse.Namespace) -> bool:
     """Whether ``run`` can ask its user: a terminal on stdin and stderr, and no JSON output."""
     return not args.json and sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _piped_input() -> str:
+    """What is piped or redirected into stdin (``git diff | agentls run -p "review this"``), else ``""``.
+
+    Only a pipe or a file is read: a terminal or ``/dev/null`` has nothing to add.
+    """
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return ""
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return ""
+    return sys.stdin.read()
 
 
 MCP_WARNING = re.compile(r"(agentls: )?(MCP server \S+ failed: |MCP configuration: )")
@@ -52,10 +67,20 @@ def _show_server_warnings(log: logging.Logger) -> None:
     log.propagate = False
 
 
-async def run(args: argparse.Namespace, start: RunStart) -> int:
-    """``agentls run`` once :func:`~agentls.cli.server_start.start_run` checked it: returns the exit code."""
+async def run(args: argparse.Namespace) -> int:
+    """``agentls run``: returns the exit code."""
     _show_server_warnings(SERVER_LOG)
-    model, prompt = start.model, start.prompt
+    model, problem = check_options(args, "run")
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    prompt = " ".join(args.prompt or [])
+    piped = _piped_input()
+    if piped.strip():
+        prompt = f"{prompt}\n\n{piped}" if prompt else piped
+    if not prompt.strip():
+        print("agentls run: give a prompt (or pipe text into it)", file=sys.stderr)
+        return 2
     started = time.monotonic()
     transcript = None if args.json or args.print else _transcript()
     messages: list[dict[str, Any]] = []
@@ -68,11 +93,9 @@ async def run(args: argparse.Namespace, start: RunStart) -> int:
 
     mcp = McpReport(show, server_data_dir(args))
     try:
-        ask = terminal_asker(transcript) if _interactive(args) and not start.piped else refuser()
+        ask = terminal_asker(transcript) if _interactive(args) and not piped else refuser()
         async with (
-            AgentClient(
-                initialization_options=client_options(args), on_permission=ask, spawned=start.server
-            ) as client,
+            in_process_client(initialization_options=client_options(args), on_permission=ask) as client,
             client.subscribe() as every_note,
             _following(mcp.follow(every_note)),
         ):

@@ -238,12 +238,26 @@ class AgentServer:
             writer.close()
         return self.exit_code or 0
 
-    async def _serve(self, fd: int, started: Boot, writer: OutputWriter) -> None:
+    async def serve_pipes(self, in_fd: int, out_fd: int) -> int:
+        """Serve a client of this process over two pipes, in its event loop, until ``exit`` or the
+        end of input; the exit code. For the command line, which runs its server in-process
+        (:mod:`agentls.cli.in_process`): the process stays the caller's, who sets up its logging
+        and its signals and ends it (:func:`end_process`)."""
+        writer = OutputWriter(out_fd, self.connection_lost, max_unread_bytes())
+        self.connection.writer = writer
+        try:
+            await self._serve(in_fd, Boot(FrameParser(DEFAULT_MAX_MESSAGE_BYTES)), writer, own_process=False)
+        finally:
+            writer.close()
+        return self.exit_code or 0
+
+    async def _serve(self, fd: int, started: Boot, writer: OutputWriter, *, own_process: bool = True) -> None:
         writer.attach(asyncio.get_running_loop())  # log records of other threads are written through it
         self._reading = asyncio.create_task(self._read(fd, started))
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
-            # An editor closing may terminate the server: end as at the end of input.
-            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.connection_lost)
+        if own_process:
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
+                # An editor closing may terminate the server: end as at the end of input.
+                asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.connection_lost)
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
         self.connection.cancel_running()

@@ -1,0 +1,103 @@
+"""The server in the command line's own process, for ``run``, ``models`` and ``sessions``: an
+:class:`~agentls.fronts.lsp.app.AgentServer` in the command's event loop, and the command's
+:class:`~agentls.client.AgentClient` talking to it over two pipes, in the same protocol as to
+``agentls serve``.
+
+A server process of its own cost a second interpreter and a second import of asyncio, pydantic
+and the protocol's models: 0.2 s of CPU of ``agentls run -p``'s 0.8 s, which on a loaded machine
+(or one core) is wall time too, since the two processes' starts cannot then run side by side.
+
+What ``agentls serve`` does for its process is done here for the command's: the server's log
+records reach the client as ``window/logMessage`` (and nowhere else), and the process ends as the
+server's does, its session files' last lines written, without the interpreter's teardown of the
+server's modules (:func:`agentls.cli.main.console_main`). SIGTERM and Ctrl+C stay the command's:
+the server has no signal handlers of its own here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from agentls.client import AgentClient
+from agentls.fronts.lsp.app import AgentServer, create_server
+from agentls.fronts.lsp.logs import ClientLogHandler
+
+CLIENT_SIDE = ("agentls.client", "agentls.cli")
+"""The loggers of the command line's side: their records are its own, not the server's."""
+
+
+@contextlib.asynccontextmanager
+async def in_process_client(**options: Any) -> AsyncIterator[AgentClient]:
+    """An :class:`AgentClient` (made with ``options``) connected to a server of this process; at the
+    end of the block the client shuts the server down and the server's sessions are closed."""
+    server = create_server()
+    server_input, client_output = os.pipe()
+    client_input, server_output = os.pipe()
+    serving = asyncio.ensure_future(server.serve_pipes(server_input, server_output))
+    reader, writer = await _streams(client_input, client_output)
+    client = AgentClient(**options)
+    try:
+        with _server_logs(server):
+            try:
+                await client.connect(reader, writer)
+                yield client
+            finally:
+                await client.close()  # shutdown and exit: the server closes its sessions
+                writer.close()  # and sees the end of its input
+                await asyncio.shield(serving)
+    finally:
+        for fd in (server_input, server_output):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+async def _streams(output_fd: int, input_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """The client's ends of the pipes as asyncio streams: the server's output read, its input written."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    protocol = asyncio.StreamReaderProtocol(reader)
+    await loop.connect_read_pipe(lambda: protocol, os.fdopen(output_fd, "rb", buffering=0))
+    writing, flow = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(input_fd, "wb", buffering=0)
+    )
+    return reader, asyncio.StreamWriter(writing, flow, None, loop)
+
+
+class _Side(logging.Filter):
+    """Passes the records of one side: the command line's (:data:`CLIENT_SIDE`) or the server's."""
+
+    def __init__(self, client_side: bool) -> None:
+        super().__init__()
+        self.client_side = client_side
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.name.startswith(CLIENT_SIDE) == self.client_side
+
+
+@contextlib.contextmanager
+def _server_logs(server: AgentServer) -> Iterator[None]:
+    """The server's records (WARNING and above) to the client as ``window/logMessage``, as from
+    ``agentls serve``, whose stderr the command line drops; the command line's own go to stderr as
+    before (Python's last-resort handler: the message, from WARNING)."""
+    log = logging.getLogger("agentls")
+    to_client = ClientLogHandler(server)
+    to_client.addFilter(_Side(client_side=False))
+    to_stderr = logging.StreamHandler(sys.stderr)
+    to_stderr.setLevel(logging.WARNING)
+    to_stderr.addFilter(_Side(client_side=True))
+    handlers, propagate = [to_client, to_stderr], log.propagate
+    for handler in handlers:
+        log.addHandler(handler)
+    log.propagate = False
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            log.removeHandler(handler)
+        log.propagate = propagate
