@@ -348,6 +348,30 @@ def test_run_allow_lets_a_tool_run_without_a_question(tmp_path: Path) -> None:
     assert (tmp_path / "made.txt").read_text() == "made\n"
 
 
+def test_run_runs_its_server_in_its_own_process(tmp_path: Path) -> None:
+    """No `agentls serve` beside it: bash's keeper (bash's parent) is the command's own child, and
+    what the session did is stored once it has ended."""
+    script = bash_script(tmp_path / "faux.json", "echo parent=$(ps -o ppid= -p $PPID) > parent.txt")
+    data_dir = tmp_path / "data"
+    process = start(
+        "run",
+        "go",
+        "--allow",
+        "bash",
+        "--faux-script",
+        str(script),
+        "--data-dir",
+        str(data_dir),
+        "--cwd",
+        str(tmp_path),
+    )
+    done = finish(process)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "parent.txt").read_text().split() == [f"parent={process.pid}"]
+    listed = agentls("sessions", "--json", "--data-dir", str(data_dir))
+    assert [info["messageCount"] for info in json_lines(listed.stdout)] == [4]
+
+
 def answer_on_a_terminal(args: list[str], question: bytes, answer: bytes) -> tuple[int, str, bytes]:
     """``agentls ARGS`` with a terminal on stdin and stderr (stdout piped): once ``question`` shows
     there, ``answer`` is typed. Its exit code, stdout, and what the terminal showed up to the question."""

@@ -19,7 +19,6 @@ LAYERS: dict[str, int] = {
     "agentls.protocol": 0,
     "agentls.json_depth": 0,
     "agentls.thinking_levels": 0,
-    "agentls.model_refs": 0,
     "agentls.terminal_text": 0,
     "agentls.http_warm_up": 0,
     "agentls.data": 0,
@@ -32,7 +31,6 @@ LAYERS: dict[str, int] = {
     "agentls.fronts": 6,
     "agentls.client": 6,
     "agentls.client_rpc": 6,
-    "agentls.client_start": 6,
     "agentls.cli": 7,
     "agentls.__main__": 7,
 }

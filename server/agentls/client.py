@@ -16,6 +16,8 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import os
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, get_args
@@ -23,13 +25,6 @@ from typing import Any, TypeVar, get_args
 from pydantic import BaseModel
 
 from agentls.client_rpc import ClientConnection, ConnectionClosed, RpcError
-from agentls.client_start import (
-    INITIALIZE_ID,
-    SpawnedServer,
-    default_server_command,
-    initialize_params,
-    spawn_server,
-)
 from agentls.protocol import (
     NOTIFICATIONS,
     AbortBashResult,
@@ -155,6 +150,10 @@ def _ending(note: Notification) -> tuple[str, BaseModel] | None:
     return None
 
 
+def default_server_command() -> list[str]:
+    return [sys.executable, "-m", "agentls", "serve"]
+
+
 class AgentClient:
     """A connection to an ``agentls serve`` subprocess."""
 
@@ -167,30 +166,11 @@ class AgentClient:
         cwd: str | None = None,
         on_permission: Callable[[RequestPermissionParams], Awaitable[PermissionAnswer] | PermissionAnswer]
         | None = None,
-        spawned: SpawnedServer | None = None,
     ) -> None:
         """``on_permission`` answers the server's permission questions with ``allowOnce``,
         ``allowAlways`` or ``reject`` (or a :class:`RequestPermissionResult`, a rejection's
         ``reason`` with it); without it the server asks with ``window/showMessageRequest``,
-        which this client answers with no choice (a rejection).
-
-        ``spawned``: the server to talk to, started before the client was made
-        (:func:`agentls.client_start.spawn_server`, with its command and initialization options,
-        and with ``request_permission`` when ``on_permission`` is given), instead of one that
-        :meth:`start` starts; ``None``: :meth:`start` starts one.
-        """
-        if spawned is not None:
-            if any(given is not None for given in (command, env, cwd)):
-                raise ValueError("AgentClient(spawned=...) takes the spawned server's command, env and cwd")
-            if initialization_options not in (None, spawned.initialization_options):
-                raise ValueError("AgentClient(spawned=...): not the options the server was spawned with")
-            if spawned.request_permission != (on_permission is not None):
-                raise ValueError(
-                    "AgentClient(spawned=...): a server spawned with request_permission=True goes with "
-                    "on_permission, one spawned without it with none"
-                )
-            command, initialization_options = spawned.command, spawned.initialization_options
-        self._spawned = spawned
+        which this client answers with no choice (a rejection)."""
         self.command = list(command or default_server_command())
         self.initialization_options = initialization_options or {}
         self.env = env
@@ -271,26 +251,16 @@ class AgentClient:
     # --- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> dict[str, Any]:
-        """Start the server (unless it was ``spawned``) and do the ``initialize`` handshake; returns the
-        server's agent capabilities."""
-        spawned, self._spawned = self._spawned, None
-        if spawned is None:
-            try:
-                spawned = spawn_server(
-                    self.command,
-                    initialization_options=self.initialization_options,
-                    request_permission=self.on_permission is not None,
-                    env=self.env,
-                    cwd=self.cwd,
-                )
-            except OSError as error:
-                raise AgentClientError(
-                    f"cannot start the agentls server {self.command!r}: {error}", kind="connection"
-                ) from error
-        answer = self._rpc.expect_answer(INITIALIZE_ID)  # before the reading starts, which may find it
-        await self._rpc.attach(spawned.process)
+        """Start the server and do the ``initialize`` handshake; returns the server's agent capabilities."""
+        env = {**os.environ, **(self.env or {})}
+        try:
+            await self._rpc.start_io(self.command[0], *self.command[1:], env=env, cwd=self.cwd)
+        except OSError as error:
+            raise AgentClientError(
+                f"cannot start the agentls server {self.command!r}: {error}", kind="connection"
+            ) from error
         self._started = True
-        return await self._handshake(self._answer("initialize", answer))
+        return await self._handshake()
 
     async def connect(self, reader: asyncio.StreamReader, writer: Any) -> dict[str, Any]:
         """Talk to a server that is already running, over its streams (e.g. a socket or pipes).
@@ -301,12 +271,21 @@ class AgentClient:
         """
         self._rpc.connect(reader, writer)
         self._started = True
-        params = initialize_params(self.initialization_options, self.on_permission is not None)
-        return await self._handshake(self._call("initialize", params))
+        return await self._handshake()
 
-    async def _handshake(self, initialized: Awaitable[Any]) -> dict[str, Any]:
-        """The rest of the handshake once ``initialize`` is sent: its answer read, ``initialized`` sent."""
-        result = await initialized
+    async def _handshake(self) -> dict[str, Any]:
+        result = await self._call(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": None,
+                "capabilities": {
+                    "experimental": {"agent": {"requestPermission": self.on_permission is not None}}
+                },
+                "initializationOptions": self.initialization_options,
+                "clientInfo": {"name": "agentls.client"},
+            },
+        )
         self._rpc.notify("initialized", {})
         capabilities = result.get("capabilities", {}) if result else {}
         self.server_capabilities = (capabilities.get("experimental") or {}).get("agent", {})
@@ -348,11 +327,7 @@ class AgentClient:
             )
         if self._exited.is_set():
             raise AgentClientError(f"{self._exit_reason}; cannot send {method}", kind="connection")
-        return await self._answer(method, self._rpc.send_request_async(method, params))
-
-    async def _answer(self, method: str, answered: Awaitable[Any]) -> Any:
-        """The result of the request ``method`` that ``answered`` waits for, unless the server exits first."""
-        request = asyncio.ensure_future(answered)
+        request = asyncio.ensure_future(self._rpc.send_request_async(method, params))
         exited = asyncio.ensure_future(self._exited.wait())
         try:
             await asyncio.wait({request, exited}, return_when=asyncio.FIRST_COMPLETED)

@@ -15,14 +15,10 @@ import asyncio
 import contextlib
 import inspect
 import logging
-import subprocess
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import orjson
-
-from agentls.client_start import frame
 
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
@@ -49,49 +45,6 @@ class ConnectionClosed(RuntimeError):
     """The server's output ended (it exited, or closed the stream) before it answered."""
 
 
-class ServerProcess:
-    """The server's process as asyncio's ``Process`` shows one (``pid``, ``returncode``, ``stdin``,
-    ``wait()``, ``kill()``), over the :class:`subprocess.Popen` it was started as.
-
-    A thread waits for its exit, as asyncio's own child watcher does on Python 3.11.
-    """
-
-    def __init__(
-        self, process: subprocess.Popen[bytes], stdin: asyncio.StreamWriter, stdout: asyncio.BaseTransport
-    ) -> None:
-        self._process = process
-        self.pid = process.pid
-        self.stdin = stdin
-        self._stdout = stdout
-        self.returncode: int | None = None
-        """Set once the process has exited (and been reaped)."""
-        loop = asyncio.get_running_loop()
-        self._exited: asyncio.Future[int] = loop.create_future()
-        threading.Thread(target=self._wait, args=(loop,), name="agentls-server-exit", daemon=True).start()
-
-    def _wait(self, loop: asyncio.AbstractEventLoop) -> None:
-        code = self._process.wait()
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(self._exited_with, code)
-
-    def _exited_with(self, code: int) -> None:
-        self.returncode = code
-        if not self._exited.done():
-            self._exited.set_result(code)
-
-    async def wait(self) -> int:
-        return await asyncio.shield(self._exited)
-
-    def kill(self) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                self._process.kill()
-
-    def close_output(self) -> None:
-        """Stop reading the server's output (its pipe closed)."""
-        self._stdout.close()
-
-
 class ClientConnection:
     """One connection to a server: requests sent and answered, the server's messages dispatched."""
 
@@ -104,8 +57,8 @@ class ClientConnection:
         self._last_id = 0
         self._writer: Any = None
         self._reading: asyncio.Task[None] | None = None
-        self._server: ServerProcess | None = None
-        """The server process, when this connection talks to one over its pipes."""
+        self._server: asyncio.subprocess.Process | None = None
+        """The server process, when this connection started it."""
 
     def feature(self, method: str) -> Callable[[Handler], Handler]:
         """Register the handler of a method the server sends."""
@@ -118,18 +71,24 @@ class ClientConnection:
 
     # --- the streams -------------------------------------------------------------------------
 
-    async def attach(self, process: subprocess.Popen[bytes]) -> None:
-        """Talk to a server started here (:func:`agentls.client_start.spawn_server`) over its stdin
-        and stdout."""
-        assert process.stdin is not None and process.stdout is not None
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader()
-        protocol = asyncio.StreamReaderProtocol(reader)
-        reading, _ = await loop.connect_read_pipe(lambda: protocol, process.stdout)
-        writing, flow = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, process.stdin)
-        writer = asyncio.StreamWriter(writing, flow, None, loop)
-        self._server = ServerProcess(process, writer, reading)
-        self.connect(reader, writer)
+    async def start_io(self, command: str, *args: str, env: dict[str, str], cwd: str | None) -> None:
+        """Start the server with its stdin and stdout piped here.
+
+        Its stderr is dropped: what it logs there it also sends as ``window/logMessage``, which
+        the client logs (:data:`agentls.client.SERVER_LOG`), so a terminal would show it twice.
+        """
+        server = await asyncio.create_subprocess_exec(
+            command,
+            *args,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
+        )
+        self._server = server
+        assert server.stdin is not None and server.stdout is not None
+        self.connect(server.stdout, server.stdin)
 
     def connect(self, reader: asyncio.StreamReader, writer: Any) -> None:
         """Read the server's messages from ``reader``; write to ``writer`` (``write`` and, if it
@@ -148,8 +107,6 @@ class ClientConnection:
             self._reading.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._reading
-        if self._server is not None:
-            self._server.close_output()
 
     async def _read(self, reader: asyncio.StreamReader) -> None:
         try:
@@ -170,7 +127,8 @@ class ClientConnection:
                 future.set_exception(ConnectionClosed(reason))
 
     def _write(self, message: dict[str, Any]) -> None:
-        self._writer.write(frame(orjson.dumps(message)))
+        body = orjson.dumps(message)
+        self._writer.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
         if hasattr(self._writer, "flush"):
             self._writer.flush()
 
@@ -181,7 +139,8 @@ class ClientConnection:
         when the server's output ends first."""
         self._last_id += 1
         request_id = self._last_id
-        future = self.expect_answer(request_id)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = future
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
@@ -190,15 +149,6 @@ class ClientConnection:
             return await future
         finally:
             self._pending.pop(request_id, None)
-
-    def expect_answer(self, request_id: int) -> asyncio.Future[Any]:
-        """The answer to request ``request_id``, as :meth:`send_request_async` awaits it; for a request
-        sent before the connection (the ``initialize`` sent with the server's start), the ids of this
-        connection's requests go on after it."""
-        self._last_id = max(self._last_id, request_id)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._pending[request_id] = future
-        return future
 
     def notify(self, method: str, params: Any = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

@@ -15,7 +15,6 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from agentls.model_refs import split_model_ref
 from agentls.thinking_levels import ModelThinkingLevel
 
 PROTOCOL_VERSION = 1
@@ -76,7 +75,9 @@ class ModelRef(ProtocolModel):
     @classmethod
     def parse(cls, text: str) -> ModelRef:
         """``PROVIDER/ID`` as a reference (the id may hold ``/``); ``ValueError`` when a part is missing."""
-        provider, model_id = split_model_ref(text)
+        provider, _, model_id = text.partition("/")
+        if not provider or not model_id:
+            raise ValueError(f"{text!r} is not PROVIDER/ID")
         return cls(provider=provider, id=model_id)
 
 

@@ -58,17 +58,17 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
-from agentls.cli.input_keys import newline_keys
+from agentls.cli.in_process import in_process_client
+from agentls.cli.input_keys import newline_keys, typed_ahead_kept
 from agentls.cli.mcp_report import McpReport
 from agentls.cli.mentions import MentionCompleter, attachments
-from agentls.cli.options import client_options, server_data_dir
+from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import KEYS, Choice, outcome_of_key, permission_choices, question_lines
 from agentls.cli.picker import pick
 from agentls.cli.printer import Transcript, human_seconds
 from agentls.cli.session_ids import stored_session
 from agentls.cli.status_line import Part, cut, fitted
 from agentls.client import AgentClient, AgentClientError, Notification
-from agentls.client_start import SpawnedServer
 from agentls.protocol import ModelRef, StateResult
 from agentls.terminal_text import visible, visible_text
 
@@ -762,9 +762,20 @@ class Chat:
                 await self.submit(text, follow_up)
 
 
-async def chat(args: Any, model: tuple[str, str] | None, server: SpawnedServer | None) -> int:
-    """``agentls chat`` once :func:`~agentls.cli.server_start.check_chat` checked it and ``server`` was
-    started: returns the exit code."""
+async def chat(args: Any) -> int:
+    """``agentls chat``: returns the exit code."""
+    model, problem = check_options(args, "chat")
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("agentls chat: needs a terminal; use agentls run for scripts and pipes", file=sys.stderr)
+        return 2
+    with typed_ahead_kept():  # from before the server starts: what the user types meanwhile waits
+        return await chat_on_terminal(args, model)
+
+
+async def chat_on_terminal(args: Any, model: Any) -> int:
     color_system = Console().color_system
     holder: dict[str, Chat] = {}
 
@@ -773,9 +784,7 @@ async def chat(args: Any, model: tuple[str, str] | None, server: SpawnedServer |
 
     try:
         async with (
-            AgentClient(
-                initialization_options=client_options(args), on_permission=ask, spawned=server
-            ) as client,
+            in_process_client(initialization_options=client_options(args), on_permission=ask) as client,
             client.subscribe() as notes,  # from before the session starts: its MCP servers' first status
         ):
             with patch_stdout(raw=True):

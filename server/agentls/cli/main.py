@@ -1,13 +1,15 @@
 """``agentls``'s parser, and the start of the command it names.
 
 Each command's module is imported when that command runs (:func:`main`): ``agentls serve``
-answers ``initialize`` before the server is imported, ``chat`` starts its server before its
-imports, and ``--help`` loads no command.
+answers ``initialize`` before the server is imported, and ``--help`` loads no command. ``run``,
+``chat``, ``models`` and ``sessions`` run the server in their own process
+(:mod:`agentls.cli.in_process`).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 from collections.abc import Sequence
@@ -190,8 +192,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(str(error))
         return serve_acp(options)
     if args.command == "demo":
-        import asyncio
-
         from agentls.cli.demo import DEMO_PROMPT, demo
 
         args.prompt = args.prompt or DEMO_PROMPT
@@ -201,8 +201,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error("--tokens-per-second must be 0 or more")
         return asyncio.run(demo(args))
     if args.command == "run":
-        import asyncio
-
         from agentls.cli.run import run
 
         try:
@@ -211,23 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("agentls run: interrupted; the server aborted the run", file=sys.stderr)
             return 130
     if args.command == "chat":
-        from agentls.cli import server_start
+        from agentls.cli.chat import chat
 
-        model = server_start.check_chat(args)
-        if isinstance(model, int):
-            return model
-        from agentls.cli.input_keys import typed_ahead_kept
-
-        with typed_ahead_kept():  # from before the server starts: what the user types meanwhile waits
-            # the server started first; asyncio, the client, rich and prompt_toolkit imported as it starts
-            server = server_start.start_server(args, asks=True)
-            import asyncio
-
-            from agentls.cli.chat import chat
-
-            return asyncio.run(chat(args, model, server))
-    import asyncio
-
+        return asyncio.run(chat(args))
     from agentls.cli.listings import show_models, show_sessions
 
     return asyncio.run(show_models(args) if args.command == "models" else show_sessions(args))
@@ -245,8 +229,8 @@ def console_main(argv: Any = None) -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 141
     if "agentls.cli.in_process" in sys.modules:
-        # the server ran in this process (run, models, sessions): end as `agentls serve` does, without
-        # the interpreter's teardown of the server's modules (0.1-0.3 s)
+        # the server ran in this process (run, chat, models, sessions): end as `agentls serve` does,
+        # without the interpreter's teardown of the server's modules (0.1-0.3 s)
         from agentls.fronts.lsp.app import end_process
 
         end_process(code)

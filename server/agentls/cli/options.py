@@ -1,9 +1,5 @@
 """The options ``run``, ``chat``, ``models`` and ``sessions`` share: checked, and turned into the
-server's initialization options; and the lines of ``--json``.
-
-With the standard library only (and platformdirs): the options are checked, and the server started
-with them, before the command line imports the client and rich (:mod:`agentls.cli.server_start`).
-"""
+server's initialization options; and the lines of ``--json``."""
 
 from __future__ import annotations
 
@@ -14,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from agentls.model_refs import split_model_ref
+from agentls.data_dir import default_data_dir
+from agentls.protocol import ModelRef
 from agentls.terminal_text import json_line
 
 TOOL_NAMES = ("read", "write", "edit", "ls", "find", "grep", "bash", "diagnostics")
@@ -76,9 +73,10 @@ def _parse_model(text: str | None, command: str) -> tuple[str, str] | str | None
     if not text:
         return None
     try:
-        return split_model_ref(text)
+        model = ModelRef.parse(text)
     except ValueError:
         return f"agentls {command}: --model takes PROVIDER/ID, e.g. faux/faux-1"
+    return (model.provider, model.id)
 
 
 def check_options(args: argparse.Namespace, command: str) -> tuple[tuple[str, str] | None, str | None]:
@@ -94,8 +92,6 @@ def server_data_dir(args: argparse.Namespace) -> Path | None:
     """The server's data folder: ``--data-dir``, else its default (``$AGENTLS_DATA_DIR``, ...)."""
     if args.data_dir:
         return Path(args.data_dir).resolve()
-    from agentls.data_dir import default_data_dir  # platformdirs: not needed to start the server
-
     try:
         return default_data_dir()
     except Exception:  # the platform's folder cannot be told: no log path then
