@@ -784,7 +784,9 @@ async def chat_on_terminal(args: Any, model: Any) -> int:
 
     try:
         async with (
-            in_process_client(initialization_options=client_options(args), on_permission=ask) as client,
+            in_process_client(
+                initialization_options=client_options(args), on_permission=ask, warm_up=True
+            ) as client,
             client.subscribe() as notes,  # from before the session starts: its MCP servers' first status
         ):
             with patch_stdout(raw=True):

@@ -34,13 +34,14 @@ CLIENT_SIDE = ("agentls.client", "agentls.cli")
 
 
 @contextlib.asynccontextmanager
-async def in_process_client(**options: Any) -> AsyncIterator[AgentClient]:
+async def in_process_client(*, warm_up: bool = False, **options: Any) -> AsyncIterator[AgentClient]:
     """An :class:`AgentClient` (made with ``options``) connected to a server of this process; at the
-    end of the block the client shuts the server down and the server's sessions are closed."""
+    end of the block the client shuts the server down and the server's sessions are closed.
+    ``warm_up``: the server warms the providers up once idle (``chat``: for its first prompt)."""
     server = create_server()
     server_input, client_output = os.pipe()
     client_input, server_output = os.pipe()
-    serving = asyncio.ensure_future(server.serve_pipes(server_input, server_output))
+    serving = asyncio.ensure_future(server.serve_pipes(server_input, server_output, warm_up=warm_up))
     reader, writer = await _streams(client_input, client_output)
     client = AgentClient(**options)
     try:

@@ -240,14 +240,15 @@ class AgentServer:
             writer.close()
         return self.exit_code or 0
 
-    async def serve_pipes(self, in_fd: int, out_fd: int) -> int:
+    async def serve_pipes(self, in_fd: int, out_fd: int, *, warm_up: bool) -> int:
         """Serve a client of this process over two pipes, in its event loop, until ``exit`` or the
         end of input; the exit code. For the command line, which runs its server in-process
         (:mod:`agentls.cli.in_process`): the process stays the caller's, who sets up its logging
-        and its signals and ends it (:func:`end_process`). No warm-up when idle: the command's one
-        prompt sends its request at once, and a listing sends none (the warm-up's TLS context and
-        ``jsonschema`` were 0.05 s of ``agentls run -p``'s CPU)."""
-        self.warms_up = False
+        and its signals and ends it (:func:`end_process`). ``warm_up``: warm the providers up once
+        idle (:meth:`_when_idle`), for ``chat``'s first prompt; ``run``'s one prompt sends its
+        request at once and a listing sends none (the warm-up's TLS context and ``jsonschema``
+        were 0.05 s of ``agentls run -p``'s CPU)."""
+        self.warms_up = warm_up
         writer = OutputWriter(out_fd, self.connection_lost, max_unread_bytes())
         self.connection.writer = writer
         try:
