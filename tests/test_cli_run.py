@@ -372,6 +372,49 @@ def test_run_runs_its_server_in_its_own_process(tmp_path: Path) -> None:
     assert [info["messageCount"] for info in json_lines(listed.stdout)] == [4]
 
 
+def test_run_killed_during_a_tool_stops_it_saves_the_run_and_dies_of_the_signal(tmp_path: Path) -> None:
+    """SIGTERM: the run aborted (its tool stopped) and saved before the command dies of the signal,
+    saying nothing (its server process used to do that after the command had died)."""
+    import select
+    import signal
+
+    fifo = tmp_path / "started"
+    os.mkfifo(fifo)
+    script = bash_script(tmp_path / "faux.json", f"echo started > {fifo}; sleep 30")
+    data_dir = tmp_path / "data"
+    reading = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        process = start(
+            "run",
+            "go",
+            "--allow",
+            "bash",
+            "--faux-script",
+            str(script),
+            "--data-dir",
+            str(data_dir),
+            "--cwd",
+            str(tmp_path),
+        )
+        ready, _, _ = select.select([reading], [], [], TIMEOUT)
+        assert ready and os.read(reading, 100) == b"started\n"
+    finally:
+        os.close(reading)
+    process.send_signal(signal.SIGTERM)
+    done = finish(process)
+    assert done.returncode == -signal.SIGTERM, done.stderr
+    assert done.stderr == ""
+    [stored] = list(data_dir.rglob("*.jsonl"))
+    messages = [entry["message"] for entry in json_lines(stored.read_text()) if entry["type"] == "message"]
+    assert [(m["role"], m.get("stopReason")) for m in messages] == [
+        ("user", None),
+        ("assistant", "toolUse"),
+        ("toolResult", None),
+        ("assistant", "aborted"),
+    ]
+    assert "Command aborted" in messages[2]["content"][0]["text"]
+
+
 def answer_on_a_terminal(args: list[str], question: bytes, answer: bytes) -> tuple[int, str, bytes]:
     """``agentls ARGS`` with a terminal on stdin and stderr (stdout piped): once ``question`` shows
     there, ``answer`` is typed. Its exit code, stdout, and what the terminal showed up to the question."""

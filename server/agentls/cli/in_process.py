@@ -11,8 +11,8 @@ CPU instead of 0.7 s, and ``chat`` is ready for a prompt in 0.4 s instead of 0.5
 What ``agentls serve`` does for its process is done here for the command's: the server's log
 records reach the client as ``window/logMessage`` (and nowhere else), and the process ends as the
 server's does, its session files' last lines written, without the interpreter's teardown of the
-server's modules (:func:`agentls.cli.main.console_main`). SIGTERM and Ctrl+C stay the command's:
-the server has no signal handlers of its own here.
+server's modules (:func:`agentls.cli.main.console_main`). Ctrl+C stays the command's (``run``
+ends, ``chat`` aborts the run), and SIGTERM ends the runs before the process dies of it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 from agentls.client import AgentClient
 from agentls.fronts.lsp.app import AgentServer, create_server
 from agentls.fronts.lsp.logs import ClientLogHandler
+from agentls.session.history.store import finish_writing
 
 CLIENT_SIDE = ("agentls.client", "agentls.cli")
 """The loggers of the command line's side: their records are its own, not the server's."""
@@ -45,18 +47,56 @@ async def in_process_client(*, warm_up: bool = False, **options: Any) -> AsyncIt
     reader, writer = await _streams(client_input, client_output)
     client = AgentClient(**options)
     try:
-        with _server_logs(server):
+        with _server_logs(server), _ending_on_sigterm() as terminated:
             try:
                 await client.connect(reader, writer)
                 yield client
             finally:
-                await client.close()  # shutdown and exit: the server closes its sessions
+                terminated.closing = True
+                await client.close()  # shutdown and exit: the server aborts the runs, closes the sessions
                 writer.close()  # and sees the end of its input
                 await asyncio.shield(serving)
     finally:
         for fd in (server_input, server_output):
             with contextlib.suppress(OSError):
                 os.close(fd)
+
+
+class _Termination:
+    """SIGTERM while the server runs here: its sessions are closed first, then the process dies of it."""
+
+    def __init__(self, task: asyncio.Task[Any] | None) -> None:
+        self._task = task
+        self.received = False
+        self.closing = False
+        """The sessions are being closed already: the signal only waits for that."""
+
+    def __call__(self) -> None:
+        self.received = True
+        if not self.closing and self._task is not None:
+            self._task.cancel()
+
+
+@contextlib.contextmanager
+def _ending_on_sigterm() -> Iterator[_Termination]:
+    """Killed (SIGTERM), the command still ends its runs as ``agentls serve`` did when its client was
+    killed: the running tools stopped and the run saved as aborted; then it dies of the signal, as
+    it did (no further output, killed by SIGTERM)."""
+    loop = asyncio.get_running_loop()
+    terminated = _Termination(asyncio.current_task())
+    try:
+        loop.add_signal_handler(signal.SIGTERM, terminated)
+    except (NotImplementedError, RuntimeError):  # no signal handlers on Windows
+        yield terminated
+        return
+    try:
+        yield terminated
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+        if terminated.received:
+            finish_writing()
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
 
 
 async def _streams(output_fd: int, input_fd: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
