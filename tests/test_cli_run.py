@@ -351,7 +351,8 @@ def test_run_allow_lets_a_tool_run_without_a_question(tmp_path: Path) -> None:
 def test_run_runs_its_server_in_its_own_process(tmp_path: Path) -> None:
     """No `agentls serve` beside it: bash's keeper (bash's parent) is the command's own child, and
     what the session did is stored once it has ended."""
-    script = bash_script(tmp_path / "faux.json", "echo parent=$(ps -o ppid= -p $PPID) > parent.txt")
+    command = "echo parent=$(ps -o ppid= -p $PPID | tr -d ' ') > parent.txt"  # ps pads a short pid
+    script = bash_script(tmp_path / "faux.json", command)
     data_dir = tmp_path / "data"
     process = start(
         "run",
