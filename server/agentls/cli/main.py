@@ -171,7 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _kept_for_good() -> Iterator[None]:
     """Imports of the server and the client with Python's cycle collector off, their objects then
     frozen (out of its reach): they live as long as the process, and collecting them again and
-    again while they were made was a tenth of ``agentls run -p``'s CPU."""
+    again while they were made was a tenth of ``agentls run -p``'s CPU (and of ``agentls serve``'s
+    start)."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -197,11 +198,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             or DEFAULT_MAX_MESSAGE_BYTES
         )
         started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
-        from agentls.fronts.lsp import serve
+        with _kept_for_good():
+            from agentls.fronts.lsp import serve
 
         return serve(limit, started)
     if args.command == "acp":
-        from agentls.fronts.acp.main import options_from, serve_acp
+        with _kept_for_good():
+            from agentls.fronts.acp.main import options_from, serve_acp
 
         try:
             options = options_from(args.data_dir, args.faux_script, args.model, args.mcp_config)
