@@ -348,24 +348,21 @@ def test_run_allow_lets_a_tool_run_without_a_question(tmp_path: Path) -> None:
     assert (tmp_path / "made.txt").read_text() == "made\n"
 
 
+def run_with_bash(script: Path, data_dir: Path, cwd: Path) -> subprocess.Popen[str]:
+    """``agentls run go`` on a faux script, bash allowed."""
+    return start(
+        "run", "go", "--allow", "bash", "--faux-script", str(script), "--data-dir", str(data_dir),
+        "--cwd", str(cwd),
+    )  # fmt: skip
+
+
 def test_run_runs_its_server_in_its_own_process(tmp_path: Path) -> None:
     """No `agentls serve` beside it: bash's keeper (bash's parent) is the command's own child, and
     what the session did is stored once it has ended."""
     command = "echo parent=$(ps -o ppid= -p $PPID | tr -d ' ') > parent.txt"  # ps pads a short pid
     script = bash_script(tmp_path / "faux.json", command)
     data_dir = tmp_path / "data"
-    process = start(
-        "run",
-        "go",
-        "--allow",
-        "bash",
-        "--faux-script",
-        str(script),
-        "--data-dir",
-        str(data_dir),
-        "--cwd",
-        str(tmp_path),
-    )
+    process = run_with_bash(script, data_dir, tmp_path)
     done = finish(process)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "parent.txt").read_text().split() == [f"parent={process.pid}"]
@@ -385,18 +382,7 @@ def test_run_killed_during_a_tool_stops_it_saves_the_run_and_dies_of_the_signal(
     data_dir = tmp_path / "data"
     reading = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        process = start(
-            "run",
-            "go",
-            "--allow",
-            "bash",
-            "--faux-script",
-            str(script),
-            "--data-dir",
-            str(data_dir),
-            "--cwd",
-            str(tmp_path),
-        )
+        process = run_with_bash(script, data_dir, tmp_path)
         ready, _, _ = select.select([reading], [], [], TIMEOUT)
         assert ready and os.read(reading, 100) == b"started\n"
     finally:
