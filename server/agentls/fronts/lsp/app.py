@@ -281,16 +281,23 @@ class AgentServer:
 
     def _when_idle(self) -> None:
         """Warm the providers up once the server first has had nothing to do for :data:`IDLE_SECONDS`:
-        all the client sent answered, nothing more read. Done at ``initialize``, the warm-up's
-        imports (httpx, its TLS stack, the SSL context: 0.1 s of one core) held back the client's
-        first session; a first request made before it imports them itself."""
-        if self._warm_up_due and self._input_awaited and not self.connection.answering:
+        all the client sent answered, nothing more read, no run going on. Done at ``initialize``,
+        the warm-up's imports (httpx, its TLS stack, the SSL context: 0.1 s of one core) held back
+        the client's first session; a first request made before it imports them itself."""
+        if self._warm_up_due and self._input_awaited and not self._busy():
             asyncio.get_running_loop().call_later(IDLE_SECONDS, self._warm_up_if_idle, self._handled)
 
     def _warm_up_if_idle(self, handled: int) -> None:
-        if self._warm_up_due and self._handled == handled and not self.connection.answering:
+        if self._warm_up_due and self._handled == handled and not self._busy():
             self._warm_up_due = False
             warm_up(self.manager.providers)
+
+    def _busy(self) -> bool:
+        """A request of the client's is being answered, or a session runs (its first request imports
+        what the warm-up would, and a thread beside it only slows it down)."""
+        return self.connection.answering or (
+            self._manager is not None and any(s.run is not None for s in self._manager.sessions.values())
+        )
 
     async def _handle(self, item: Frame | FramingError) -> None:
         self._input_awaited = False
