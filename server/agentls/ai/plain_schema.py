@@ -19,7 +19,8 @@ _ANNOTATIONS = frozenset({"description", "title", "default", "examples", "$comme
 _KEYWORDS = frozenset({"type", "properties", "required", "items", "minItems", "minimum"}) | _ANNOTATIONS
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """A JSON number: an int or a float, not a boolean."""
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -31,7 +32,7 @@ def _has_type(value: Any, name: str) -> bool | None:
             isinstance(value, float) and value.is_integer()
         )
     if name == "number":
-        return _is_number(value)
+        return is_number(value)
     if name == "boolean":
         return isinstance(value, bool)
     if name == "object":
@@ -55,9 +56,9 @@ def plain_match(schema: Any, value: Any) -> bool | None:
         verdict = typed
     minimum = schema.get("minimum")
     if minimum is not None:
-        if not _is_number(minimum):
+        if not is_number(minimum):
             return None
-        if _is_number(value) and value < minimum:
+        if is_number(value) and value < minimum:
             verdict = False
     min_items = schema.get("minItems")
     if min_items is not None:

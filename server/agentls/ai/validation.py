@@ -20,7 +20,7 @@ import math
 import re
 from typing import Any
 
-from agentls.ai.plain_schema import plain_match
+from agentls.ai.plain_schema import is_number, plain_match
 from agentls.ai.types import Tool, ToolCall
 from agentls.ai.wire import dumps_pretty, js_number_to_string
 
@@ -49,10 +49,6 @@ _DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 _RADIX = {"0x": 16, "0o": 8, "0b": 2}
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _as_number(value: float) -> int | float:
     if math.isfinite(value) and value.is_integer() and abs(value) <= 2**53:
         return int(value)
@@ -76,7 +72,7 @@ def js_number(text: str) -> float | int:
 
 
 def _js_is_integer(value: Any) -> bool:
-    return _is_number(value) and math.isfinite(value) and float(value).is_integer()
+    return is_number(value) and math.isfinite(value) and float(value).is_integer()
 
 
 # --- coercion (pi-ai's coerceWithJsonSchema) ----------------------------------------------
@@ -94,7 +90,7 @@ def _schema_types(schema: dict[str, Any]) -> list[str]:
 def _matches_json_type(value: Any, schema_type: str) -> bool:
     match schema_type:
         case "number":
-            return _is_number(value)
+            return is_number(value)
         case "integer":
             return _js_is_integer(value)
         case "boolean":
@@ -131,7 +127,7 @@ def _coerce_primitive(value: Any, schema_type: str) -> Any:
                     return True
                 if value == "false":
                     return False
-            if _is_number(value):
+            if is_number(value):
                 if value == 1:
                     return True
                 if value == 0:
@@ -140,11 +136,11 @@ def _coerce_primitive(value: Any, schema_type: str) -> Any:
         case "string":
             if value is None:
                 return ""
-            if isinstance(value, bool) or _is_number(value):
+            if isinstance(value, bool) or is_number(value):
                 return js_number_to_string(value)
             return value
         case "null":
-            if value == "" or (_is_number(value) and value == 0) or value is False:
+            if value == "" or (is_number(value) and value == 0) or value is False:
                 return None
             return value
     return value
@@ -215,7 +211,7 @@ def _same_js_value(a: Any, b: Any) -> bool:
     """JavaScript's ``===`` for primitives (``1 === 1.0``, ``true !== 1``)."""
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
-    if _is_number(a) and _is_number(b):
+    if is_number(a) and is_number(b):
         return a == b
     if isinstance(a, str) and isinstance(b, str):
         return a == b
