@@ -212,8 +212,6 @@ class AgentServer:
         """Whether the providers are warmed up once the server is first idle (:meth:`_when_idle`)."""
         self._warm_up_due = False
         """``initialize`` was handled and the providers are not warmed up yet (:meth:`_when_idle`)."""
-        self._input_awaited = False
-        """The reader waits for the client: everything it sent has been handled."""
         self._handled = 0
         """Messages (and framing errors) handled so far."""
         self.connection.settled = self._when_idle
@@ -272,19 +270,17 @@ class AgentServer:
     async def _read(self, fd: int, started: Boot) -> None:
         for item in started.read:
             await self._handle(item)
-        async for item in read_frames(fd, started.parser, waiting=self._waiting):
+        async for item in read_frames(fd, started.parser, waiting=self._when_idle):
             await self._handle(item)
-
-    def _waiting(self) -> None:
-        self._input_awaited = True
-        self._when_idle()
 
     def _when_idle(self) -> None:
         """Warm the providers up once the server first has had nothing to do for :data:`IDLE_SECONDS`:
-        all the client sent answered, nothing more read, no run going on. Done at ``initialize``,
-        the warm-up's imports (httpx, its TLS stack, the SSL context: 0.1 s of one core) held back
-        the client's first session; a first request made before it imports them itself."""
-        if self._warm_up_due and self._input_awaited and not self._busy():
+        all the client sent answered, nothing more read, no run going on. Called when the reader
+        waits for input and when the last request is answered; a message handled before the time is
+        up cancels it. Done at ``initialize``, the warm-up's imports (httpx, its TLS stack, the SSL
+        context: 0.1 s of one core) held back the client's first session; a first request made
+        before it imports them itself."""
+        if self._warm_up_due and not self._busy():
             asyncio.get_running_loop().call_later(IDLE_SECONDS, self._warm_up_if_idle, self._handled)
 
     def _warm_up_if_idle(self, handled: int) -> None:
@@ -300,7 +296,6 @@ class AgentServer:
         )
 
     async def _handle(self, item: Frame | FramingError) -> None:
-        self._input_awaited = False
         self._handled += 1
         if isinstance(item, Frame):
             try:
