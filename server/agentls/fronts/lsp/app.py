@@ -244,8 +244,8 @@ class AgentServer:
         (:mod:`agentls.cli.in_process`): the process stays the caller's, who sets up its logging
         and its signals and ends it (:func:`end_process`). ``warm_up``: warm the providers up once
         idle (:meth:`_when_idle`), for ``chat``'s first prompt; ``run``'s one prompt sends its
-        request at once and a listing sends none (the warm-up's TLS context and ``jsonschema``
-        were 0.05 s of ``agentls run -p``'s CPU)."""
+        request at once and a listing sends none (a warm-up beside them only added to
+        ``agentls run -p``'s CPU)."""
         self.warms_up = warm_up
         writer = OutputWriter(out_fd, self.connection_lost, max_unread_bytes())
         self.connection.writer = writer

@@ -18,7 +18,6 @@ client has initialized (or a session needs them first).
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import threading
@@ -96,10 +95,8 @@ def warm_up(settings: ProviderSettings) -> None:
     """Import the modules the configured providers need, in a daemon thread, now.
 
     Done on the first request, the imports (``httpx`` and its TLS stack) and the SSL
-    context delayed the first streamed token; so did ``jsonschema`` the first tool call
-    (third-party modules only: this thread and the event loop must not import the same
-    agentls modules at once). A broken configuration is reported by the session that uses
-    it, not here.
+    context delayed the first streamed token. A broken configuration is reported by the
+    session that uses it, not here.
     """
 
     def load() -> None:
@@ -111,7 +108,6 @@ def warm_up(settings: ProviderSettings) -> None:
                 from agentls.http_warm_up import warm_up_http
 
                 warm_up_http()
-                importlib.import_module("jsonschema")  # the first tool call's validation
         except Exception as error:
             logger.debug("warming up the providers failed: %s", error)
 
