@@ -20,20 +20,9 @@ from agentls.client import AgentClient
 
 from tests.server.conftest import FauxScript, Servers, server_options, within
 from tests.server.test_hardening_store import ServerLog, server_log  # noqa: F401 (a fixture)
+from tests.session.test_session_summary import BASE, USAGE
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-BASE = 1_700_000_000_000
-"""A time in milliseconds the stored sessions start at."""
-
-USAGE = {
-    "input": 10,
-    "output": 5,
-    "cacheRead": 0,
-    "cacheWrite": 0,
-    "totalTokens": 15,
-    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-}
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from agentls.session.history.session_summary import title
 from agentls.session.history.store import SessionStore, SessionStoreError
 
 BASE = 1_700_000_000_000
+"""A time in milliseconds the stored sessions start at."""
 IMAGE = {"type": "image", "data": "aGk=", "mimeType": "image/png"}
 
 USAGE = {
