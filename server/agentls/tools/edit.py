@@ -16,6 +16,7 @@ import asyncio
 import os
 import weakref
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
 from agentls.tools.files import NotRegularFile
 from agentls.tools.read import format_size, looks_binary, not_regular_error
-from agentls.tools.review import EditReviews
+from agentls.tools.review import Accepted, EditReviews
 from agentls.tools.text_diff import unified_diff
 from agentls.tools.workspace import Document, FileStat, ToolInputError, Workspace
 
@@ -108,6 +109,17 @@ def _write_error(error: OSError, path: str) -> ToolInputError:
     return ToolInputError(f"Cannot write {path}: {error.strerror or error}")
 
 
+@dataclass(frozen=True)
+class _Written:
+    """How ``write`` and ``edit`` ended: the text that landed, and what their result adds about it."""
+
+    text: str
+    note: str
+    """`` (note)`` when the write went differently than asked, else ``""``."""
+    review: str | None = None
+    """What the user's review let land, when it is not the whole change (with its diff)."""
+
+
 async def _write_checked(
     workspace: Workspace,
     resolved: Path,
@@ -116,24 +128,24 @@ async def _write_checked(
     signal: AbortSignal | None,
     base: Document | None = None,
     review: _Review | None = None,
-    recorded: Callable[[], Awaitable[None]] | None = None,
-) -> str:
+    recorded: Callable[[str], Awaitable[None]] | None = None,
+) -> _Written:
     """The last step of ``write`` and ``edit``: an abort check, the review if the policy wants one,
-    then the write, errors naming ``path``; ``recorded`` is awaited just before the write.
-
-    Returns what the result adds about the write (`` (note)``, or nothing).
+    then the write, errors naming ``path``; ``recorded`` is awaited with what lands just before the write.
     """
     _check_abort(signal)
+    report = None
     if review is not None:
-        await review.ask(workspace, resolved, base, text, signal)
+        accepted = await review.ask(workspace, resolved, base, text, signal)
+        text, report = accepted.text, accepted.report
         _check_abort(signal)
     if recorded is not None:
-        await recorded()
+        await recorded(text)
     try:
         note = await workspace.write_text(resolved, text, base, signal)
     except OSError as error:
         raise _write_error(error, path) from error
-    return f" ({note})" if note else ""
+    return _Written(text, f" ({note})" if note else "", report)
 
 
 async def _current(workspace: Workspace, resolved: Path) -> bytes | None:
@@ -145,11 +157,11 @@ async def _current(workspace: Workspace, resolved: Path) -> bytes | None:
 
 
 def _recorder(
-    record: ChangeRecorder | None, tool_call_id: str, resolved: Path, before: bytes | None, after: str
-) -> Callable[[], Awaitable[None]] | None:
+    record: ChangeRecorder | None, tool_call_id: str, resolved: Path, before: bytes | None
+) -> Callable[[str], Awaitable[None]] | None:
     if record is None:
         return None
-    return lambda: record(tool_call_id, resolved, before, after)
+    return lambda after: record(tool_call_id, resolved, before, after)
 
 
 class _Review:
@@ -171,14 +183,14 @@ class _Review:
         base: Document | None,
         text: str,
         signal: AbortSignal | None,
-    ) -> None:
+    ) -> Accepted:
         if base is None:  # write: the file as it is now, if there is one
             try:
                 base = await workspace.read_document(resolved)
             except FileNotFoundError:
                 base = None
         old = base.data.decode("utf-8", errors="replace") if base is not None else ""
-        await self.reviews.review(
+        return await self.reviews.review(
             tool_call_id=self.tool_call_id,
             tool_name=self.tool_name,
             path=resolved,
@@ -238,13 +250,15 @@ def write_tool(
                 raise _write_error(error, path) from error
             before = None if created or record is None else await _current(workspace, resolved)
             review = _Review.of(reviews, tool_call_id, "write")
-            recorded = _recorder(record, tool_call_id, resolved, before, content)
-            note = await _write_checked(
+            recorded = _recorder(record, tool_call_id, resolved, before)
+            written = await _write_checked(
                 workspace, resolved, content, path, signal, review=review, recorded=recorded
             )
         how = "new file" if created else "replaced the existing file"
+        size = len(written.text.encode("utf-8"))
+        text = f"Wrote {size} bytes to {path} ({how}){written.note}"
         return AgentToolResult(
-            content=[TextContent(text=f"Wrote {size} bytes to {path} ({how}){note}")],
+            content=[TextContent(text=f"{text}. {written.review}" if written.review else text)],
             details={"path": str(resolved), "created": created, "bytes": size},
         )
 
@@ -413,12 +427,19 @@ def edit_tool(
             output, diff = await asyncio.to_thread(_edited, data, edits, path, name)
 
             review = _Review.of(reviews, tool_call_id, "edit")
-            recorded = _recorder(record, tool_call_id, resolved, data, output)
-            note = await _write_checked(workspace, resolved, output, path, signal, document, review, recorded)
+            recorded = _recorder(record, tool_call_id, resolved, data)
+            written = await _write_checked(
+                workspace, resolved, output, path, signal, document, review, recorded
+            )
         count = len(edits)
         noun = "replacement" if count == 1 else "replacements"
+        if written.review is not None:
+            diff = unified_diff(data.decode("utf-8", errors="replace"), written.text, name)
+            text = f"Edited {path}{written.note}. {written.review}"
+        else:
+            text = f"Edited {path} ({count} {noun}){written.note}:\n\n{diff}"
         return AgentToolResult(
-            content=[TextContent(text=f"Edited {path} ({count} {noun}){note}:\n\n{diff}")],
+            content=[TextContent(text=text)],
             details={"path": str(resolved), "diff": diff, "replacements": count},
         )
 

@@ -11,43 +11,14 @@ The lines the two texts share at their start and end are set aside before matchi
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
-DIFF_CONTEXT = 3
+from agentls.tools.hunks import grouped_opcodes, line_range, split_lines
+
 MAX_LINE_CHARS = 1000
 """Longer lines of the diff are cut (the file itself is not)."""
 MAX_DIFF_BYTES = 50 * 1024
 """The diff stops here (Pi's output limit)."""
-
-
-def _lines(text: str) -> list[str]:
-    """Lines split on ``\\n`` keeping their ends (not ``splitlines``, which splits on more)."""
-    lines = text.split("\n")
-    result = [line + "\n" for line in lines[:-1]]
-    if lines[-1]:
-        result.append(lines[-1])
-    return result
-
-
-def _shared_ends(a: list[str], b: list[str]) -> tuple[int, int]:
-    """How many lines ``a`` and ``b`` share at their start, and then at their end."""
-    limit = min(len(a), len(b))
-    head = 0
-    while head < limit and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < limit - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    return head, tail
-
-
-def _range(start: int, stop: int) -> str:
-    """A hunk's range as ``difflib`` writes it: 1-based, the length left out when it is 1."""
-    length = stop - start
-    if length == 1:
-        return str(start + 1)
-    return f"{start + (1 if length else 0)},{length}"
 
 
 def _shown(prefix: str, line: str) -> str:
@@ -60,19 +31,14 @@ def _shown(prefix: str, line: str) -> str:
 
 
 def _diff_lines(a: list[str], b: list[str], name: str) -> Iterator[str]:
-    head, tail = _shared_ends(a, b)
-    skip = max(0, head - DIFF_CONTEXT)
-    keep = max(0, tail - DIFF_CONTEXT)
-    matcher = difflib.SequenceMatcher(None, a[skip : len(a) - keep], b[skip : len(b) - keep])
-    groups = list(matcher.get_grouped_opcodes(DIFF_CONTEXT))
+    groups = grouped_opcodes(a, b)
     if not groups:
         return
     yield f"--- a/{name}\n"
     yield f"+++ b/{name}\n"
-    for group in groups:
-        opcodes = [(tag, i1 + skip, i2 + skip, j1 + skip, j2 + skip) for tag, i1, i2, j1, j2 in group]
+    for opcodes in groups:
         first, last = opcodes[0], opcodes[-1]
-        yield f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n"
+        yield f"@@ -{line_range(first[1], last[2])} +{line_range(first[3], last[4])} @@\n"
         for tag, i1, i2, j1, j2 in opcodes:
             if tag == "equal":
                 yield from (_shown(" ", line) for line in a[i1:i2])
@@ -87,7 +53,7 @@ def unified_diff(old: str, new: str, name: str) -> str:
     """A unified diff of two texts, ``a/NAME`` and ``b/NAME``, 3 lines of context, within the bounds."""
     out: list[str] = []
     size = 0
-    lines = _diff_lines(_lines(old), _lines(new), name)
+    lines = _diff_lines(split_lines(old), split_lines(new), name)
     for line in lines:
         cost = len(line.encode("utf-8", errors="surrogatepass"))
         if size + cost > MAX_DIFF_BYTES:
