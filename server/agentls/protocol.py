@@ -92,6 +92,20 @@ class CompactionSettings(ProtocolModel):
     """About how many tokens of the newest messages a compaction keeps as they are."""
 
 
+class CheckpointSettings(ProtocolModel):
+    """Snapshots of a session's folder in agentls's shadow git repository (see protocol.md: Checkpoints)."""
+
+    enabled: bool = True
+    exclude: list[str] = Field(default_factory=list)
+    """gitignore patterns (relative to the folder) left out of every snapshot, over its .gitignore files."""
+    max_file_bytes: int = Field(10 * 1024 * 1024, ge=0)
+    """Larger files are left out of snapshots (their changes are not captured)."""
+    max_files: int = Field(100_000, ge=1)
+    """A folder with more files to snapshot than this is not snapshot at all."""
+    max_store_bytes: int = Field(1024 * 1024 * 1024, ge=0)
+    """The shadow repository's objects past this: the oldest snapshots are pruned."""
+
+
 FAUX_SCRIPT_ENV = "AGENTLS_FAUX_SCRIPT"
 """The environment variable naming a faux script when ``fauxScript`` does not."""
 
@@ -123,6 +137,8 @@ class InitializationOptions(ProtocolModel):
     """How long a tool waits for the answer to ``workspace/applyEdit`` or ``agent/saveDocuments``."""
     compaction: CompactionSettings | None = None
     """Compaction settings of sessions that set none of their own."""
+    checkpoints: CheckpointSettings = Field(default_factory=CheckpointSettings)
+    """Snapshots of the sessions' folders, so that rewinds put back what bash and MCP tools changed."""
     coalesce_deltas: bool = True
     """Deltas of one content block that arrive together travel as one ``message_update`` (false: one
     event per delta the provider streamed)."""
@@ -307,6 +323,79 @@ class RewindResult(ResultModel):
 
     def wire(self) -> dict[str, Any]:
         return {**super().wire(), "leafId": self.leaf_id}
+
+
+class ChangesSpan(SessionParams):
+    """A span of a session: one run (``runId``; neither: the last run), or the entries after
+    ``fromEntryId`` (``null``: from the start) up to ``toEntryId`` (default: the leaf)."""
+
+    run_id: str | None = Field(None, min_length=1)
+    from_entry_id: str | None = Field(None, min_length=1)
+    to_entry_id: str | None = Field(None, min_length=1)
+
+    @property
+    def by_entries(self) -> bool:
+        """The span is given by entries (``fromEntryId`` was sent, ``null`` included)."""
+        return "from_entry_id" in self.model_fields_set or self.to_entry_id is not None
+
+
+class GetChangesParams(ChangesSpan):
+    text: bool = False
+    """Also each file's whole text before and after (``oldText``, ``newText``), for a diff editor."""
+
+
+class ChangeHunk(ResultModel):
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    lines: list[str]
+
+
+class ChangedFile(ResultModel):
+    path: str
+    uri: str
+    status: Literal["added", "modified", "deleted", "renamed"]
+    old_path: str | None = None
+    by: list[Literal["write", "edit", "bash", "mcp", "tool", "user"]]
+    hunks: list[ChangeHunk]
+    binary: bool | None = None
+    recorded: bool | None = None
+    old_text: str | None = None
+    new_text: str | None = None
+
+
+class ChangesResult(ResultModel):
+    run_id: str | None = None
+    from_entry_id: str | None
+    to_entry_id: str | None
+    files: list[ChangedFile]
+    checkpoints: Literal["on", "off", "unavailable"]
+
+    def wire(self) -> dict[str, Any]:
+        return {**super().wire(), "fromEntryId": self.from_entry_id, "toEntryId": self.to_entry_id}
+
+
+class HunkRef(ProtocolModel):
+    path: str = Field(min_length=1)
+    index: int = Field(ge=0)
+
+
+class RevertChangesParams(ChangesSpan):
+    files: list[str] | None = None
+    hunks: list[HunkRef] | None = None
+    force: bool = False
+
+
+class RevertedChange(ResultModel):
+    path: str
+    action: Literal["reverted", "deleted", "restored"]
+    hunks: list[int] | None = None
+
+
+class RevertChangesResult(ResultModel):
+    reverted: list[RevertedChange]
+    skipped: list[SkippedFile]
 
 
 class SetLabelParams(SessionParams):
@@ -521,6 +610,13 @@ class StateResult(ResultModel):
     permission_preset: PermissionPresetName = "acceptEdits"
     permission_presets: list[PermissionPresetInfo] = Field(default_factory=list)
     """Every preset, in the order a one-key switch cycles them."""
+    checkpoints: CheckpointState | None = None
+    """Whether the session snapshots its folder."""
+
+
+class CheckpointState(ResultModel):
+    state: Literal["on", "off", "unavailable"]
+    reason: str | None = None
 
 
 class PermissionPresetInfo(ResultModel):
@@ -828,6 +924,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/rewind": (RewindParams, RewindResult),
     "agent/switchBranch": (SwitchBranchParams, RewindResult),
     "agent/setLabel": (SetLabelParams, SetLabelResult),
+    "agent/getChanges": (GetChangesParams, ChangesResult),
+    "agent/revertChanges": (RevertChangesParams, RevertChangesResult),
     "agent/listMcpServers": (ListMcpServersParams, ListMcpServersResult),
     "agent/restartMcpServer": (RestartMcpServerParams, McpServerInfo),
     "agent/prompt": (PromptParams, PromptResult),

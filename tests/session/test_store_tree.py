@@ -87,7 +87,11 @@ async def test_file_change_records_round_trip_large_and_binary_files_as_hashes(t
     assert big.before is not None and big.before.text is None and big.before.size == MAX_RECORDED_BYTES + 1
     assert binary.before is not None and binary.before.text is None
     stored = read_lines(session_file(store, "s1"))[1]["data"]["changes"]
-    assert stored[2]["before"] == {"sha256": big.before.sha256, "bytes": MAX_RECORDED_BYTES + 1}
+    assert stored[2]["before"] == {
+        "sha256": big.before.sha256,
+        "bytes": MAX_RECORDED_BYTES + 1,
+        "blob": big.before.blob,  # git's id of the content, as a snapshot of the folder names it
+    }
 
 
 async def test_a_damaged_file_change_record_is_skipped_with_a_warning(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from agentls.protocol import (
 )
 from agentls.session.editor_context import EditorContext
 from agentls.session.errors import SessionError
+from agentls.session.history.checkpoints import Checkpoints
 from agentls.session.history.file_changes import ChangeLog, remove_stale_temp_files
 from agentls.session.history.rewind import interrupted_report
 from agentls.session.history.store import (
@@ -209,6 +210,7 @@ class SessionManager:
             coalesce_deltas=self.options.coalesce_deltas,
             mcp=mcp,
             outputs=outputs,
+            checkpoints=Checkpoints.of(self.store.root, cwd, self.options.checkpoints, workspace.protected),
         )
         self.sessions[session_id] = session
         self._policies[session_id] = (permissions, allow_outside)

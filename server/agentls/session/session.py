@@ -18,12 +18,14 @@ import uuid
 from asyncio import FIRST_COMPLETED
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from agentls.agent import (
     Agent,
     AgentBusyError,
+    AgentEndEvent,
     AgentEvent,
+    AgentStartEvent,
     AgentState,
     AgentTool,
     BeforeToolCall,
@@ -32,6 +34,7 @@ from agentls.agent import (
     MessageStartEvent,
     PendingMessageQueue,
     TurnContext,
+    TurnEndEvent,
     TurnUpdate,
 )
 from agentls.ai import (
@@ -46,6 +49,7 @@ from agentls.ai import (
     StreamFn,
     StreamOptions,
     TextContent,
+    ToolCall,
     ToolResultMessage,
     UserMessage,
     to_wire,
@@ -55,11 +59,14 @@ from agentls.ai.models import clamp_thinking_level, supported_thinking_levels
 from agentls.mcp.hub import SessionMcp
 from agentls.protocol import (
     AbortResult,
+    ChangesResult,
+    ChangesSpan,
     CommandInfo,
     CompactionSettings,
     CompactResult,
     ContextAttachment,
     ContextStats,
+    GetChangesParams,
     ImageParam,
     MessagesResult,
     ModelRef,
@@ -67,7 +74,11 @@ from agentls.protocol import (
     PromptResult,
     QueueItem,
     QueueState,
+    RevertChangesParams,
+    RevertChangesResult,
+    RevertedChange,
     RewindResult,
+    SkippedFile,
     StateResult,
     StatsResult,
     TokenStats,
@@ -87,20 +98,46 @@ from agentls.session.events import (
     SessionEvent,
     SessionListener,
 )
-from agentls.session.history.file_changes import ChangeLog, FileChanges
-from agentls.session.history.rewind import apply_plans, display, find_conflicts, plan_files
+from agentls.session.history.changes import (
+    REVERT,
+    NetChange,
+    RevertError,
+    describe,
+    net_changes,
+    revert_plans,
+)
+from agentls.session.history.checkpoints import FILE_TOOLS, Checkpoints, WorkspaceChanges, actor, tool_names
+from agentls.session.history.file_changes import ChangeLog, FileChange, FileChanges, Snapshot, recordable
+from agentls.session.history.rewind import (
+    FilePlan,
+    FileProblem,
+    apply_plans,
+    display,
+    find_conflicts,
+    plan_files,
+)
 from agentls.session.history.store import SessionWriter
 from agentls.session.history.transcript import BranchSummary, TranscriptEntry
-from agentls.session.history.tree import FILE_CHANGES, REWIND, REWIND_DONE, SessionTree, settings_on
+from agentls.session.history.tree import (
+    FILE_CHANGES,
+    REWIND,
+    REWIND_DONE,
+    RUN,
+    WORKSPACE_CHANGES,
+    Node,
+    SessionTree,
+    settings_on,
+)
 from agentls.session.history.tree_view import shown_leaf, tree_view
 from agentls.session.instructions.instructions import (
     SessionInstructions,
 )
-from agentls.session.messages import branch_summary_message, convert_to_llm
+from agentls.session.messages import branch_summary_message, convert_to_llm, custom_message
 from agentls.session.policy.permission_presets import PRESET_INFOS, SessionPermissions
 from agentls.session.policy.providers import resolve_model
 from agentls.session.user_bash import UserBash
 from agentls.tools.bounds import OutputFiles, bound_results
+from agentls.tools.hunks import hunk_list
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.workspace import Workspace
 
@@ -142,8 +179,6 @@ def _coalescing(stream_fn: StreamFn) -> StreamFn:
     return stream
 
 
-
-
 @dataclass
 class Run:
     """One run of a session: from a prompt (or ``continue``) until nothing it queued is left to do."""
@@ -156,6 +191,8 @@ class Run:
     """Done, with the :class:`RunSettled` event told to the subscribers, once the run is over."""
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     """Set by an abort (ends what the run waits for before its kernel starts)."""
+    marked: bool = False
+    """Its ``agentls/run`` entry (with the snapshot of the folder at its start) is written."""
 
     async def outcome(self) -> RunSettled:
         """How the run ended, once it has (a waiter cancelled does not cancel the run)."""
@@ -187,8 +224,15 @@ class AgentSession:
         mcp: SessionMcp | None = None,
         permission_modes: dict[str, PermissionMode] | None = None,
         outputs: OutputFiles | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.session_id = session_id
+        self.checkpoints = checkpoints or Checkpoints(None, "off", None)
+        """Snapshots of the folder around what else than write and edit can change it (bash, MCP tools)."""
+        self._last_tree: str | None = None
+        """The newest snapshot, while nothing the session knows of changed the folder since."""
+        self._batch: WorkspaceChanges | None = None
+        """The tool batch running between two snapshots (its ``after`` still to take)."""
         self.outputs = outputs or OutputFiles()
         """Where results beyond the bounds keep their full text (removed when the session closes)."""
         self.mcp = mcp
@@ -226,13 +270,14 @@ class AgentSession:
         self._emitting = asyncio.Lock()
         """Held while an event is persisted and sent, so that a bash message joining the transcript
         between runs is sent whole before the next run's first event."""
-        self._waiting_bash: list[AgentMessage] = []
+        self._waiting_bash: list[tuple[AgentMessage, WorkspaceChanges | None]] = []
         """Bash messages that ended during a run: they join the transcript when it ends, as in Pi."""
         self.user_bash = UserBash(
             session_id=session_id,
             cwd=cwd,
             emit=self._publish,
             record=self._record_bash,
+            snapshot=self.checkpoints.snapshot,
             environment=processes.environment if processes is not None else None,
             outputs=self.outputs.folder,
         )
@@ -289,11 +334,55 @@ class AgentSession:
 
     async def _on_event(self, event: AgentEvent, signal: AbortSignal) -> None:
         async with self._emitting:
+            if isinstance(event, AgentStartEvent):
+                await self._mark_run()
+            elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
+                await self._before_batch(event.message)
             await self._emit(event)
+            if isinstance(event, TurnEndEvent | AgentEndEvent) and self._batch is not None:
+                await self._after_batch()
 
     async def _store_changes(self, changes: FileChanges) -> None:
         """A tool is about to write a file: its record goes to the session file first."""
+        self._last_tree = None
         await self.writer.append_custom(FILE_CHANGES, changes, changes.wire())
+
+    # --- checkpoints ---------------------------------------------------------------------
+
+    async def _mark_run(self) -> None:
+        """A run's first kernel start: its ``agentls/run`` entry, with a snapshot of the folder."""
+        run = self._run
+        if run is None or run.marked:
+            return
+        run.marked = True
+        tree = await self.checkpoints.snapshot()
+        self._last_tree = tree
+        data = {"runId": run.run_id, **({"tree": tree} if tree else {})}
+        await self.writer.append_custom(RUN, data, data)
+
+    async def _before_batch(self, message: AssistantMessage) -> None:
+        """Before a batch that runs a tool whose changes no record holds: the snapshot it starts from."""
+        calls = [block for block in message.content if isinstance(block, ToolCall)]
+        others = [call.name for call in calls if call.name not in FILE_TOOLS]
+        if not others or message.stop_reason in ("error", "aborted", "length"):
+            return
+        before = self._last_tree or await self.checkpoints.snapshot()
+        if before is not None:
+            by = tuple(dict.fromkeys(actor(name) for name in others))
+            self._batch = WorkspaceChanges(before, before, by, tuple(call.id for call in calls))
+
+    async def _after_batch(self) -> None:
+        batch, self._batch = self._batch, None
+        assert batch is not None
+        await self._record_pair(batch)
+
+    async def _record_pair(self, pair: WorkspaceChanges) -> None:
+        """Take the snapshot after ``pair``'s actions; an entry when they changed something."""
+        after = await self.checkpoints.snapshot()
+        self._last_tree = after
+        if after is not None and after != pair.before:
+            done = dataclasses.replace(pair, after=after)
+            await self.writer.append_custom(WORKSPACE_CHANGES, done, done.wire())
 
     async def _emit(self, event: AgentEvent) -> None:
         """Persist a finished message, then send the event (``runId`` null between runs)."""
@@ -438,29 +527,34 @@ class AgentSession:
 
     # --- the user's commands (agent/bash, through self.user_bash) ------------------------
 
-    async def _record_bash(self, message: AgentMessage) -> None:
+    async def _record_bash(self, message: AgentMessage, pair: WorkspaceChanges | None) -> None:
         """Pi's ``recordBashResult``: into the transcript at once, or after the running run.
 
         A message added during a run could land between a tool call and its result, so
         it waits for the run's end, after any queued continuation, before :class:`RunSettled`.
+        ``pair``: the snapshots before and after the command, recorded after its message.
         """
+        if pair is not None:
+            self._last_tree = None
         if self._run is not None:
-            self._waiting_bash.append(message)
+            self._waiting_bash.append((message, pair))
         else:
-            await self._join(message)
+            await self._join(message, pair)
 
-    async def _join(self, message: AgentMessage) -> None:
+    async def _join(self, message: AgentMessage, pair: WorkspaceChanges | None = None) -> None:
         """Add a message the kernel did not make: in the state at once, then persisted and sent."""
         self.agent.state.messages.append(message)
         async with self._emitting:
             await self._emit(MessageStartEvent(message=message))
             await self._emit(MessageEndEvent(message=message))
+            if pair is not None and pair.before != pair.after:
+                await self.writer.append_custom(WORKSPACE_CHANGES, pair, pair.wire())
 
     async def _join_waiting_bash(self) -> None:
         """Join what waited for the run, and what ends meanwhile, while the run still holds the session."""
         while self._waiting_bash:
             try:
-                await self._join(self._waiting_bash.pop(0))
+                await self._join(*self._waiting_bash.pop(0))
             except Exception:  # the store failed: the run must still settle
                 logger.exception("a bash message of session %s could not be recorded", self.session_id)
 
@@ -723,18 +817,19 @@ class AgentSession:
             raise SessionError("busy", f"{busy}: abort it or wait for agent/settled, then try again")
         tree, old_leaf = self.tree, self.tree.leaf_id
         self._check_target(entry_id, off_branch)
-        plans = plan_files(tree, old_leaf, entry_id, redo=off_branch) if files else []
+        plans = []
+        if files:
+            names = tool_names(tree)
+            undo = await self.checkpoints.steps(tree.left_behind(old_leaf, entry_id), names)
+            again = (
+                await self.checkpoints.steps(tree.left_behind(entry_id, old_leaf), names)
+                if off_branch
+                else []
+            )
+            plans = await self._filled(plan_files([s.change for s in undo], [s.change for s in again]))
         problems = await find_conflicts(self.workspace, plans)
         if problems and not force:
-            listed = [{"path": self._shown(p.path), "reason": p.reason} for p in problems]
-            raise SessionError(
-                "fileConflict",
-                "Nothing was changed: these files cannot be put back: "
-                + "; ".join(f"{item['path']}: {item['reason']}" for item in listed)
-                + ". Send force: true to put back the others and leave these as they are, or files: false "
-                "to leave all files as they are.",
-                {"files": listed},
-            )
+            self._refuse(problems, "or files: false to leave all files as they are")
         refused = {p.path for p in problems}
         plans = [plan for plan in plans if plan.path not in refused]
         moving: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -774,6 +869,136 @@ class AgentSession:
 
     def _shown(self, path: str) -> str:
         return display(self.workspace.root, path)
+
+    def _refuse(self, problems: list[FileProblem], otherwise: str) -> NoReturn:
+        listed = [{"path": self._shown(p.path), "reason": p.reason} for p in problems]
+        raise SessionError(
+            "fileConflict",
+            "Nothing was changed: these files cannot be put back: "
+            + "; ".join(f"{item['path']}: {item['reason']}" for item in listed)
+            + f". Send force: true to put back the others and leave these as they are, {otherwise}.",
+            {"files": listed},
+        )
+
+    async def _filled(self, plans: list[FilePlan]) -> list[FilePlan]:
+        """``plans`` with the content of their snapshot targets read (a pruned one stays unread)."""
+        targets = await self.checkpoints.filled([plan.target for plan in plans])
+        return [dataclasses.replace(plan, target=target) for plan, target in zip(plans, targets, strict=True)]
+
+    # --- changes -------------------------------------------------------------------------
+
+    def _span(self, span: ChangesSpan) -> tuple[str | None, str | None, str | None, list[Node]]:
+        """``(runId, fromEntryId, toEntryId, entries)`` of a span of the current branch."""
+        branch = self.tree.branch()
+        index = {node.id: i for i, node in enumerate(branch)}
+        if span.by_entries:
+            if span.run_id is not None:
+                raise SessionError("invalidParams", "Give runId or fromEntryId/toEntryId, not both")
+            for entry_id in (span.from_entry_id, span.to_entry_id):
+                if entry_id is not None and entry_id not in index:
+                    raise SessionError(
+                        "invalidParams",
+                        f"Entry {entry_id} is not on session {self.session_id}'s current branch "
+                        "(use an id from agent/getTree or the entryIds of agent/getMessages)",
+                    )
+            start = index[span.from_entry_id] + 1 if span.from_entry_id is not None else 0
+            stop = index[span.to_entry_id] + 1 if span.to_entry_id is not None else len(branch)
+            to_id = span.to_entry_id or (branch[-1].id if branch else None)
+            return None, span.from_entry_id, to_id, branch[start:stop]
+        runs = [i for i, node in enumerate(branch) if node.custom_type == RUN and isinstance(node.data, dict)]
+        if span.run_id is not None:
+            runs = [i for i in runs if branch[i].data.get("runId") == span.run_id]
+            if not runs:
+                raise SessionError(
+                    "invalidParams",
+                    f"Session {self.session_id} has no run {span.run_id} on its current branch",
+                )
+        if not runs:
+            return None, None, None, []
+        start = runs[-1]
+        following = [i for i in (i for i, node in enumerate(branch) if node.custom_type == RUN) if i > start]
+        stop = following[0] if following else len(branch)
+        return (
+            branch[start].data.get("runId"),
+            branch[start].id,
+            branch[stop - 1].id,
+            branch[start + 1 : stop],
+        )
+
+    async def _net(self, nodes: list[Node]) -> list[NetChange]:
+        """The net change of ``nodes``, every snapshot side read."""
+        changes = net_changes(await self.checkpoints.steps(nodes, tool_names(self.tree)))
+        read = await self.checkpoints.read([side for c in changes for side in (c.before, c.after)])
+
+        def filled(side: Snapshot | None) -> Snapshot | None:
+            return read.get(side.blob, side) if side is not None and side.blob is not None else side
+
+        return [dataclasses.replace(c, before=filled(c.before), after=filled(c.after)) for c in changes]
+
+    async def get_changes(self, span: GetChangesParams) -> ChangesResult:
+        """``agent/getChanges``: the net change of a run or of a span of entries, with who made it."""
+        run_id, from_id, to_id, nodes = self._span(span)
+        files = await describe(await self._net(nodes), self.workspace.root, span.text)
+        return ChangesResult(
+            run_id=run_id,
+            from_entry_id=from_id,
+            to_entry_id=to_id,
+            files=files,
+            checkpoints=self.checkpoints.state,
+        )
+
+    async def revert_changes(self, params: RevertChangesParams) -> RevertChangesResult:
+        """``agent/revertChanges``: take back files or hunks of a span's net change, and tell the model."""
+        if busy := self._busy():
+            raise SessionError("busy", f"{busy}: abort it or wait for agent/settled, then try again")
+        _, _, _, nodes = self._span(params)
+        changes = await self._net(nodes)
+        hunks: dict[str, set[int]] = {}
+        for ref in params.hunks or []:
+            hunks.setdefault(ref.path, set()).add(ref.index)
+        try:
+            plans, taken = revert_plans(changes, self.workspace.root, params.files, hunks)
+        except RevertError as error:
+            raise SessionError("invalidParams", str(error)) from None
+        problems = await find_conflicts(self.workspace, plans)
+        if problems and not params.force:
+            self._refuse(problems, "or leave out the files named")
+        refused = {p.path for p in problems}
+        done, failed = await apply_plans(self.workspace, [p for p in plans if p.path not in refused])
+        if done:
+            await self._record_revert(done, taken)
+        return RevertChangesResult(
+            reverted=[
+                RevertedChange(path=self._shown(p.path), action=p.action, hunks=taken.get(p.path))
+                for p in done
+            ],
+            skipped=[SkippedFile(path=self._shown(p.path), reason=p.reason) for p in [*problems, *failed]],
+        )
+
+    async def _record_revert(self, done: list[FilePlan], taken: dict[str, list[int]]) -> None:
+        """What a revert changed, as the user's ``fileChanges``, and a message telling the model."""
+        revert_id = _new_id("revert")
+        records = tuple(
+            FileChange(plan.path, recordable(plan.expected), recordable(plan.target)) for plan in done
+        )
+        changes = FileChanges(revert_id, records, by="user")
+        self._last_tree = None
+        await self.writer.append_custom(FILE_CHANGES, changes, changes.wire())
+        parts = []
+        for plan in done:
+            hunk_indexes = taken.get(plan.path)
+            if hunk_indexes is None:
+                parts.append(f"{self._shown(plan.path)} (the whole file: {plan.action})")
+            else:
+                parts.append(f"{self._shown(plan.path)}: {hunk_list(hunk_indexes)}")
+        text = (
+            "The user reverted some of your changes: "
+            + "; ".join(parts)
+            + ". The files now hold what they held before those changes. Do not redo them unless asked."
+        )
+        await self._join(
+            custom_message(REVERT, text, display=True, details={"files": [p.wire() for p in done]})
+        )
 
     def _take_branch_settings(self) -> None:
         """The model and thinking level of the branch the leaf is now on, as loading the session gives.
@@ -860,6 +1085,7 @@ class AgentSession:
             resources=self.instructions.found() if self.instructions is not None else [],
             permission_preset=self.permissions.preset,
             permission_presets=PRESET_INFOS,
+            checkpoints=self.checkpoints.wire_state(),
         )
 
     def messages(self, since: int) -> MessagesResult:

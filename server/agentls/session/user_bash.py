@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from agentls.ai import AbortController, AgentMessage
 from agentls.session.errors import SessionError
 from agentls.session.events import BashEnded, BashOutput, SessionListener
+from agentls.session.history.checkpoints import WorkspaceChanges
 from agentls.session.messages import bash_execution_message
 from agentls.tools.environment import ToolEnvironment
 from agentls.tools.output_files import OutputFolder
@@ -42,6 +43,8 @@ class _Command:
     command: str
     exclude_from_context: bool
     controller: AbortController = field(default_factory=AbortController)
+    before: str | None = None
+    """The snapshot of the folder the command started from."""
     ended: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     """Done once the command's :class:`BashEnded` has been told."""
 
@@ -92,14 +95,17 @@ class UserBash:
         session_id: str,
         cwd: str,
         emit: SessionListener,
-        record: Callable[[AgentMessage], Awaitable[None]],
+        record: Callable[[AgentMessage, WorkspaceChanges | None], Awaitable[None]],
         environment: ToolEnvironment | None = None,
         outputs: OutputFolder | None = None,
+        snapshot: Callable[[], Awaitable[str | None]] | None = None,
     ) -> None:
         self._session_id = session_id
         self._cwd = cwd
         self._emit = emit
         self._record = record
+        self._snapshot = snapshot
+        """A snapshot of the folder (``None``: none taken), before and after each command."""
         self._tracker = ProcessTracker(environment, outputs)
         self._running: _Command | None = None
         self._task: asyncio.Task[None] | None = None
@@ -118,6 +124,7 @@ class UserBash:
         running = _Command(f"bash-{uuid.uuid4().hex[:12]}", command, exclude_from_context)
         self._running = running
         try:
+            running.before = await self._snapshot() if self._snapshot is not None else None
             shell = await ShellCommand.start(command, self._cwd, self._tracker, self._chunk_sender(running))
         except OSError as error:
             self._end(running)
@@ -144,8 +151,13 @@ class UserBash:
             )
         else:
             message = _message(running, result)
+        pair = None
+        if running.before is not None and self._snapshot is not None:
+            after = await self._snapshot()
+            if after is not None:
+                pair = WorkspaceChanges(running.before, after, ("user",), bash_id=running.bash_id)
         try:
-            await self._record(message)
+            await self._record(message, pair)
         except Exception:  # the store failed: the message is in the transcript, not in the file
             logger.exception(
                 "the command %s of session %s could not be recorded", running.bash_id, self._session_id

@@ -319,13 +319,21 @@ def write_text_atomic(path: str | Path, text: str, *, root: str | None = None) -
     left alone (:class:`NotRegularFile`). The text is written as is (no newline
     translation).
     """
-    data = text.encode("utf-8")
+    write_bytes_atomic(path, text.encode("utf-8"), root=root)
+
+
+def write_bytes_atomic(
+    path: str | Path, data: bytes, *, root: str | None = None, executable: bool = False
+) -> None:
+    """:func:`write_text_atomic` of bytes; ``executable`` adds the execute bits where reading is allowed."""
     folder, name, existing = _walk(root, os.fspath(path), _lstat_last, make_parents=True)
     try:
         mode = _NEW_FILE_MODE
         if existing is not None:
             require_regular(existing, os.fspath(path))
             mode = stat_module.S_IMODE(existing.st_mode)
+        if executable:
+            mode |= (mode & 0o444) >> 2
         temp_name = atomic_temp.temp_name(os.path.basename(name))
         if folder is None:
             temp_name = os.path.join(os.path.dirname(name), temp_name)

@@ -16,6 +16,7 @@ check still cannot lead a read or a write out of the root.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import stat as stat_module
 from collections.abc import Callable
@@ -115,6 +116,10 @@ class Workspace(Protocol):
         :class:`ToolInputError` when the editor refuses the change. Returns a note for
         the tool's result when the write went differently than asked (else ``None``).
         """
+        ...
+
+    async def write_bytes(self, path: str | Path, data: bytes, *, executable: bool = False) -> None:
+        """Replace the content of ``path`` on disk with ``data`` (a rewind's binary or executable file)."""
         ...
 
     async def delete_file(self, path: str | Path) -> None:
@@ -301,6 +306,11 @@ class DiskWorkspace:
     ) -> str | None:
         await asyncio.to_thread(self._disk, files.write_text_atomic, path, text)
         return None
+
+    async def write_bytes(self, path: str | Path, data: bytes, *, executable: bool = False) -> None:
+        await asyncio.to_thread(
+            self._disk, functools.partial(files.write_bytes_atomic, executable=executable), path, data
+        )
 
     async def delete_file(self, path: str | Path) -> None:
         await asyncio.to_thread(self._disk, files.remove_file, path)

@@ -60,12 +60,14 @@ from agentls.protocol import (
     AbortBashResult,
     BashParams,
     BashResult,
+    ChangesResult,
     ClearQueueParams,
     ClientAgentCapabilities,
     CompactParams,
     DeleteSessionResult,
     EditQueueItemParams,
     ForkParams,
+    GetChangesParams,
     GetMessagesParams,
     InitializationOptions,
     ListCommandsResult,
@@ -91,6 +93,8 @@ from agentls.protocol import (
     RequestPermissionParams,
     RequestPermissionResult,
     RestartMcpServerParams,
+    RevertChangesParams,
+    RevertChangesResult,
     RevokePermissionRuleParams,
     RevokeResult,
     RewindParams,
@@ -453,6 +457,14 @@ def create_server() -> AgentServer:
 
     request("agent/rewind", RewindParams)(move)
     request("agent/switchBranch", SwitchBranchParams)(move)
+
+    @request("agent/getChanges", GetChangesParams)
+    async def get_changes(ls: AgentServer, p: GetChangesParams) -> ChangesResult:
+        return await ls.manager.get(p.session_id).get_changes(p)
+
+    @request("agent/revertChanges", RevertChangesParams)
+    async def revert_changes(ls: AgentServer, p: RevertChangesParams) -> RevertChangesResult:
+        return await ls.manager.get(p.session_id).revert_changes(p)
 
     @request("agent/setLabel", SetLabelParams)
     async def set_label(ls: AgentServer, p: SetLabelParams) -> SetLabelResult:

@@ -32,10 +32,11 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails, PydanticCustomError
 
 from agentls.ai.types import AssistantMessage, CustomMessage, ToolResultMessage, Usage, UserMessage
+from agentls.session.history.checkpoints import WorkspaceChanges
 from agentls.session.history.file_changes import parse_file_changes
 from agentls.session.history.session_lines import brief
 from agentls.session.history.transcript import BranchSummary, Compaction
-from agentls.session.history.tree import FILE_CHANGES, Node, SessionTree
+from agentls.session.history.tree import FILE_CHANGES, WORKSPACE_CHANGES, Node, SessionTree
 from agentls.session.messages import branch_summary_message, compaction_summary_message
 
 __all__ = [
@@ -248,10 +249,11 @@ class CustomEntry(Entry):
     @field_validator("data")
     @classmethod
     def _known_data(cls, data: Any, info: ValidationInfo) -> Any:
-        if info.data.get("custom_type") != FILE_CHANGES:
+        custom_type = info.data.get("custom_type")
+        if custom_type not in (FILE_CHANGES, WORKSPACE_CHANGES):
             return data
         try:
-            return parse_file_changes(data)
+            return parse_file_changes(data) if custom_type == FILE_CHANGES else WorkspaceChanges.parse(data)
         except ValueError as error:
             raise _damage(str(error)) from None
 

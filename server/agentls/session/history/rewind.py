@@ -1,23 +1,23 @@
-"""Putting files back when a session moves to another point of its tree.
+"""Putting files back when a session moves to another point of its tree, or reverts changes.
 
-The ``write`` and ``edit`` tools record each file's content before and after them
-(:mod:`agentls.session.history.file_changes`). Moving from one leaf to another entry undoes the
-changes of the branch left, back to where the two paths part, and (for a branch switch
-that asks for it) redoes those of the branch gone to. For each file that means one
-expected content now (what the agent left) and one target content; a file whose content
-is not the expected one was changed by someone else, and is not touched.
+The session's records (:mod:`agentls.session.history.checkpoints`) say what each action did to
+each file. Moving from one leaf to another entry undoes the changes of the branch left, back to
+where the two paths part, and (for a branch switch that asks for it) redoes those of the branch
+gone to. For each file that means one expected content now (what the agent left) and one target
+content; a file whose content is not the expected one was changed by someone else, and is not
+touched.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentls.session.history.file_changes import MAX_RECORDED_BYTES, FileChange, FileChanges, Snapshot
-from agentls.session.history.tree import FILE_CHANGES, REWIND, Node, SessionTree
+from agentls.session.history.checkpoints import EXECUTABLE_MODE
+from agentls.session.history.file_changes import MAX_RECORDED_BYTES, FileChange, Fingerprint, Snapshot
+from agentls.session.history.tree import REWIND, SessionTree
 from agentls.tools.workspace import ToolInputError, Workspace
 
 
@@ -37,8 +37,8 @@ class FilePlan:
         return {
             "path": self.path,
             "action": self.action,
-            "expected": self.expected.sha256 if self.expected else None,
-            "target": self.target.sha256 if self.target else None,
+            "expected": _key(self.expected),
+            "target": _key(self.target),
         }
 
 
@@ -48,40 +48,31 @@ class FileProblem:
     reason: str
 
 
-def _changes(nodes: Sequence[Node]) -> list[FileChange]:
-    """The file changes recorded in ``nodes``, in order."""
-    changes: list[FileChange] = []
-    for node in nodes:
-        if node.custom_type == FILE_CHANGES and isinstance(node.data, FileChanges):
-            changes.extend(node.data.changes)
-    return changes
-
-
-def plan_files(tree: SessionTree, from_id: str | None, to_id: str | None, redo: bool) -> list[FilePlan]:
-    """What moving from ``from_id`` to ``to_id`` does to files: undo the changes of the branch left
-    and, with ``redo``, make those of the branch gone to; files ending as they are left out."""
-    undo = _changes(tree.left_behind(from_id, to_id))
-    again = _changes(tree.left_behind(to_id, from_id)) if redo else []
+def plan_files(undo: Sequence[FileChange], again: Sequence[FileChange] = ()) -> list[FilePlan]:
+    """What undoing the changes ``undo`` and making those of ``again`` does to files (in the order they
+    were made); files ending as they are left out."""
     paths = list(dict.fromkeys(change.path for change in [*undo, *again]))
     plans = []
     for path in paths:
-        undone = _in_order([change for change in undo if change.path == path])
-        redone = _in_order([change for change in again if change.path == path])
+        undone = in_order([change for change in undo if change.path == path])
+        redone = in_order([change for change in again if change.path == path])
         expected = undone[-1].after if undone else redone[0].before
         target = redone[-1].after if redone else undone[0].before
-        if _digest(expected) == _digest(target):
+        if _key(expected) == _key(target):
             continue
-        if target is None:
-            action = "deleted"
-        elif redone:
-            action = "applied"
-        else:
-            action = "restored" if expected is None else "reverted"
-        plans.append(FilePlan(path, expected, target, action))
+        plans.append(FilePlan(path, expected, target, action_of(expected, target, bool(redone))))
     return plans
 
 
-def _in_order(changes: list[FileChange]) -> list[FileChange]:
+def action_of(expected: Snapshot | None, target: Snapshot | None, redo: bool = False) -> str:
+    if target is None:
+        return "deleted"
+    if redo:
+        return "applied"
+    return "restored" if expected is None else "reverted"
+
+
+def in_order(changes: list[FileChange]) -> list[FileChange]:
     """One file's changes in the order they happened.
 
     They are recorded in the order the tool results were written, which for calls that
@@ -90,14 +81,14 @@ def _in_order(changes: list[FileChange]) -> list[FileChange]:
     """
     if len(changes) < 2:
         return changes
-    after = {_digest(change.after) for change in changes}
-    first = [change for change in changes if _digest(change.before) not in after]
+    after = {_key(change.after) for change in changes}
+    first = [change for change in changes if _key(change.before) not in after]
     if len(first) != 1:
         return changes  # not a plain chain (a change undone by a later one): keep the recorded order
     ordered = first
     rest = [change for change in changes if change is not first[0]]
     while rest:
-        following = next((c for c in rest if _digest(c.before) == _digest(ordered[-1].after)), None)
+        following = next((c for c in rest if _key(c.before) == _key(ordered[-1].after)), None)
         if following is None:
             return changes
         ordered.append(following)
@@ -105,12 +96,19 @@ def _in_order(changes: list[FileChange]) -> list[FileChange]:
     return ordered
 
 
-def _digest(snapshot: Snapshot | None) -> str | None:
-    return snapshot.sha256 if snapshot is not None else None
+def _key(snapshot: Snapshot | None) -> str | None:
+    return snapshot.key if snapshot is not None else None
 
 
-async def current_digest(workspace: Workspace, path: str) -> str | None:
-    """The SHA-256 of what the file holds now (the editor's buffer if open), ``None`` if it does not exist.
+def holds(snapshot: Snapshot | None, now: Fingerprint | None) -> bool:
+    """Whether a file that holds ``now`` (``None``: absent) holds ``snapshot``."""
+    if snapshot is None or now is None:
+        return snapshot is None and now is None
+    return snapshot.matches(now)
+
+
+async def current(workspace: Workspace, path: str) -> Fingerprint | None:
+    """What the file holds now (the editor's buffer if open), ``None`` if it does not exist.
 
     Raises :class:`OSError` or :class:`ToolInputError` when it cannot be read.
     """
@@ -118,31 +116,36 @@ async def current_digest(workspace: Workspace, path: str) -> str | None:
         data = (await workspace.read_document(path)).data
     except FileNotFoundError:
         return None
-    return hashlib.sha256(data).hexdigest()
+    return Fingerprint.of(data)
 
 
 async def find_conflicts(workspace: Workspace, plans: Sequence[FilePlan]) -> list[FileProblem]:
-    """The files that cannot be put back: changed by someone else, unreadable, or not recorded in full."""
+    """The files that cannot be put back: changed by someone else, unreadable, or not recorded in full.
+
+    Blob targets must have been read (:meth:`Checkpoints.filled`): one still unread was pruned.
+    """
     problems = []
     for plan in plans:
         try:
-            now = await current_digest(workspace, plan.path)
+            now = await current(workspace, plan.path)
         except (OSError, ToolInputError) as error:
             problems.append(FileProblem(plan.path, f"cannot be read ({error})"))
             continue
-        if now == _digest(plan.target):
+        if holds(plan.target, now):
             # Already as it must become: a change recorded whose write never landed (the server
             # stopped between the two, or the write failed), or one the user undid by hand.
             continue
-        if plan.target is not None and plan.target.text is None:
-            problems.append(FileProblem(plan.path, _not_recorded(plan.target)))
-        elif now != _digest(plan.expected):
+        if plan.target is not None and not plan.target.restorable:
+            problems.append(FileProblem(plan.path, not_recorded(plan.target)))
+        elif not holds(plan.expected, now):
             problems.append(FileProblem(plan.path, _why_changed(plan.expected, now)))
     return problems
 
 
-def _not_recorded(snapshot: Snapshot) -> str:
-    if snapshot.size > MAX_RECORDED_BYTES:
+def not_recorded(snapshot: Snapshot) -> str:
+    if snapshot.sha256 is None:
+        return "its snapshot was pruned (the shadow repository's size bound), so it cannot be put back"
+    if snapshot.size is not None and snapshot.size > MAX_RECORDED_BYTES:
         return (
             f"too large to have been recorded ({snapshot.size} bytes; files over 1 MiB are recorded as "
             "hashes only), so it cannot be put back"
@@ -150,7 +153,7 @@ def _not_recorded(snapshot: Snapshot) -> str:
     return "not UTF-8 text, so only its hash was recorded and it cannot be put back"
 
 
-def _why_changed(expected: Snapshot | None, now: str | None) -> str:
+def _why_changed(expected: Snapshot | None, now: Fingerprint | None) -> str:
     if expected is None:
         return "it exists now, although the agent's changes began before it did: someone created it since"
     if now is None:
@@ -166,14 +169,10 @@ async def apply_plans(
     failed: list[FileProblem] = []
     for plan in plans:
         try:
-            if await current_digest(workspace, plan.path) == _digest(plan.target):
+            if holds(plan.target, await current(workspace, plan.path)):
                 done.append(plan)  # already so (see find_conflicts)
                 continue
-            if plan.target is None:
-                await workspace.delete_file(plan.path)
-            else:
-                assert plan.target.text is not None  # find_conflicts refuses the others
-                await workspace.write_text(plan.path, plan.target.text)
+            await _write(workspace, plan)
         except FileNotFoundError:
             done.append(plan)  # already gone
         except (OSError, ToolInputError) as error:
@@ -181,6 +180,20 @@ async def apply_plans(
         else:
             done.append(plan)
     return done, failed
+
+
+async def _write(workspace: Workspace, plan: FilePlan) -> None:
+    target = plan.target
+    if target is None:
+        await workspace.delete_file(plan.path)
+        return
+    executable = target.mode == EXECUTABLE_MODE
+    opened = str(workspace.resolve(plan.path)) in workspace.buffers()
+    if target.text is not None and (opened or not executable):
+        await workspace.write_text(plan.path, target.text)  # through the editor when it is open there
+        return
+    data = target.data if target.data is not None else (target.text or "").encode("utf-8")
+    await workspace.write_bytes(plan.path, data, executable=executable)
 
 
 async def interrupted_report(tree: SessionTree, workspace: Workspace) -> list[str]:
@@ -198,13 +211,13 @@ async def interrupted_report(tree: SessionTree, workspace: Workspace) -> list[st
             continue
         path = item["path"]
         try:
-            now = await current_digest(workspace, path)
+            now = await current(workspace, path)
         except (OSError, ToolInputError) as error:
             lines.append(f"{display(workspace.root, path)}: cannot be read ({error})")
             continue
-        if now == item.get("target"):
+        if _is(now, item.get("target")):
             state = "reverted"
-        elif now == item.get("expected"):
+        elif _is(now, item.get("expected")):
             state = "not reverted: still as the agent left it"
         else:
             state = "changed by someone else since: left as it is"
@@ -221,3 +234,11 @@ def display(root: Path, path: str) -> str:
         return Path(path).relative_to(root).as_posix()
     except ValueError:
         return path
+
+
+def _is(now: Fingerprint | None, key: Any) -> bool:
+    """Whether ``now`` is the content a rewind marker names (a blob id, ``sha256:HEX``, or, in files of
+    earlier versions, the bare SHA-256)."""
+    if now is None:
+        return key is None
+    return key in (now.blob, f"sha256:{now.sha256}", now.sha256)

@@ -19,6 +19,10 @@ from agentls.session.history.transcript import Compaction, Transcript, Transcrip
 
 FILE_CHANGES = "agentls/fileChanges"
 """The ``customType`` of the entry that records what a ``write``/``edit`` call changed."""
+WORKSPACE_CHANGES = "agentls/workspaceChanges"
+"""The ``customType`` of the entry that records a pair of snapshots of the folder (around bash, MCP tools)."""
+RUN = "agentls/run"
+"""The ``customType`` of the entry that starts each run: ``{runId, tree?}``."""
 REWIND = "agentls/rewind"
 """The ``customType`` of the marker a rewind or branch switch writes at its new position."""
 REWIND_DONE = "agentls/rewindDone"

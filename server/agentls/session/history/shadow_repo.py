@@ -1,0 +1,262 @@
+"""Snapshots of a folder in a git repository of agentls's own (the *shadow repository*).
+
+Its git folder is apart from the folder (under the data folder), the folder is its work
+tree, and it has its own index, so the user's ``.git`` is never read, written or locked.
+A snapshot is a git tree: the index is brought up to date with what git would add (the
+folder's ``.gitignore`` files apply, and the patterns given), files over a size bound left
+out, and ``git write-tree`` names the result. Trees are kept alive by refs
+(``refs/agentls/<ms>-<tree>``), and when the objects grow past a bound the oldest refs go
+and ``git gc`` prunes what no ref keeps.
+
+No user or system configuration applies (``GIT_CONFIG_GLOBAL``/``GIT_CONFIG_NOSYSTEM``),
+so no hook, filter, fsmonitor or credential helper of the user's runs; ``core.autocrlf``
+is off, so a file's bytes are stored as they are. Every call blocks: run them in a worker
+thread. Calls on one repository from several sessions or servers are serialised by an
+``flock`` on a file in its git folder (git's own ``index.lock`` would fail instead of wait).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import stat
+import subprocess
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+GIT_TIMEOUT_SECONDS = 60.0
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""git's empty tree (a folder with nothing to snapshot)."""
+REFS = "refs/agentls/"
+
+
+class SnapshotUnavailable(Exception):
+    """The folder cannot be snapshot: the message says why (no git, too many files, too slow, a git error)."""
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a file of these bytes (``git hash-object``), computed without git."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+@dataclass(frozen=True)
+class TreeChange:
+    """One path that differs between two trees: its blob id and git mode on each side (``None``: absent)."""
+
+    path: str
+    """Relative to the work tree, ``/``-separated."""
+    old_blob: str | None
+    old_mode: int | None
+    new_blob: str | None
+    new_mode: int | None
+
+
+@dataclass(frozen=True)
+class Bounds:
+    max_file_bytes: int = 10 * 1024 * 1024
+    max_files: int = 100_000
+    max_store_bytes: int = 1024 * 1024 * 1024
+
+
+class ShadowRepo:
+    """The shadow repository of one folder."""
+
+    def __init__(
+        self, git_dir: Path, work_tree: Path, *, exclude: Iterable[str] = (), bounds: Bounds = Bounds()
+    ) -> None:
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        self.bounds = bounds
+        self._exclude = list(exclude)
+        self._ready = False
+
+    # --- running git ---------------------------------------------------------------------
+
+    def _env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(
+            GIT_DIR=str(self.git_dir),
+            GIT_WORK_TREE=str(self.work_tree),
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_TERMINAL_PROMPT="0",
+            GIT_OPTIONAL_LOCKS="0",
+            LC_ALL="C",
+        )
+        return env
+
+    def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
+        try:
+            done = subprocess.run(
+                ["git", "-c", f"core.excludesFile={self.git_dir / 'agentls-exclude'}", *args],
+                cwd=self.work_tree,
+                env=self._env(),
+                input=stdin,
+                capture_output=True,
+                timeout=GIT_TIMEOUT_SECONDS,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise SnapshotUnavailable("git is not installed (it is not on PATH)") from None
+        except subprocess.TimeoutExpired:
+            raise SnapshotUnavailable(
+                f"git took more than {GIT_TIMEOUT_SECONDS:.0f} s to snapshot {self.work_tree}"
+            ) from None
+        if done.returncode != 0:
+            error = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+            raise SnapshotUnavailable(f"git {args[0]} failed: {error[-1] if error else done.returncode}")
+        return done.stdout
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        self._prepare()
+        with open(self.git_dir / "agentls.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _prepare(self) -> None:
+        """Make the repository the first time (``git init``), and write the exclude patterns."""
+        if self._ready:
+            return
+        if not self.work_tree.is_dir():
+            raise SnapshotUnavailable(f"{self.work_tree} is not a folder")
+        self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not (self.git_dir / "HEAD").exists():
+            self._git("init", "--quiet")
+            for key, value in (
+                ("core.autocrlf", "false"),
+                ("core.quotePath", "false"),
+                ("core.fsmonitor", "false"),
+                ("gc.auto", "0"),
+                ("commit.gpgSign", "false"),
+            ):
+                self._git("config", key, value)
+        (self.git_dir / "work-tree").write_text(f"{self.work_tree}\n")
+        (self.git_dir / "agentls-exclude").write_text("".join(f"{line}\n" for line in self._exclude))
+        self._ready = True
+
+    # --- snapshots -----------------------------------------------------------------------
+
+    def snapshot(self) -> str:
+        """The id of a tree of what the folder holds now (raises :class:`SnapshotUnavailable`)."""
+        with self._locked():
+            untracked = _paths(self._git("ls-files", "-z", "--others", "--exclude-standard"))
+            tracked = _paths(self._git("ls-files", "-z", "--modified"))
+            new = [path for path in untracked if not path.endswith("/")]  # a nested repository
+            if len(new) > self.bounds.max_files and not self._has_tree():
+                raise SnapshotUnavailable(
+                    f"{self.work_tree} has more than {self.bounds.max_files:,} files to snapshot"
+                )
+            add, remove = self._sized([*new, *tracked])
+            if add:
+                self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_joined(add))
+            if remove:
+                self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_joined(remove))
+            tree = self._git("write-tree").decode().strip()
+            self._git("update-ref", f"{REFS}{time.time_ns() // 1_000_000}-{tree}", tree)
+            self._prune()
+            return tree
+
+    def _has_tree(self) -> bool:
+        return (self.git_dir / "index").exists()
+
+    def _sized(self, paths: list[str]) -> tuple[list[str], list[str]]:
+        """``paths`` split into those to add (or drop from the index when gone) and those over the bound."""
+        add, remove = [], []
+        for path in paths:
+            try:
+                info = os.lstat(self.work_tree / path)
+            except FileNotFoundError:
+                add.append(path)  # deleted: --remove drops it
+                continue
+            except OSError:
+                remove.append(path)
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size > self.bounds.max_file_bytes:
+                remove.append(path)
+            elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+                add.append(path)
+            else:
+                remove.append(path)  # a FIFO, socket or device (git would refuse it)
+        return add, remove
+
+    def _prune(self) -> None:
+        """Drop the oldest snapshots while the objects are over the bound (the newest two stay)."""
+        if self._store_bytes() <= self.bounds.max_store_bytes:
+            return
+        refs = sorted(_lines(self._git("for-each-ref", "--format=%(refname)", REFS)), key=_ref_age)
+        while len(refs) > 2 and self._store_bytes() > self.bounds.max_store_bytes:
+            dropped, refs = refs[: max(1, len(refs) // 4)], refs[max(1, len(refs) // 4) :]
+            self._git("update-ref", "--stdin", stdin="".join(f"delete {ref}\n" for ref in dropped).encode())
+            self._git("gc", "--quiet", "--prune=now")
+
+    def _store_bytes(self) -> int:
+        sizes = dict(line.split(": ", 1) for line in _lines(self._git("count-objects", "-v")) if ": " in line)
+        return (int(sizes.get("size", 0)) + int(sizes.get("size-pack", 0))) * 1024
+
+    # --- reading back --------------------------------------------------------------------
+
+    def diff(self, before: str, after: str) -> list[TreeChange]:
+        """The paths whose content or mode differs between two trees."""
+        if before == after:
+            return []
+        out = self._git("diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", before, after)
+        fields = out.split(b"\0")
+        changes = []
+        for meta, path in zip(fields[0::2], fields[1::2], strict=False):
+            if not meta.startswith(b":"):
+                continue
+            old_mode, new_mode, old_blob, new_blob, _ = meta[1:].decode().split(" ")
+            changes.append(
+                TreeChange(
+                    path.decode("utf-8", errors="surrogateescape"),
+                    None if set(old_blob) == {"0"} else old_blob,
+                    int(old_mode, 8) or None,
+                    None if set(new_blob) == {"0"} else new_blob,
+                    int(new_mode, 8) or None,
+                )
+            )
+        return changes
+
+    def read_blobs(self, ids: Iterable[str]) -> dict[str, bytes]:
+        """The content of each blob there still is (a pruned one is left out)."""
+        wanted = list(dict.fromkeys(ids))
+        if not wanted:
+            return {}
+        with self._locked():
+            out = self._git("cat-file", "--batch", stdin="".join(f"{i}\n" for i in wanted).encode())
+        found: dict[str, bytes] = {}
+        at = 0
+        for _ in wanted:
+            end = out.index(b"\n", at)
+            header = out[at:end].decode().split(" ")
+            at = end + 1
+            if len(header) == 3:
+                size = int(header[2])
+                found[header[0]] = out[at : at + size]
+                at += size + 1
+        return found
+
+
+def _paths(out: bytes) -> list[str]:
+    return [item.decode("utf-8", errors="surrogateescape") for item in out.split(b"\0") if item]
+
+
+def _joined(paths: list[str]) -> bytes:
+    return b"".join(path.encode("utf-8", errors="surrogateescape") + b"\0" for path in paths)
+
+
+def _lines(out: bytes) -> list[str]:
+    return [line for line in out.decode("utf-8", errors="replace").splitlines() if line]
+
+
+def _ref_age(ref: str) -> int:
+    stamp = ref.removeprefix(REFS).split("-", 1)[0]
+    return int(stamp) if stamp.isdigit() else 0
