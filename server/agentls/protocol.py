@@ -833,6 +833,8 @@ class ReviewEditParams(ProtocolModel):
     old_text: str
     """The file as it is now (the buffer when open; empty for a new file)."""
     new_text: str
+    hunks: list[ChangeHunk] = Field(default_factory=list)
+    """The change as hunks (``agent/getChanges``'s shape): an answer may accept some of them."""
 
 
 class ReviewEditResult(ProtocolModel):
@@ -841,6 +843,10 @@ class ReviewEditResult(ProtocolModel):
     outcome: Literal["accept", "reject"]
     reason: str | None = None
     """Why it was rejected: the model reads it."""
+    hunks: list[int] | None = None
+    """With ``accept``: only these hunks (indexes into the request's ``hunks``) land."""
+    text: str | None = None
+    """With ``accept``: the user's own version of the file lands instead of the proposal."""
 
 
 class PermissionRule(ResultModel):

@@ -161,7 +161,7 @@ class LspEditor:
                 f"the editor answered agent/reviewEdit with an error: {error.message}"
             ) from None
         try:
-            return ReviewEditResult.model_validate(answer).model_dump()
+            return ReviewEditResult.model_validate(answer).model_dump(exclude_none=True)
         except ValidationError:
             raise ToolInputError(
                 f"the editor's answer {json.dumps(answer)[:200]} is not a review outcome"
