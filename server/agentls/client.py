@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from types import EllipsisType
 from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel
@@ -32,12 +33,15 @@ from agentls.protocol import (
     BashEndNotification,
     BashParams,
     BashResult,
+    ChangesResult,
     ClearQueueParams,
     CommandInfo,
     CompactionSettings,
     CompactParams,
     CompactResult,
+    GetChangesParams,
     GetMessagesParams,
+    HunkRef,
     ListCommandsResult,
     ListMcpServersResult,
     ListModelsParams,
@@ -59,6 +63,8 @@ from agentls.protocol import (
     QueueState,
     RequestPermissionParams,
     RequestPermissionResult,
+    RevertChangesParams,
+    RevertChangesResult,
     RewindParams,
     RewindResult,
     RunResult,
@@ -473,6 +479,72 @@ class AgentClient:
         params = model(session_id=session_id, entry_id=entry_id, **options)  # type: ignore[arg-type]
         wire = {**params.model_dump(mode="json", by_alias=True, exclude_none=True), "entryId": entry_id}
         return await self.request(method, wire, RewindResult)
+
+    async def get_changes(
+        self,
+        session_id: str,
+        *,
+        run_id: str | None = None,
+        from_entry_id: str | EllipsisType | None = ...,
+        to_entry_id: str | None = None,
+        text: bool = False,
+    ) -> ChangesResult:
+        """The net change of a run (``run_id``; neither it nor ``from_entry_id``: the last run) or
+        of the entries after ``from_entry_id`` (``None``: from the start) up to ``to_entry_id``
+        (default: the leaf): each file with its status, who changed it and its hunks.
+
+        ``text=True`` adds each file's text before and after (``old_text``, ``new_text``).
+        """
+        span = self._changes_span(run_id, from_entry_id, to_entry_id)
+        params = GetChangesParams(session_id=session_id, **span, **({"text": True} if text else {}))  # type: ignore[arg-type]
+        wire = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return await self.request("agent/getChanges", wire, ChangesResult)
+
+    async def revert_changes(
+        self,
+        session_id: str,
+        *,
+        run_id: str | None = None,
+        from_entry_id: str | EllipsisType | None = ...,
+        to_entry_id: str | None = None,
+        files: Sequence[str] | None = None,
+        hunks: Sequence[tuple[str, int] | HunkRef] | None = None,
+        force: bool = False,
+    ) -> RevertChangesResult:
+        """Take back part of the net change :meth:`get_changes` reports for the same span: whole
+        ``files`` (paths as it gives them), single ``hunks`` (``(path, index)``: an index into that
+        file's hunks), or, with neither, everything.
+
+        Files changed by someone else since raise :class:`AgentClientError` with ``kind ==
+        "fileConflict"`` and ``data["files"]``; ``force=True`` reverts the others and lists those
+        in ``skipped``.
+        """
+        span: dict[str, Any] = self._changes_span(run_id, from_entry_id, to_entry_id)
+        if files is not None:
+            span["files"] = list(files)
+        if hunks is not None:
+            span["hunks"] = [
+                hunk if isinstance(hunk, HunkRef) else HunkRef(path=hunk[0], index=hunk[1]) for hunk in hunks
+            ]
+        if force:
+            span["force"] = True
+        params = RevertChangesParams(session_id=session_id, **span)
+        wire = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return await self.request("agent/revertChanges", wire, RevertChangesResult)
+
+    @staticmethod
+    def _changes_span(
+        run_id: str | None, from_entry_id: str | EllipsisType | None, to_entry_id: str | None
+    ) -> dict[str, Any]:
+        """The span fields given (``from_entry_id=None`` is given: from the start)."""
+        span: dict[str, Any] = {}
+        if run_id is not None:
+            span["run_id"] = run_id
+        if from_entry_id is not ...:
+            span["from_entry_id"] = from_entry_id
+        if to_entry_id is not None:
+            span["to_entry_id"] = to_entry_id
+        return span
 
     async def set_label(self, session_id: str, entry_id: str, label: str | None) -> str | None:
         """Put a bookmark on an entry (``None`` clears it); the label as stored."""
