@@ -21,6 +21,10 @@ The input line (prompt_toolkit) stays at the bottom while the transcript scrolls
   ``summarize``: a summary of the branch left behind joins the context). ``/fork N``: a new
   session with the history before the Nth message. Both put that message's text back in the
   input line.
+- ``/changes`` prints the diff of the last run (``/changes all``: of the whole session), whatever
+  made it (``write``, ``edit``, ``bash``, ...); ``/revert PATH`` takes back what the last run did to
+  a file (``/revert all``: to every file; alone: a list to pick from; ``force``: reverts the others
+  when some changed since). Tab completes the paths (:mod:`.changes`).
 - Permission questions appear inline and are answered with one key: ``o`` once, ``a`` always,
   ``s`` always for every tool of the MCP server (when the tool is one), ``r`` (or ``n``, Escape)
   reject; a project's MCP servers are trusted with ``t``.
@@ -58,6 +62,16 @@ from prompt_toolkit.patch_stdout import patch_stdout
 from rich.console import Console
 from rich.text import Text
 
+from agentls.cli.changes import (
+    REVERT_MESSAGE,
+    RevertCompleter,
+    RevertRequest,
+    changes_text,
+    conflict_lines,
+    file_header,
+    revert_report,
+    revert_request,
+)
 from agentls.cli.in_process import in_process_client
 from agentls.cli.input_keys import newline_keys, typed_ahead_kept
 from agentls.cli.mcp_report import McpReport
@@ -79,6 +93,8 @@ BUILTINS = {
     "new": "start a new session",
     "rewind": "pick a message of yours to go back to before: /rewind [N] [keep-files] [force] [summarize]",
     "fork": "a new session with the history before one of your messages: /fork [N]",
+    "changes": "the diff of the last run (/changes all: of the whole session)",
+    "revert": "take back what the last run did to a file: /revert [PATH | all] [force]",
     "help": "the keys and commands",
     "quit": "leave (also Ctrl+D, or Ctrl+C twice)",
 }
@@ -92,7 +108,9 @@ Shift+Tab: the next permission mode (ask, accept edits, read-only, bypass), in t
 /NAME: a prompt template or skill · /model, /sessions, /rewind, /fork alone: a list to pick from
   (↑↓ choose · Enter picks · Esc cancels)
 /rewind N goes back to before your Nth message, reverting the agent's edits (keep-files: leaves
-  the files; force: reverts the others if some changed since; summarize) · /fork N: a new session"""
+  the files; force: reverts the others if some changed since; summarize) · /fork N: a new session
+/changes: the diff of the last run (all: of the session) · /revert PATH takes back what the last
+  run did to it (all: to every file; alone: a list to pick from; force: the others if some changed)"""
 
 PICK_MESSAGE = {
     "rewind": "rewind to before which message? (/rewind N [keep-files] [force] [summarize])",
@@ -129,6 +147,9 @@ def message_text(message: dict[str, Any]) -> str:
 
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl+C quits."""
+
+COMPLETION_WAIT = 5.0
+"""Seconds the completion of ``/revert PATH`` waits for the last run's changes."""
 
 SHORT_OUTPUT = 40
 """Cells of a running tool's last output line that the status line keeps when the whole line is too long."""
@@ -195,6 +216,9 @@ class Chat:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.next_text = ""
         """What the input line starts with next (a rewound or forked message's text)."""
+        self.changed: list[str] | None = None
+        """The files the last run changed, for completing ``/revert`` (``None``: ask the server)."""
+        self.event_loop: asyncio.AbstractEventLoop | None = None
         self.mcp = McpReport(lambda line: self.note(line, "yellow"), data_dir, show_ready=self.note)
         """The MCP servers' trouble, one line each."""
 
@@ -297,9 +321,11 @@ class Chat:
             if event.get("type") == "agent_start" and self.run_id is None:
                 self.run_id, self.run_started = params.get("runId"), time.monotonic()
                 self.transcript.usage = type(self.transcript.usage)(model=self.transcript.usage.model)
-            role = (event.get("message") or {}).get("role")
-            if event.get("type") == "message_end" and role == "bashExecution":
+            message = event.get("message") or {}
+            if event.get("type") == "message_end" and message.get("role") == "bashExecution":
                 return  # shown as it ran (agent/bashOutput, agent/bashEnd)
+            if message.get("customType") == REVERT_MESSAGE:
+                return  # the revert's own report said it (only this chat's server's client reverts)
             self.transcript(event)
         elif note.method == "agent/compaction":
             self.transcript.compaction(params)
@@ -309,6 +335,7 @@ class Chat:
             self.transcript.bash_output(str(params.get("chunk", "")))
         elif note.method == "agent/bashEnd":
             self.bash_running = False
+            self.changed = None
             self.transcript.bash_end(params.get("message") or {})
         elif note.method == "agent/settled":
             elapsed = time.monotonic() - self.run_started if self.run_started else None
@@ -316,6 +343,7 @@ class Chat:
             footer = self.transcript.usage.line(elapsed) + ("" if stop == "stop" else f" · {stop}")
             self.transcript.line(Text(footer, "dim"), kind="footer")
             self.settled_runs.add(str(params.get("runId")))
+            self.changed = None
             self.run_id, self.run_started = None, 0.0
 
     # --- permission questions ------------------------------------------------------------
@@ -416,6 +444,10 @@ class Chat:
             await self.rewind(argument)
         elif name == "fork":
             await self.fork(argument)
+        elif name == "changes":
+            await self.changes(argument)
+        elif name == "revert":
+            await self.revert(argument)
 
     async def compact(self, instructions: str | None) -> None:
         try:
@@ -619,6 +651,70 @@ class Chat:
         )
         self.next_text = message.text
 
+    # --- the changes of a run -----------------------------------------------------------
+
+    async def changes(self, argument: str) -> None:
+        """``/changes``: the diff of the last run; ``/changes all``: of the whole session."""
+        if argument not in ("", "all"):
+            self.note("✗ /changes takes nothing (the last run) or all (the whole session)", "red")
+            return
+        if argument == "all":
+            result = await self.client.get_changes(self.session_id, from_entry_id=None)
+        else:
+            result = await self.client.get_changes(self.session_id)
+            self.changed = [file.path for file in result.files]
+        self.transcript.line(changes_text(result, whole_session=argument == "all"))
+
+    async def revert(self, argument: str) -> None:
+        """``/revert PATH`` or ``all`` (``force``: the others when some changed since); alone, a list."""
+        if self.busy:
+            self.note("✗ a run is going: abort it (Ctrl+C) first", "red")
+            return
+        changes = await self.client.get_changes(self.session_id)
+        if not changes.files:
+            self.note("nothing to revert: no changes in the last run")
+            return
+        request = revert_request(argument, changes)
+        if isinstance(request, str):
+            self.note(request, "red")
+            return
+        if request.files == []:
+            lines = [f"everything the last run changed ({len(changes.files)} files)"]
+            lines += [file_header(file).plain for file in changes.files]
+            picked = await pick("revert what the last run did to (/revert PATH | all [force])", lines)
+            if picked is None:
+                return
+            if picked == 0:
+                request = RevertRequest(None, request.force, "all")
+            else:
+                path = changes.files[picked - 1].path
+                request = RevertRequest([path], request.force, path)
+        try:
+            result = await self.client.revert_changes(
+                self.session_id, files=request.files, force=request.force
+            )
+        except AgentClientError as error:
+            if error.kind != "fileConflict":
+                raise
+            self.notes(conflict_lines(error.data, request, changes))
+            return
+        finally:
+            self.changed = None
+        self.notes(revert_report(result))
+
+    def changed_paths(self) -> list[str]:
+        """The last run's changed files, asked of the server once per input (in the completer's thread)."""
+        if self.changed is None and self.event_loop is not None and self.session_id:
+            asked = asyncio.run_coroutine_threadsafe(
+                self.client.get_changes(self.session_id), self.event_loop
+            )
+            try:
+                self.changed = [file.path for file in asked.result(COMPLETION_WAIT).files]
+            except (AgentClientError, TimeoutError):
+                asked.cancel()
+                return []
+        return self.changed or []
+
     def interrupt(self, event: KeyPressEvent) -> None:
         """Ctrl+C: abort what runs, else clear the line, else quit when pressed twice."""
         now = time.monotonic()
@@ -732,17 +828,19 @@ class Chat:
 
     async def loop(self) -> None:
         commands, mentions = SlashCompleter(self), MentionCompleter(self.folder)
+        reverts = RevertCompleter(self.changed_paths)
+        self.event_loop = asyncio.get_running_loop()
 
         def completing() -> bool:
             """Rows for the menu are kept under the input only while something is being completed."""
             document = self.prompt.default_buffer.document if self.prompt is not None else Document()
-            return commands.wants(document) or mentions.wants(document)
+            return commands.wants(document) or mentions.wants(document) or reverts.wants(document)
 
         self.prompt = PromptSession(
             message=self.message,
             prompt_continuation="  ",
             bottom_toolbar=self.toolbar,
-            completer=merge_completers([commands, ThreadedCompleter(mentions)]),
+            completer=merge_completers([commands, ThreadedCompleter(mentions), ThreadedCompleter(reverts)]),
             complete_while_typing=Condition(completing),
             key_bindings=merge_key_bindings([newline_keys(), self.key_bindings()]),
             refresh_interval=0.1,
@@ -757,6 +855,7 @@ class Chat:
             default, self.next_text = self.next_text, ""
             text = await self.prompt.prompt_async(default=default)
             mentions.forget()
+            self.changed = None
             follow_up, self.follow_up_next = self.follow_up_next, False
             if not self.quit:
                 await self.submit(text, follow_up)
