@@ -178,9 +178,10 @@ class RevertCompleter(Completer):
             return
         typed = document.text_before_cursor[len(REVERT_PREFIX) :]
         paths = self.paths()
-        if " " in typed and not any(typed.lower() in path.lower() for path in paths):
+        first = " " not in typed or any(typed.lower() in path.lower() for path in paths)
+        if not first:
             typed = typed.rpartition(" ")[2]  # the next of several paths
-        if paths and "all".startswith(typed):
+        if paths and first and "all".startswith(typed):
             yield Completion(
                 "all", start_position=-len(typed), display_meta="everything the last run changed"
             )
