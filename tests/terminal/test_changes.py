@@ -112,7 +112,7 @@ def test_chat_revert_refuses_over_a_hand_edit_and_force_reverts_the_others(
     assert (folder / "a.txt").read_text() == "changed by hand\n"
 
     pane.type("/revert")  # a list to pick from: everything first
-    pane.wait_for("revert what the last run did to (/revert PATH | all [force])")
+    pane.wait_for("revert what the last run did to which file? (/revert PATH | all [force])")
     pane.wait_for(
         "› everything the last run changed (4 files)\n"
         "  modified a.txt · bash\n  deleted  b.txt · bash\n  renamed  c.txt -> d.txt · bash\n"

@@ -118,6 +118,9 @@ PICK_MESSAGE = {
 }
 """The title of the list ``/rewind`` and ``/fork`` without a number open."""
 
+PICK_REVERT = "revert what the last run did to which file? (/revert PATH | all [force])"
+"""The title of the list ``/revert`` alone opens."""
+
 SESSIONS_SHOWN = 20
 """The folder's latest sessions that ``/sessions`` offers."""
 
@@ -681,7 +684,7 @@ class Chat:
         if request.files == []:
             lines = [f"everything the last run changed ({len(changes.files)} files)"]
             lines += [file_header(file).plain for file in changes.files]
-            picked = await pick("revert what the last run did to (/revert PATH | all [force])", lines)
+            picked = await pick(PICK_REVERT, lines)
             if picked is None:
                 return
             if picked == 0:
