@@ -55,6 +55,25 @@ command("AgentReject", "reject", {
   desc = "agentls: reject the change under review (the reason goes to the model)",
 })
 command("AgentReview", "review", { nargs = 0, desc = "agentls: show the change waiting for review again" })
+command("AgentAcceptHunk", "accept_hunk", {
+  nargs = 0,
+  desc = "agentls: in the review tab, accept the hunk under the cursor",
+})
+command("AgentRejectHunk", "reject_hunk", {
+  nargs = 0,
+  desc = "agentls: in the review tab, reject the hunk under the cursor (its old lines come back)",
+})
+command("AgentChanges", "changes", {
+  nargs = "?",
+  desc = "agentls: the files and hunks of the last run (all: of the whole session) in the quickfix list",
+  complete = function(lead)
+    return ("all"):find(lead, 1, true) == 1 and { "all" } or {}
+  end,
+})
+command("AgentChangesDiff", "changes_diff", {
+  nargs = 0,
+  desc = "agentls: the file of the change under the cursor beside its text before the change (a diff tab)",
+})
 command("AgentPanel", "panel", {
   nargs = 0,
   desc = "agentls: open or enter the transcript panel (q in it closes it)",
@@ -164,6 +183,7 @@ local plugs = {
   rewind = { "rewind", "undo a prompt and what followed" },
   fork = { "fork", "fork a new session before a message" },
   tree = { "tree", "show the session's tree of branches" },
+  changes = { "changes", "list the last run's changes" },
 }
 for name, spec in pairs(plugs) do
   vim.keymap.set("n", ("<Plug>(agentls-%s)"):format(name), setup_and(function()

@@ -483,6 +483,34 @@ function M.review()
   require("agentls.review").show()
 end
 
+--- :AgentAcceptHunk: the hunk under the cursor, in the review tab, lands.
+function M.accept_hunk()
+  require("agentls.review").accept_hunk()
+end
+
+--- :AgentRejectHunk: the hunk under the cursor, in the review tab, does not land.
+function M.reject_hunk()
+  require("agentls.review").reject_hunk()
+end
+
+--- :AgentChanges [all]: the files and hunks that the last run (`all`: the whole session)
+--- changed, in the quickfix list.
+function M.changes(arg)
+  arg = vim.trim(arg or "")
+  if arg ~= "" and arg ~= "all" then
+    return notify(("unknown argument %q: :AgentChanges [all]"):format(arg), levels.ERROR)
+  end
+  with_current("list the changes of", function(session_id)
+    require("agentls.changes").open(session_id, arg == "all")
+  end)
+end
+
+--- :AgentChangesDiff: the file of the change under the cursor (in the changes list) or of the
+--- current buffer, beside its text before the change, in a diff tab.
+function M.changes_diff()
+  require("agentls.changes").diff()
+end
+
 --- :AgentPanel: open and enter the panel; in it, stay there.
 function M.panel()
   if not panel.transcript and state.current then

@@ -47,6 +47,9 @@ local HIGHLIGHTS = {
   AgentlsHint = { link = "Comment" },
   AgentlsWinbar = { link = "Title" },
   AgentlsAttachment = { link = "Special" },
+  AgentlsHunkAccepted = { link = "DiagnosticOk" },
+  AgentlsHunkRejected = { link = "DiagnosticError" },
+  AgentlsHunkEdited = { link = "DiagnosticWarn" },
 }
 
 function M.define_highlights()
