@@ -72,7 +72,8 @@ test("edit in review mode: a diff tab shows the change; :AgentAccept lands it in
   expect(buffer_text(shown.after) == "a = 1\nb = 'two'", "the new text: " .. buffer_text(shown.after))
   expect(vim.wo[shown.before].diff and vim.wo[shown.after].diff, "both windows in diff mode")
   expect(vim.bo[before_buf].filetype == "python" and vim.bo[after_buf].filetype == "python", "the file's filetype")
-  expect(not vim.bo[after_buf].modifiable and vim.bo[after_buf].buftype == "nofile", "read-only scratch buffers")
+  expect(not vim.bo[before_buf].modifiable and vim.bo[before_buf].buftype == "nofile", "the old text is read-only")
+  expect(vim.bo[after_buf].modifiable and vim.bo[after_buf].buftype == "nofile", "the new text may be edited")
   h.at_widths(function(columns)
     h.equalize() -- as the tab's windows are when it opens at this width
     -- the file's name stays; the keys fit a window of 80 columns (the least useful parts go first)
@@ -154,6 +155,111 @@ test(":AgentReject with a reason: the tool result has it and the file is unchang
   expect(vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), { "a = 1", "b = 'two'" }), "its buffer too")
   expect(vim.fn.filereadable(env.ws .. "/new.py") == 0, "new.py was not written")
   expect(h.panel_text():find("edit  m.py  · failed", 1, true), h.panel_text())
+end)
+
+--- Lines "line 1" .. "line N", with `changes` (by line number) replacing some.
+local function numbered(n, changes)
+  local lines = {}
+  for i = 1, n do
+    lines[i] = (changes or {})[i] or ("line %d"):format(i)
+  end
+  return lines
+end
+
+--- The virtual texts of the review labels in `buf`, by 0-based row.
+local function labels(buf)
+  local found = {}
+  local ns = vim.api.nvim_get_namespaces()["agentls.review.labels"]
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, 0, -1, { details = true })) do
+    local details = mark[4]
+    found[mark[2]] = (details.sign_text or ""):gsub("%s+$", "") .. " " .. details.virt_text[1][1]
+  end
+  return found
+end
+
+test("hunk by hunk: gn rejects the hunk under the cursor, gy takes it back; :AgentAccept lands the hunks kept", function()
+  vim.fn.writefile(numbered(20), env.ws .. "/h.txt")
+  h.script({
+    h.tool_call("k1", "edit", { path = "h.txt", edits = {
+      { oldText = "line 2\n", newText = "line TWO\n" },
+      { oldText = "line 19\n", newText = "line NINETEEN\n" },
+    } }),
+    { content = "Edited." },
+  })
+  h.new_session()
+  local session = state.current
+  vim.cmd("AgentPrompt edit h.txt")
+  local shown = wait_review_tab("h.txt")
+  local item = review.queue[1]
+  expect(#item.params.hunks == 2 and #item.hunks == 2, "two hunks: " .. vim.inspect(item.params.hunks))
+  local after_buf = vim.api.nvim_win_get_buf(shown.after)
+  local before_buf = vim.api.nvim_win_get_buf(shown.before)
+  local marks = labels(after_buf)
+  expect(marks[1] == "✓ hunk 1/2 accepted · gn rejects it", vim.inspect(marks))
+  expect(marks[18] == "✓ hunk 2/2 accepted · gn rejects it", vim.inspect(marks))
+  expect(labels(before_buf)[18] == "✓ hunk 2/2 accepted", vim.inspect(labels(before_buf)))
+  h.resize(160)
+  h.equalize()
+  h.expect_winbar(shown.after, " ", { "gy/gn hunk" })
+  expect(vim.fn.maparg("gn", "n", false, true).buffer == 1, "gn is mapped in the review buffer")
+  -- the cursor in the context of hunk 2, then gn: its old line is back in the after side
+  vim.api.nvim_set_current_win(shown.after)
+  vim.api.nvim_win_set_cursor(shown.after, { 17, 0 })
+  h.keys_in(shown.after, "gn")
+  expect(vim.deep_equal(vim.api.nvim_buf_get_lines(after_buf, 0, -1, false), numbered(20, { [2] = "line TWO" })),
+    "the after side without hunk 2: " .. buffer_text(shown.after))
+  expect(labels(after_buf)[18] == "✗ hunk 2/2 rejected · gy accepts it", vim.inspect(labels(after_buf)))
+  expect(vim.deep_equal(review.answer_of(item), { outcome = "accept", hunks = { 0 } }), vim.inspect(review.answer_of(item)))
+  -- gy takes it back; :AgentRejectHunk with the cursor on hunk 1 in the before window
+  h.keys_in(shown.after, "gy")
+  expect(labels(after_buf)[18] == "✓ hunk 2/2 accepted · gn rejects it", vim.inspect(labels(after_buf)))
+  expect(vim.deep_equal(review.answer_of(item), { outcome = "accept" }), vim.inspect(review.answer_of(item)))
+  vim.api.nvim_set_current_win(shown.before)
+  vim.api.nvim_win_set_cursor(shown.before, { 2, 0 })
+  vim.cmd("AgentRejectHunk")
+  vim.api.nvim_win_set_cursor(shown.after, { 10, 0 })
+  vim.api.nvim_set_current_win(shown.after)
+  h.notes = {}
+  vim.cmd("AgentAcceptHunk")
+  expect(h.noted("no hunk under the cursor", vim.log.levels.WARN), "line 10 is in no hunk")
+  expect(vim.deep_equal(review.answer_of(item), { outcome = "accept", hunks = { 1 } }), vim.inspect(review.answer_of(item)))
+  vim.cmd("AgentAccept")
+  h.wait_settled(session)
+  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/h.txt"), numbered(20, { [19] = "line NINETEEN" })),
+    "only hunk 2 landed: " .. table.concat(vim.fn.readfile(env.ws .. "/h.txt"), "|"))
+  local result = h.tool_results(session).k1
+  expect(result and not result.error, vim.inspect(result))
+  expect(result.text:find("accepted hunk 2 of 2", 1, true) and result.text:find("rejected hunk 1", 1, true), result.text)
+end)
+
+test("the after side edited by the user: :AgentAccept lands the user's text; all hunks rejected: a rejection", function()
+  h.script({
+    h.tool_call("u1", "edit", { path = "h.txt", edits = { { oldText = "line 5\n", newText = "line FIVE\n" } } }),
+    h.tool_call("u2", "edit", { path = "h.txt", edits = { { oldText = "line 7\n", newText = "line SEVEN\n" } } }),
+    { content = "Edited." },
+  })
+  h.new_session()
+  local session = state.current
+  vim.cmd("AgentPrompt edit h.txt twice")
+  local shown = wait_review_tab("h.txt")
+  local after_buf = vim.api.nvim_win_get_buf(shown.after)
+  vim.api.nvim_buf_set_lines(after_buf, 4, 5, false, { "line five, as the user wants it" })
+  vim.api.nvim_exec_autocmds("TextChanged", { buffer = after_buf })
+  expect(labels(after_buf)[4] == "~ hunk 1/1 edited · gy takes the proposal, gn the old lines", vim.inspect(labels(after_buf)))
+  vim.cmd("AgentAccept")
+  shown = wait_review_tab("h.txt")
+  expect(buffer_text(shown.after):find("line SEVEN", 1, true), buffer_text(shown.after))
+  vim.api.nvim_set_current_win(shown.after)
+  vim.api.nvim_win_set_cursor(shown.after, { 7, 0 })
+  vim.cmd("AgentRejectHunk")
+  expect(vim.deep_equal(review.answer_of(review.queue[1]), { outcome = "reject" }), vim.inspect(review.answer_of(review.queue[1])))
+  vim.cmd("AgentAccept")
+  h.wait_settled(session)
+  local expected = numbered(20, { [5] = "line five, as the user wants it", [19] = "line NINETEEN" })
+  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/h.txt"), expected), table.concat(vim.fn.readfile(env.ws .. "/h.txt"), "|"))
+  local results = h.tool_results(session)
+  expect(results.u1.text:find("The user edited the change to h.txt before accepting it", 1, true), results.u1.text)
+  expect(results.u2.error, vim.inspect(results.u2))
 end)
 
 test("a closed review tab keeps the review (:AgentReview); an abort closes it, answering nothing", function()

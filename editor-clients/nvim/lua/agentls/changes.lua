@@ -214,8 +214,9 @@ local function report(result)
 end
 
 --- Revert part of `list`'s change: `target` is `{hunks = {{path, index}}}` or `{files = {path}}`.
---- A `fileConflict` asks whether to go on with `force` (what changed since is lost, or the file
---- is skipped, as the server says); the list is read again after.
+--- A `fileConflict` asks whether to go on with `force` (the server then reverts the rest and
+--- skips the files changed since: they keep what the user made of them); the list is read again
+--- after.
 function M.revert(list, target, force)
   local params = vim.tbl_extend("force", span(list), target, force and { force = true } or {})
   client.request("agent/revertChanges", params, function(err, result)
@@ -232,10 +233,10 @@ function M.revert(list, target, force)
       end, files), "; ")
       notify("changed since the agent's change: " .. why, levels.WARN)
       local items = {
-        { id = "force", label = "Force the revert" },
+        { id = "force", label = "Force: revert the rest, leave the changed files as they are" },
         { id = "cancel", label = "Cancel (nothing changes)" },
       }
-      local question = ("agentls: %s changed since the agent's change; force the revert?"):format(
+      local question = ("agentls: %s changed since the agent's change (reverting would lose that)"):format(
         table.concat(vim.tbl_map(function(file)
           return file.path or "?"
         end, files), ", ")

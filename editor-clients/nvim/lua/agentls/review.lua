@@ -106,8 +106,8 @@ function M.winbar(item, side, width)
       required = true },
     { text = ("%s %s (%s)"):format(params.toolName or "edit", display_path(params), side), keep = 100,
       required = true },
-    { text = "ga / :AgentAccept accept", keep = 80, short = "ga accept" },
-    { text = "gr / :AgentReject reject", keep = 80, short = "gr reject" },
+    { text = "ga / :AgentAccept accept", keep = 80, short = "ga accept", short_keep = 70 },
+    { text = "gr / :AgentReject reject", keep = 80, short = "gr reject", short_keep = 70 },
     { text = "]c next change", keep = 30 },
   }
   if item.hunks and #item.hunks > 0 then
