@@ -27,6 +27,7 @@ local FEATURES = {
   "prompt",
   "context",
   "sessions",
+  "changes",
   "review",
   "setup",
 }
