@@ -171,6 +171,8 @@ test("a file changed since: R asks, and force reverts the rest and leaves it as 
   expect(asked[1].prompt:find("moved.txt changed since the agent's change", 1, true), asked[1].prompt)
   expect(h.noted("skipped moved.txt", vim.log.levels.WARN), vim.inspect(h.notes))
   expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/moved.txt"), { "moving", "and changed by the user" }), "kept")
+  expect(h.noted("reverted old.txt"), "the rest reverted: the old path is back")
+  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/old.txt"), { "moving" }), "old.txt is back")
   -- cancelled: nothing is sent again
   asked = h.stub_select("cancel")
   keys_on("moved.txt", "R")

@@ -95,5 +95,20 @@ end
 M.abort = function()
   require("agentls.commands").abort()
 end
+--- The changes of the last run (`all`: of the whole session) in the quickfix list (:AgentChanges).
+M.changes = function(all)
+  require("agentls.commands").changes(all and "all" or "")
+end
+--- The change under the cursor (or of the current buffer's file) in a diff tab (:AgentChangesDiff).
+M.changes_diff = function()
+  require("agentls.commands").changes_diff()
+end
+--- In the review tab: accept / reject the hunk under the cursor (:AgentAcceptHunk, :AgentRejectHunk).
+M.accept_hunk = function()
+  require("agentls.commands").accept_hunk()
+end
+M.reject_hunk = function()
+  require("agentls.commands").reject_hunk()
+end
 
 return M
