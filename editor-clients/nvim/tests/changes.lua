@@ -144,6 +144,18 @@ test("r reverts one hunk of two in the open buffer; R reverts whole files on dis
   wait(5000, function()
     return vim.deep_equal(vim.fn.readfile(env.ws .. "/two.txt"), after)
   end, "the disk too (saved)")
+  -- :AgentChangesDiff in the file's buffer: its diff tab, at the cursor's line
+  local tabs = #vim.api.nvim_list_tabpages()
+  vim.cmd("tab sbuffer " .. buf)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd("AgentChangesDiff")
+  wait(10000, function()
+    return #vim.api.nvim_list_tabpages() == tabs + 2
+  end, "the diff tab of the current buffer")
+  local before = vim.api.nvim_win_get_buf(vim.api.nvim_tabpage_list_wins(0)[1])
+  expect(vim.deep_equal(vim.api.nvim_buf_get_lines(before, 0, -1, false), numbered(20)), "the text before the run")
+  expect(vim.api.nvim_win_get_cursor(0)[1] == 3, "at the cursor's line")
+  vim.cmd("tabclose | tabclose")
   -- R on new.txt (not open): deleted on disk; on gone.txt: back
   refreshed(function()
     keys_on("new.txt", "R")

@@ -272,7 +272,9 @@ test("a closed review tab keeps the review (:AgentReview); an abort closes it, a
   vim.cmd("AgentPrompt edit again")
   local shown = wait_review_tab("m.py")
   local item = review.queue[1]
-  -- closing the tab keeps the review waiting; :AgentReview shows it again
+  -- closing the tab keeps the review waiting (and what the user typed in the after side);
+  -- :AgentReview shows it again
+  vim.api.nvim_buf_set_lines(vim.api.nvim_win_get_buf(shown.after), 1, 2, false, { "b = 'typed'" })
   h.notes = {}
   vim.cmd("tabclose")
   wait(2000, function()
@@ -282,7 +284,7 @@ test("a closed review tab keeps the review (:AgentReview); an abort closes it, a
   vim.cmd("AgentReview")
   shown = wait_review_tab("m.py")
   expect(vim.api.nvim_get_current_tabpage() == shown.tab, "shown again")
-  expect(buffer_text(shown.after) == "a = 100\nb = 'two'", buffer_text(shown.after))
+  expect(buffer_text(shown.after) == "a = 100\nb = 'typed'", "the after side as it was left: " .. buffer_text(shown.after))
   local cancelled = review.cancelled or 0
   vim.cmd("AgentAbort")
   wait(5000, function()
