@@ -467,7 +467,9 @@ local function open_view(item)
       vim.cmd("diffthis")
     end)
     vim.wo[win].foldlevel = 0
-    vim.wo[win].signcolumn = "yes"
+    if #item.hunks > 0 then
+      vim.wo[win].signcolumn = "yes" -- the hunks' signs
+    end
   end
   M.refresh_winbars()
   M.refresh_labels(item)
