@@ -6,6 +6,7 @@
 
 import type * as vscode from 'vscode';
 import type { AgentConnection } from './client';
+import type { ChangesView } from './changes';
 import type { AgentPanel } from './panel';
 import type { EditReviews } from './review';
 import type { SessionController } from './session';
@@ -17,6 +18,8 @@ export interface AgentExtension {
   log: vscode.LogOutputChannel;
   /** The changes waiting for review (`agent/reviewEdit`). */
   reviews: EditReviews;
+  /** The Changes view: the files of the last run or of the session (`agent/getChanges`), reverted from there. */
+  changes: ChangesView;
   /** Settles when the first server start finished (rejects when it failed). */
   started: Promise<void>;
   /**

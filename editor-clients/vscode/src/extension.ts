@@ -5,6 +5,7 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import type { AgentExtension } from './api';
 import { forkMessage, rewindMessage, switchBranch } from './branches';
+import { ChangesView } from './changes';
 import { AgentConnection, readSettings } from './client';
 import {
   API_KEYS,
@@ -68,6 +69,8 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     return file !== undefined && fs.existsSync(file) ? file : undefined;
   };
 
+  const changes = new ChangesView(connection, controller, log);
+
   const ctx: CommandContext = {
     controller,
     log,
@@ -109,6 +112,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     log,
     connection,
     reviews,
+    changes,
     panel,
     vscode.window.registerWebviewViewProvider(VIEW_ID, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     createStatusBar(controller),
@@ -158,7 +162,7 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   const started = startServer();
   started.catch(() => undefined); // reported by startServer
   const setApiKey = (name: string, value: string): Promise<void> => storeApiKey(context.secrets, name, value);
-  return { controller, connection, reviews, panel, log, started, setApiKey };
+  return { controller, connection, reviews, changes, panel, log, started, setApiKey };
 }
 
 /** Stop the server (shutdown, exit) before the extension host goes away. */

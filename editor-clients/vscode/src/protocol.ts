@@ -491,11 +491,59 @@ export interface ReviewEditParams {
   /** The whole file before (the buffer when open, `""` for a new file) and after. */
   oldText: string;
   newText: string;
+  /** The diff of `oldText` -> `newText` (absent from servers before hunk-by-hunk review). */
+  hunks?: Hunk[];
 }
 
+/**
+ * The answer to `agent/reviewEdit`: `accept` lands the whole change, `accept` with `hunks`
+ * only those (indexes into the params' `hunks`), `accept` with `text` the user's edited text.
+ */
 export interface ReviewEditResult {
   outcome: 'accept' | 'reject';
   reason?: string;
+  hunks?: number[];
+  text?: string;
+}
+
+/** A hunk of a unified diff with 3 lines of context (`lines`: each with its `" "`, `"-"` or `"+"`). */
+export interface Hunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+}
+
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed';
+
+/** A file of `agent/getChanges`: its net change over the span, and who made it. */
+export interface ChangedFile {
+  path: string;
+  uri: string;
+  status: ChangeStatus;
+  oldPath?: string;
+  by: string[];
+  hunks: Hunk[];
+  binary?: boolean;
+  recorded?: boolean;
+  oldText?: string;
+  newText?: string;
+}
+
+/** The result of `agent/getChanges`. */
+export interface ChangesResult {
+  runId?: string;
+  fromEntryId: string | null;
+  toEntryId: string | null;
+  files: ChangedFile[];
+  checkpoints: 'on' | 'off' | 'unavailable';
+}
+
+/** The result of `agent/revertChanges`. */
+export interface RevertResult {
+  reverted: { path: string; action: string; hunks?: number[] }[];
+  skipped: FileProblem[];
 }
 
 export interface SaveDocumentsParams {

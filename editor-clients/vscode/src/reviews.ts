@@ -5,7 +5,7 @@
  * `vscode` import, so the unit tests run it as is; `review.ts` is the editor's side).
  */
 
-import type { ReviewEditParams, ReviewEditResult } from './protocol';
+import type { Hunk, ReviewEditParams, ReviewEditResult } from './protocol';
 import type { ReviewInfo } from './view';
 
 /** The scheme of both sides of a review's diff. */
@@ -22,6 +22,10 @@ export interface PendingReview {
 
 interface Entry extends PendingReview {
   settle(answer: ReviewEditResult | undefined): void;
+  /** The hunks the user rejected (indexes into `params.hunks`). */
+  readonly rejected: Set<number>;
+  /** The right side as the user saved it, when they edited it. */
+  edited?: string;
 }
 
 /** The last segment of a `/`- or `\`-separated path: `m.py` of `src/m.py`. */
@@ -57,6 +61,54 @@ export function rejection(reason: string | undefined): ReviewEditResult {
   return text === '' ? { outcome: 'reject' } : { outcome: 'reject', reason: text };
 }
 
+/**
+ * The answer of Accept: the user's `text` when it differs from the proposal (they edited the
+ * right side; hunk marks do not apply to an edited text), else the hunks not rejected:
+ * `{outcome: "accept"}` when none was rejected, `{outcome: "reject"}` when every one was,
+ * `{outcome: "accept", hunks}` (indexes, ascending) in between.
+ */
+export function acceptance(
+  params: Pick<ReviewEditParams, 'newText' | 'hunks'>,
+  rejected: ReadonlySet<number>,
+  text?: string,
+): ReviewEditResult {
+  if (text !== undefined && text !== params.newText) return { outcome: 'accept', text };
+  const count = params.hunks?.length ?? 0;
+  const accepted = [...Array(count).keys()].filter((index) => !rejected.has(index));
+  if (accepted.length === count) return { outcome: 'accept' };
+  if (accepted.length === 0) return { outcome: 'reject' };
+  return { outcome: 'accept', hunks: accepted };
+}
+
+/** The `@@ -1,3 +1,4 @@` line of a hunk. */
+export function hunkHeader(hunk: Hunk): string {
+  return `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`;
+}
+
+/**
+ * The line (0-based) of the new text where a hunk's change starts (its first `+` or `-`
+ * line, past the leading context): where its CodeLens goes, clamped into `lineCount`.
+ */
+export function hunkLine(hunk: Hunk, lineCount: number): number {
+  let line = hunk.newLines === 0 ? hunk.newStart : hunk.newStart - 1;
+  for (const text of hunk.lines) {
+    if (!text.startsWith(' ')) break;
+    line += 1;
+  }
+  return Math.max(0, Math.min(line, lineCount - 1));
+}
+
+/** The lines (0-based) of the new text that a hunk adds, for the rejected hunks' decoration. */
+export function addedLines(hunk: Hunk): number[] {
+  const out: number[] = [];
+  let line = hunk.newLines === 0 ? hunk.newStart : hunk.newStart - 1;
+  for (const text of hunk.lines) {
+    if (text.startsWith('+')) out.push(line++);
+    else if (text.startsWith(' ')) line++;
+  }
+  return out;
+}
+
 /** The reviews pending, oldest first (parallel tool calls can have several). */
 export class ReviewBook {
   private nextId = 1;
@@ -69,7 +121,7 @@ export class ReviewBook {
     const answer = new Promise<ReviewEditResult | undefined>((resolve) => {
       settle = resolve;
     });
-    const entry: Entry = { id: this.nextId++, params, answer, settle };
+    const entry: Entry = { id: this.nextId++, params, answer, settle, rejected: new Set() };
     this.entries.push(entry);
     this.changed();
     return entry;
@@ -104,11 +156,45 @@ export class ReviewBook {
     }));
   }
 
-  /** The text of one side of a pending review's diff. */
+  /** The text of one side of a pending review's diff (the right side as the user saved it). */
   text(id: number, side: ReviewSide): string | undefined {
-    const params = this.get(id)?.params;
-    if (!params) return undefined;
-    return side === 'original' ? params.oldText : params.newText;
+    const entry = this.entries.find((e) => e.id === id);
+    if (!entry) return undefined;
+    return side === 'original' ? entry.params.oldText : (entry.edited ?? entry.params.newText);
+  }
+
+  /** The user saved the right side: its text (false when the review is no longer pending). */
+  edit(id: number, text: string): boolean {
+    const entry = this.entries.find((e) => e.id === id);
+    if (!entry) return false;
+    entry.edited = text;
+    this.changed();
+    return true;
+  }
+
+  /** Accept (`true`) or reject one hunk; false for a review not pending or a hunk it does not have. */
+  markHunk(id: number, index: number, accepted: boolean): boolean {
+    const entry = this.entries.find((e) => e.id === id);
+    if (!entry || !Number.isInteger(index) || index < 0 || index >= (entry.params.hunks?.length ?? 0)) return false;
+    if (accepted) entry.rejected.delete(index);
+    else entry.rejected.add(index);
+    this.changed();
+    return true;
+  }
+
+  /** The hunks rejected so far, ascending. */
+  rejectedHunks(id: number): number[] {
+    const entry = this.entries.find((e) => e.id === id);
+    return entry ? [...entry.rejected].sort((a, b) => a - b) : [];
+  }
+
+  /** Accept: the answer from the hunks marked and the right side's `text` (the open document's, else the saved one). */
+  accept(id: number, text?: string): ReviewEditResult | undefined {
+    const entry = this.entries.find((e) => e.id === id);
+    if (!entry) return undefined;
+    const answer = acceptance(entry.params, entry.rejected, text ?? entry.edited);
+    this.settle(id, answer);
+    return answer;
   }
 
   /** The user's answer; false when the review is no longer pending (answered or cancelled). */

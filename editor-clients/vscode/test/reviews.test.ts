@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { ReviewEditParams } from '../src/protocol';
 import {
+  acceptance,
+  addedLines,
   baseName,
+  hunkHeader,
+  hunkLine,
   parseReviewUriPath,
   rejection,
   ReviewBook,
@@ -99,5 +103,61 @@ describe('ReviewBook', () => {
     const book = new ReviewBook();
     const ids = [book.add(params('c1')), book.add(params('c1')), book.add(params('c2'))].map((r) => r.id);
     expect(new Set(ids).size).toBe(3);
+  });
+});
+
+describe('review hunk by hunk', () => {
+  const hunks = [
+    { oldStart: 1, oldLines: 3, newStart: 1, newLines: 3, lines: ['-a', '+A', ' b', ' c'] },
+    { oldStart: 10, oldLines: 4, newStart: 10, newLines: 4, lines: [' h', ' i', ' j', '-k', '+K', ' l'] },
+    { oldStart: 20, oldLines: 3, newStart: 20, newLines: 2, lines: [' s', '-t', ' u'] },
+  ];
+  const proposal = { newText: 'A\nb\n', hunks };
+
+  it('answers accept when no hunk was rejected, reject when all were, else the hunks accepted', () => {
+    expect(acceptance(proposal, new Set())).toEqual({ outcome: 'accept' });
+    expect(acceptance(proposal, new Set([1]))).toEqual({ outcome: 'accept', hunks: [0, 2] });
+    expect(acceptance(proposal, new Set([2, 0]))).toEqual({ outcome: 'accept', hunks: [1] });
+    expect(acceptance(proposal, new Set([0, 1, 2]))).toEqual({ outcome: 'reject' });
+    // a server without hunks: accept as before
+    expect(acceptance({ newText: 'x' }, new Set())).toEqual({ outcome: 'accept' });
+  });
+
+  it('answers the edited text when the right side differs from the proposal (hunk marks do not apply)', () => {
+    expect(acceptance(proposal, new Set([1]), 'A\nb edited\n')).toEqual({ outcome: 'accept', text: 'A\nb edited\n' });
+    expect(acceptance(proposal, new Set(), 'A\nb\n')).toEqual({ outcome: 'accept' });
+  });
+
+  it('puts a hunk lens on its first changed line, and knows the lines it adds', () => {
+    expect(hunks.map((h) => hunkLine(h, 100))).toEqual([0, 12, 20]);
+    expect(hunkLine(hunks[1]!, 5)).toBe(4);
+    expect(hunkLine({ oldStart: 1, oldLines: 1, newStart: 0, newLines: 0, lines: ['-x'] }, 0)).toBe(0);
+    expect(hunks.map(addedLines)).toEqual([[0], [12], []]);
+    expect(hunkHeader(hunks[1]!)).toBe('@@ -10,4 +10,4 @@');
+  });
+
+  it('keeps the marks of a pending review; Accept answers from them and the saved text', async () => {
+    const book = new ReviewBook();
+    const review = book.add({ ...params('c1'), hunks });
+    expect(book.markHunk(review.id, 1, false)).toBe(true);
+    expect(book.markHunk(review.id, 3, false)).toBe(false);
+    expect(book.markHunk(review.id, 0, false)).toBe(true);
+    expect(book.markHunk(review.id, 0, true)).toBe(true);
+    expect(book.rejectedHunks(review.id)).toEqual([1]);
+    expect(book.accept(review.id)).toEqual({ outcome: 'accept', hunks: [0, 2] });
+    expect(await review.answer).toEqual({ outcome: 'accept', hunks: [0, 2] });
+    expect(book.markHunk(review.id, 0, false)).toBe(false);
+
+    const edited = book.add({ ...params('c2'), hunks });
+    expect(book.edit(edited.id, 'mine\n')).toBe(true);
+    expect(book.text(edited.id, 'proposed')).toBe('mine\n');
+    expect(book.text(edited.id, 'original')).toBe('b = 2\n');
+    expect(book.accept(edited.id)).toEqual({ outcome: 'accept', text: 'mine\n' });
+    expect(book.edit(edited.id, 'late\n')).toBe(false);
+
+    const open = book.add({ ...params('c3'), hunks });
+    book.markHunk(open.id, 2, false);
+    // the open document's text wins over the saved one
+    expect(book.accept(open.id, "b = 'two'\n")).toEqual({ outcome: 'accept', hunks: [0, 1] });
   });
 });
