@@ -119,8 +119,22 @@ const REQUIRED = [
   'Reject: the tool result has the reason',
   'Reject: the file is unchanged',
   'the diff editor closed once rejected',
+  'Hunks: the right side has an Accept/Reject CodeLens per hunk',
+  'Hunks: Reject hunk marks the second hunk rejected',
+  'Hunks: only the accepted hunk landed',
+  'Hunks: the tool result says which hunk was rejected',
+  'Edited: the right side is editable, and its text landed',
+  'Edited: the tool result says the user edited the change',
   'Abort: the review was cancelled and its diff closed',
   'Abort: the file is unchanged',
+  'Changes: the last run lists each file with its status and by bash',
+  'Changes: a file opens a diff editor of its old and new text',
+  'Changes: the two-hunk file has two hunk items',
+  'Changes: Revert Hunk reverted only that hunk',
+  'Changes: the view lists the file with one hunk left',
+  'Changes: Revert File put the deleted file back',
+  'Changes: Revert File undid the rename',
+  'Changes: the whole session lists what is left',
   'Rewind: the open file is reverted in the editor and on disk',
   'Rewind: the file not open is reverted on disk',
   'Rewind: the created file is gone',
@@ -196,6 +210,8 @@ function prepare() {
   fs.copyFileSync(path.join(here, 'fixture', 'faux-review.json'), path.join(WORK, 'faux-review.json'));
   // the rewind step's model, swapped in the same way
   fs.copyFileSync(path.join(here, 'fixture', 'faux-rewind.json'), path.join(WORK, 'faux-rewind.json'));
+  // the Changes step's model (a bash call that edits, removes, renames and creates files), swapped in the same way
+  fs.copyFileSync(path.join(here, 'fixture', 'faux-changes.json'), path.join(WORK, 'faux-changes.json'));
   // the MCP step's model (a call of the quirky server's echo tool), swapped in the same way
   fs.copyFileSync(path.join(here, 'fixture', 'faux-mcp.json'), path.join(WORK, 'faux-mcp.json'));
   const settings = {

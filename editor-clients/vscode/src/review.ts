@@ -58,11 +58,10 @@ export class EditReviews implements vscode.Disposable {
     private readonly changed: (reviews: ReviewInfo[]) => void,
   ) {
     const encoder = new TextEncoder();
+    // A review answered is empty: its diff closes then (an edited right side saved first, to nowhere).
     const sideText = (uri: vscode.Uri): string => {
       const where = parseReviewUriPath(uri.path);
-      const text = where && this.book.text(where.id, where.side);
-      if (text === undefined) throw vscode.FileSystemError.FileNotFound(uri);
-      return text;
+      return (where && this.book.text(where.id, where.side)) ?? '';
     };
     // A file system, not a content provider: the right side is an editable document (saved here).
     const files: vscode.FileSystemProvider = {

@@ -18,7 +18,10 @@
  * a prompt with a diagnostics attachment whose model calls the `diagnostics` tool, answered
  * from the problems VS Code's JSON support reports for a broken file; then, in a session whose
  * edits wait for review (`agent/reviewEdit`), an edit accepted in the diff editor, one
- * rejected with a reason, and one whose review an abort cancels; then, in a session whose
+ * rejected with a reason, one of two hunks whose second hunk is rejected with its CodeLens, one whose
+ * right side is edited before Accept, and one whose review an abort cancels; then the Changes view
+ * of a run whose bash edits (two hunks), removes, renames and creates files (a diff opened, Revert
+ * Hunk, Revert File); then, in a session whose
  * model edits a file open in an editor and one that is not and creates a third, Rewind to here
  * with the files reverted (the editor's undo brings the agent's version back), the prompt sent
  * again from there, Fork from here, the header's branch picker (the files switched too), and a
@@ -118,6 +121,23 @@ const DRAFT = 'status: draft\n';
 const ACCEPTED = 'status: accepted\n';
 const REJECT_REASON = 'keep it accepted';
 const REVIEW_REJECTION = `The user rejected the change to ${REVIEWED}: ${REJECT_REASON}`;
+/** Review hunk by hunk: a file of 20 lines, whose lines 2 and 19 the model changes in one edit (two hunks). */
+const HUNKS = {
+  file: 'hunks.txt',
+  text: Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join(''),
+} as const;
+/** The Changes step: files in chg/ that one bash call of faux-changes.json edits (two hunks), removes, renames, creates. */
+const CHG = {
+  script: 'faux-changes.json',
+  twoHunks: 'chg/two-hunks.txt',
+  gone: 'chg/gone.txt',
+  oldName: 'chg/old-name.txt',
+  newName: 'chg/new-name.txt',
+  created: 'chg/created.txt',
+  lines: Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join(''),
+  goneText: 'removed by bash\n',
+  renamedText: 'renamed by bash, the same text\n',
+} as const;
 /** Rewind and fork: the session's model is faux-rewind.json (two edits, one new file, then the answers). */
 const REWIND = {
   script: 'faux-rewind.json',
@@ -1261,6 +1281,7 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   const target = path.join(folder, REVIEWED);
   const document = await vscode.workspace.openTextDocument(vscode.Uri.file(target));
   await vscode.window.showTextDocument(document, { preview: false });
+  fs.writeFileSync(path.join(folder, HUNKS.file), HUNKS.text);
   // A session whose write and edit wait for review (the `permissions` of agent/newSession).
   await newSessionWith(api, 'faux-review.json', { permissions: { edit: 'review', write: 'review' } });
 
@@ -1292,7 +1313,64 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   );
   rec.check(step, 'the diff editor closed once rejected', reviewTabs().length === 0, reviewTabs().map((t) => t.label));
 
-  // 3. An abort cancels the review (the server's $/cancelRequest): the diff closes, nothing is written.
+  // 3. Hunk by hunk: an edit of two hunks, the second rejected with its CodeLens: only the first lands.
+  const book = api.reviews.book;
+  const hunksFile = path.join(folder, HUNKS.file);
+  const hunksRun = (await c.prompt('Change two lines of hunks.txt.')).runId;
+  await waitFor(api, () => book.size > 0, 30_000, 'the review of the two-hunk edit');
+  const hunkReview = book.oldest();
+  rec.check(step, 'Hunks: agent/reviewEdit carries the two hunks', hunkReview?.params.hunks?.length === 2, hunkReview?.params.hunks);
+  if (hunkReview) {
+    const right = api.reviews.uri(hunkReview.id, 'proposed');
+    await waitFor(api, () => reviewTabs().length > 0, 10_000, 'the diff editor').catch(() => undefined);
+    await vscode.workspace.openTextDocument(right);
+    const titles = async (): Promise<string[]> =>
+      ((await vscode.commands.executeCommand<vscode.CodeLens[]>('vscode.executeCodeLensProvider', right)) ?? []).map(
+        (lens) => `${lens.range.start.line}:${lens.command?.title ?? ''}`,
+      );
+    const before = await titles();
+    rec.check(
+      step,
+      'Hunks: the right side has an Accept/Reject CodeLens per hunk',
+      JSON.stringify(before) === JSON.stringify(['1:Hunk 1 of 2: accepted', '1:$(close) Reject hunk', '18:Hunk 2 of 2: accepted', '18:$(close) Reject hunk']),
+      before,
+    );
+    await vscode.commands.executeCommand('agentls.rejectHunk', hunkReview.id, 1);
+    const after = await titles();
+    rec.check(
+      step,
+      'Hunks: Reject hunk marks the second hunk rejected',
+      after.includes('18:Hunk 2 of 2: rejected') && after.includes('18:$(check) Accept hunk') && after.includes('1:Hunk 1 of 2: accepted'),
+      after,
+    );
+    await vscode.commands.executeCommand('agentls.acceptChange', hunkReview.id);
+  }
+  await settledRun(api, hunksRun, 60_000);
+  const landed = fs.readFileSync(hunksFile, 'utf8');
+  rec.check(step, 'Hunks: only the accepted hunk landed', landed === HUNKS.text.replace('line 2\n', 'LINE 2\n'), landed);
+  checkToolEnded(api, rec, step, 'Hunks: the tool result says which hunk was rejected', 'call-review-hunks', 'done', 'rejected hunk 2 (@@');
+
+  // 4. The right side edited before Accept: the user's text lands.
+  const editedRun = (await c.prompt('Change line 10 of hunks.txt.')).runId;
+  await waitFor(api, () => book.size > 0, 30_000, 'the review of the line 10 edit');
+  const editReview = book.oldest();
+  const mine = landed.replace('line 10\n', "line 10, the user's way\n");
+  if (editReview) {
+    await waitFor(api, () => reviewTabs().length > 0, 10_000, 'the diff editor').catch(() => undefined);
+    const right = await vscode.workspace.openTextDocument(api.reviews.uri(editReview.id, 'proposed'));
+    const edit = new vscode.WorkspaceEdit();
+    edit.replace(right.uri, new vscode.Range(0, 0, right.lineCount, 0), mine);
+    const applied = await vscode.workspace.applyEdit(edit);
+    rec.check(step, 'Edited: the right side took the edit', applied && right.getText() === mine, right.getText());
+    await vscode.commands.executeCommand('agentls.acceptChange', editReview.id);
+  }
+  await settledRun(api, editedRun, 60_000);
+  const editedText = fs.readFileSync(hunksFile, 'utf8');
+  rec.check(step, 'Edited: the right side is editable, and its text landed', editedText === mine, editedText);
+  checkToolEnded(api, rec, step, 'Edited: the tool result says the user edited the change', 'call-review-edited', 'done', 'edited the change to hunks.txt');
+  rec.check(step, 'the diff editors closed', reviewTabs().length === 0, reviewTabs().map((t) => t.label));
+
+  // 5. An abort cancels the review (the server's $/cancelRequest): the diff closes, nothing is written.
   const abortRun = await promptForReview(api, rec, step, 'Mark review.txt as aborted.', 'call-review-abort', {
     oldText: ACCEPTED,
     newText: 'status: aborted\n',
@@ -1315,6 +1393,98 @@ async function review(api: AgentExtension, rec: Recorder, folder: string): Promi
   const reviewSession = c.sessionId;
   if (main !== undefined) await c.loadSession(main);
   return reviewSession;
+}
+
+function changeTabs(): vscode.TabInputTextDiff[] {
+  return vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .map((tab) => tab.input)
+    .filter((input): input is vscode.TabInputTextDiff => input instanceof vscode.TabInputTextDiff && input.modified.scheme === 'agentls-change');
+}
+
+/**
+ * The Changes view: a run whose bash edits (two hunks), removes, renames and creates files;
+ * the view lists each as bash's, a file opens its diff, Revert Hunk takes back one hunk of
+ * two, Revert File puts a deleted file back and undoes the rename (the view's commands).
+ */
+async function changesView(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'changes';
+  const c = api.controller;
+  const view = api.changes;
+  const main = c.sessionId;
+  const file = (name: string): string => path.join(folder, name);
+  fs.mkdirSync(file('chg'), { recursive: true });
+  fs.writeFileSync(file(CHG.twoHunks), CHG.lines);
+  fs.writeFileSync(file(CHG.gone), CHG.goneText);
+  fs.writeFileSync(file(CHG.oldName), CHG.renamedText);
+  await newSessionWith(api, CHG.script, { permissions: { bash: 'allow' } });
+  await vscode.commands.executeCommand('agentls.showChanges');
+  const result = await c.prompt('Change the files of chg/.');
+  await settledRun(api, result.runId, 60_000);
+  await view.setScope('run');
+  const listed = view.files().map((n) => `${n.file.path} ${n.file.status}${n.file.oldPath ? ` from ${n.file.oldPath}` : ''} ${n.file.by.join(',')}`);
+  rec.check(
+    step,
+    'Changes: the last run lists each file with its status and by bash',
+    JSON.stringify(listed) ===
+      JSON.stringify([
+        `${CHG.created} added bash`,
+        `${CHG.gone} deleted bash`,
+        `${CHG.newName} renamed from ${CHG.oldName} bash`,
+        `${CHG.twoHunks} modified bash`,
+      ]),
+    { listed, message: view.view.message },
+  );
+  const twoHunks = view.files().find((n) => n.file.path === CHG.twoHunks);
+  rec.check(step, 'Changes: the two-hunk file has two hunk items', twoHunks?.hunks.length === 2 && view.getChildren(twoHunks).length === 2, twoHunks?.hunks.map((h) => h.label));
+  if (!twoHunks) return;
+
+  // A click on the file: its diff editor, the old text left, the new right.
+  await vscode.commands.executeCommand(view.getTreeItem(twoHunks).command?.command ?? '', twoHunks);
+  await waitFor(api, () => changeTabs().length > 0, 10_000, 'the diff of the change').catch(() => undefined);
+  const [diff] = changeTabs();
+  const sides = diff ? await Promise.all([diff.original, diff.modified].map(async (uri) => (await vscode.workspace.openTextDocument(uri)).getText())) : [];
+  const changed = CHG.lines.replace('line 2\n', 'LINE 2\n').replace('line 19\n', 'LINE 19\n');
+  rec.check(step, 'Changes: a file opens a diff editor of its old and new text', sides[0] === CHG.lines && sides[1] === changed, sides);
+
+  // Revert Hunk on the second hunk: line 19 is back, line 2 stays the agent's.
+  const second = twoHunks.hunks[1];
+  await vscode.commands.executeCommand('agentls.revertHunk', second);
+  const afterHunk = fs.readFileSync(file(CHG.twoHunks), 'utf8');
+  rec.check(step, 'Changes: Revert Hunk reverted only that hunk', afterHunk === CHG.lines.replace('line 2\n', 'LINE 2\n'), afterHunk);
+  const left = view.files().find((n) => n.file.path === CHG.twoHunks);
+  rec.check(step, 'Changes: the view lists the file with one hunk left', left?.hunks.length === 1 && left.hunks[0]?.label.startsWith('@@ -1,') === true, left?.hunks.map((h) => h.label));
+
+  // Revert File: the deleted file comes back, the renamed one goes back to its old name.
+  const gone = view.files().find((n) => n.file.path === CHG.gone);
+  await vscode.commands.executeCommand('agentls.revertFile', gone);
+  rec.check(
+    step,
+    'Changes: Revert File put the deleted file back',
+    fs.existsSync(file(CHG.gone)) && fs.readFileSync(file(CHG.gone), 'utf8') === CHG.goneText,
+    fs.existsSync(file(CHG.gone)),
+  );
+  const renamed = view.files().find((n) => n.file.path === CHG.newName);
+  await vscode.commands.executeCommand('agentls.revertFile', renamed);
+  rec.check(
+    step,
+    'Changes: Revert File undid the rename',
+    !fs.existsSync(file(CHG.newName)) && fs.existsSync(file(CHG.oldName)) && fs.readFileSync(file(CHG.oldName), 'utf8') === CHG.renamedText,
+    { newName: fs.existsSync(file(CHG.newName)), oldName: fs.existsSync(file(CHG.oldName)) },
+  );
+
+  // The whole session: what is left (the created file, one hunk of two-hunks.txt), with the user's reverts among who changed it.
+  await view.setScope('session');
+  const session = view.files().map((n) => `${n.file.path} ${n.file.status} ${n.hunks.length}`);
+  rec.check(
+    step,
+    'Changes: the whole session lists what is left',
+    JSON.stringify(session) === JSON.stringify([`${CHG.created} added 1`, `${CHG.twoHunks} modified 1`]),
+    session,
+  );
+  await view.setScope('run');
+  await vscode.window.tabGroups.close(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'agentls-change'));
+  if (main !== undefined) await c.loadSession(main);
 }
 
 function lastNotice(api: AgentExtension, prefix: string): string | undefined {
@@ -1641,6 +1811,7 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await panelActions(api, rec, folder);
     const reviewSession = await review(api, rec, folder);
     await deleteFromHistory(api, rec, reviewSession);
+    await changesView(api, rec, folder);
     await rewindAndFork(api, rec, folder);
     await mcp(api, rec, folder);
     // before the API key step: its restarts leave the faux script where the driver's prompt needs it
