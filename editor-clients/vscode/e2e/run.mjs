@@ -135,6 +135,8 @@ const REQUIRED = [
   'Changes: Revert File put the deleted file back',
   'Changes: Revert File undid the rename',
   'Changes: the whole session lists what is left',
+  'Changes: the view refreshed itself when the run settled',
+  'Changes: Revert anyway reverted the other file and skipped the changed one',
   'Rewind: the open file is reverted in the editor and on disk',
   'Rewind: the file not open is reverted on disk',
   'Rewind: the created file is gone',
@@ -799,6 +801,24 @@ async function mcpServersFromPalette(page, { server, tools }) {
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
 }
 
+/**
+ * A revert from the Changes view met a file changed since: the modal names it; click "Revert
+ * anyway". Before that, the Changes view in the agentls container lists the files (screenshot).
+ */
+async function revertAnyway(page, { file, listed }) {
+  const revert = page.locator(DIALOG_BUTTONS, { hasText: 'Revert anyway' }).first();
+  await revert.waitFor({ state: 'visible', timeout: 20_000 });
+  const dialog = await page.locator('.monaco-dialog-box').innerText();
+  check('the revert conflict names the changed file', dialog.includes(file) && /changed since/.test(dialog), dialog);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'changes-conflict.png') });
+  await revert.click();
+  await revert.waitFor({ state: 'hidden', timeout: 10_000 });
+  const rows = page.locator('.monaco-list-row', { hasText: listed });
+  await rows.first().waitFor({ state: 'visible', timeout: 10_000 }).catch(() => undefined);
+  check(`the Changes view shows ${listed} in the workbench`, (await rows.count()) > 0);
+  await page.screenshot({ path: path.join(ARTIFACTS, 'changes.png') });
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
@@ -807,6 +827,9 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'review') {
     await answerReview(page, request);
     acted.reviews.push(request.action);
+  } else if (request.waiting === 'revertAnyway') {
+    await revertAnyway(page, request);
+    acted.revertedAnyway = true;
   } else if (request.waiting === 'continue') {
     await clickContinue(page);
     acted.continued = true;
@@ -891,7 +914,7 @@ async function act(page, request, acted) {
 
 async function selfTest(page, resultFile) {
   const acted = {
-    permissions: [], reviews: [], continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
+    permissions: [], reviews: [], revertedAnyway: false, continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
     copied: [], opened: false, edited: false, history: [], rewinds: [], forked: false, branched: false, queueEdited: false,
     mcp: [],
   };
@@ -1005,6 +1028,7 @@ async function main() {
       JSON.stringify(acted.mcp) === '["trust","menu","restart","palette"]', acted.mcp);
     check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);
     check('Continue clicked in the panel', acted.continued);
+    check('"Revert anyway" clicked in the revert conflict of the Changes view', acted.revertedAnyway);
     check('reviews answered in the page: Accept (title button), Reject (Ctrl+Alt+N, with a reason)',
       JSON.stringify(acted.reviews) === JSON.stringify(['accept', 'reject']), acted.reviews);
     check('the three pickers used in the page', acted.picks === 3, acted.picks);

@@ -5,7 +5,7 @@
  * diff editor (read-only `agentls-change:` documents of its old and new text); Revert File
  * and Revert Hunk call `agent/revertChanges`, and a `fileConflict` asks whether to revert
  * anyway (`force`). It refreshes on `agent/settled`, `agent/branch`, after a revert, and
- * when the session changes.
+ * when the session changes (while hidden, when it is next shown).
  */
 
 import * as vscode from 'vscode';
@@ -79,14 +79,26 @@ export class ChangesView implements vscode.TreeDataProvider<ChangeNode>, vscode.
       vscode.commands.registerCommand(REVERT_HUNK_COMMAND, (node?: ChangeNode) => this.guard(() => this.revertHunk(node))),
       connection.onNotification((note) => {
         if ((note.method === 'agent/settled' || note.method === 'agent/branch') && note.params.sessionId === this.sessionId) {
-          void this.refresh();
+          this.changed();
         }
       }),
       controller.onChange(() => {
-        if (controller.sessionId !== this.sessionId) void this.refresh();
+        if (controller.sessionId !== this.sessionId) this.changed();
+      }),
+      this.view.onDidChangeVisibility(({ visible }) => {
+        if (visible && this.stale) void this.refresh();
       }),
     );
     void vscode.commands.executeCommand('setContext', SCOPE_CONTEXT, this.scope);
+  }
+
+  /** Whether the changes shown may be out of date: asked for again when the view is next visible. */
+  private stale = true;
+
+  /** The session's changes may have changed: ask now if the view is visible, else when it is shown. */
+  private changed(): void {
+    this.stale = true;
+    if (this.view.visible) void this.refresh();
   }
 
   private async guard(action: () => Promise<unknown>): Promise<void> {
@@ -120,6 +132,7 @@ export class ChangesView implements vscode.TreeDataProvider<ChangeNode>, vscode.
   private async load(): Promise<void> {
     const sessionId = this.controller.sessionId;
     this.sessionId = sessionId;
+    this.stale = false;
     let result: ChangesResult | undefined;
     if (sessionId !== undefined && this.controller.connected) {
       try {

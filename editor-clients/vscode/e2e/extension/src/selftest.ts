@@ -190,6 +190,8 @@ type Waiting =
   /** Agent: MCP Servers from the palette: `server` listed as ready; pick it, then Open Log. */
   | { waiting: 'mcpPalette'; server: string; tools: string[] }
   | { waiting: 'continue' }
+  /** A revert of the Changes view met `file` changed since: click "Revert anyway" in the modal; the view lists `listed`. */
+  | { waiting: 'revertAnyway'; file: string; listed: string }
   /**
    * The diff editor `title` is open: check the panel lists the review; then Accept (the diff's
    * title button) or Reject (Ctrl+Alt+N in the diff, then `reason` in the input box).
@@ -1421,7 +1423,9 @@ async function changesView(api: AgentExtension, rec: Recorder, folder: string): 
   await vscode.commands.executeCommand('agentls.showChanges');
   const result = await c.prompt('Change the files of chg/.');
   await settledRun(api, result.runId, 60_000);
-  await view.setScope('run');
+  // agent/settled refreshes the view (the last run's changes, its default)
+  await waitFor(api, () => view.files().length === 4, 10_000, 'the Changes view after the run').catch(() => undefined);
+  rec.check(step, 'Changes: the view refreshed itself when the run settled', view.files().length === 4 && view.scope === 'run', view.view.message);
   const listed = view.files().map((n) => `${n.file.path} ${n.file.status}${n.file.oldPath ? ` from ${n.file.oldPath}` : ''} ${n.file.by.join(',')}`);
   rec.check(
     step,
@@ -1481,6 +1485,20 @@ async function changesView(api: AgentExtension, rec: Recorder, folder: string): 
     'Changes: the whole session lists what is left',
     JSON.stringify(session) === JSON.stringify([`${CHG.created} added 1`, `${CHG.twoHunks} modified 1`]),
     session,
+  );
+
+  // A revert that meets a file changed since (by hand): the modal, "Revert anyway" reverts the other file only.
+  fs.writeFileSync(file(CHG.created), 'changed by someone else\n');
+  rec.ask({ waiting: 'revertAnyway', file: CHG.created, listed: CHG.created });
+  const forced = await view.revert({ files: [CHG.created, CHG.twoHunks] });
+  rec.check(
+    step,
+    'Changes: Revert anyway reverted the other file and skipped the changed one',
+    forced?.skipped.some((f) => f.path === CHG.created) === true &&
+      forced.reverted.some((r) => r.path === CHG.twoHunks) &&
+      fs.readFileSync(file(CHG.created), 'utf8') === 'changed by someone else\n' &&
+      fs.readFileSync(file(CHG.twoHunks), 'utf8') === CHG.lines,
+    forced,
   );
   await view.setScope('run');
   await vscode.window.tabGroups.close(vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => t.input instanceof vscode.TabInputTextDiff && t.input.modified.scheme === 'agentls-change'));
