@@ -139,6 +139,18 @@ export function changeTitle(file: Pick<ChangedFile, 'path'>, scope: ChangeScope)
   return `${baseName(file.path)}: ${scope === 'run' ? 'changes of the last run' : "the session's changes"}`;
 }
 
+/**
+ * Whether a revert refused for `conflicts` has anything else to revert with `force` (which
+ * reverts the others and leaves the conflicting files as they are): a file or hunk of
+ * another path, or everything (neither files nor hunks named).
+ */
+export function othersToRevert(target: RevertTarget, conflicts: readonly { path: string }[]): boolean {
+  const asked = new Set([...(target.files ?? []), ...(target.hunks ?? []).map((h) => h.path)]);
+  if (asked.size === 0) return true;
+  const refused = new Set(conflicts.map((c) => c.path));
+  return [...asked].some((path) => !refused.has(path));
+}
+
 /** What a revert did, in one line: `Reverted a.txt (hunk 1), b.txt. Skipped: c.txt (changed since).` */
 export function revertOutcome(result: RevertResult): string {
   const done = (result.reverted ?? []).map((r) =>

@@ -4,7 +4,7 @@
  * its status and who changed it (`agent/getChanges`), its hunks as children. A file opens a
  * diff editor (read-only `agentls-change:` documents of its old and new text); Revert File
  * and Revert Hunk call `agent/revertChanges`, and a `fileConflict` asks whether to revert
- * anyway (`force`). It refreshes on `agent/settled`, `agent/branch`, after a revert, and
+ * the rest anyway (`force`; a revert of only conflicting files says so and reverts nothing). It refreshes on `agent/settled`, `agent/branch`, after a revert, and
  * when the session changes (while hidden, when it is next shown).
  */
 
@@ -18,6 +18,7 @@ import {
   changeTitle,
   changeUriPath,
   type FileNode,
+  othersToRevert,
   revertOutcome,
   revertParams,
   type RevertTarget,
@@ -251,7 +252,12 @@ export class ChangesView implements vscode.TreeDataProvider<ChangeNode>, vscode.
       } catch (error) {
         const files = fileConflicts(error);
         if (files === undefined) throw error;
-        if (await askToRevertAnyway(files)) result = await attempt(true);
+        // force leaves the conflicting files as they are: offered only when something else would be reverted
+        if (!othersToRevert(what, files)) {
+          void vscode.window.showWarningMessage(
+            `agentls: nothing reverted: changed since the agent's change. ${problemLines(files)}`,
+          );
+        } else if (await askToRevertAnyway(files)) result = await attempt(true);
       }
     } finally {
       await this.refresh();

@@ -170,7 +170,8 @@ export class EditReviews implements vscode.Disposable {
       if (editor.document.uri.scheme !== REVIEW_SCHEME || where?.side !== 'proposed') continue;
       const review = this.book.get(where.id);
       const edited = review !== undefined && editor.document.getText() !== review.params.newText;
-      const lines = review && !edited ? this.book.rejectedHunks(review.id).flatMap((i) => addedLines(review.params.hunks?.[i] ?? { oldStart: 0, oldLines: 0, newStart: 0, newLines: 0, lines: [] })) : [];
+      const hunks = review && !edited ? (review.params.hunks ?? []) : [];
+      const lines = review ? this.book.rejectedHunks(review.id).flatMap((i) => (hunks[i] ? addedLines(hunks[i]) : [])) : [];
       editor.setDecorations(
         this.rejectedDecoration,
         lines.filter((line) => line < editor.document.lineCount).map((line) => editor.document.lineAt(line).range),

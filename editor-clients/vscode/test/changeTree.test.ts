@@ -5,6 +5,7 @@ import {
   changeTitle,
   changeUriPath,
   fileDescription,
+  othersToRevert,
   revertOutcome,
   revertParams,
   viewMessage,
@@ -81,6 +82,14 @@ describe('the Changes view', () => {
     expect(changeUriPath(3, 'new', '')).toBe('/3/new/file');
     expect(changeTitle({ path: 'src/m.py' }, 'run')).toBe('m.py: changes of the last run');
     expect(changeTitle({ path: 'm.py' }, 'session')).toBe("m.py: the session's changes");
+  });
+
+  it('offers Revert anyway only when something besides the conflicting files would be reverted', () => {
+    const conflict = [{ path: 'a.txt', reason: 'changed since' }];
+    expect(othersToRevert({ files: ['a.txt'] }, conflict)).toBe(false);
+    expect(othersToRevert({ hunks: [{ path: 'a.txt', index: 1 }] }, conflict)).toBe(false);
+    expect(othersToRevert({ files: ['a.txt', 'b.txt'] }, conflict)).toBe(true);
+    expect(othersToRevert({}, conflict)).toBe(true);
   });
 
   it('says what a revert did in one line', () => {
