@@ -198,13 +198,17 @@ async def test_a_hunk_reverted_leaves_the_other_and_the_model_is_told(
             error = await error_of(client, "agent/revertChanges", sessionId=session, **bad)
             assert why in str(error)
 
-        whole = await call(client, "agent/revertChanges", sessionId=session, files=["d.txt", "b.txt"])
-        assert sorted((r["path"], r["action"]) for r in whole["reverted"]) == [
-            ("b.txt", "restored"),
-            ("c.txt", "restored"),
-            ("d.txt", "deleted"),
-        ]
-        assert on_disk(workspace)["c.txt"] == "sea\n" and on_disk(workspace)["d.txt"] is None
+        (workspace / "d.txt").write_text("edited since\n")
+        whole = await call(
+            client, "agent/revertChanges", sessionId=session, files=["d.txt", "b.txt"], force=True
+        )
+        # the rename cannot be undone (d.txt changed since), so it is not undone half: c.txt stays away
+        assert whole["reverted"] == [{"path": "b.txt", "action": "restored"}]
+        assert sorted(item["path"] for item in whole["skipped"]) == ["c.txt", "d.txt"]
+        assert "goes back with d.txt (a rename)" in next(
+            i["reason"] for i in whole["skipped"] if i["path"] == "c.txt"
+        )
+        assert on_disk(workspace)["b.txt"] == "bee\n" and on_disk(workspace)["c.txt"] is None
 
 
 async def test_changes_name_who_made_them_and_the_users_command_is_rewound_too(

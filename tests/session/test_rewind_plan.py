@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from agentls.ai import user_message
-from agentls.session.history.file_changes import FileChange, FileChanges, Snapshot
 from agentls.session.history.checkpoints import Checkpoints, tool_names
+from agentls.session.history.file_changes import FileChange, FileChanges, Snapshot
 from agentls.session.history.rewind import FilePlan, plan_files
 from agentls.session.history.tree import FILE_CHANGES, SessionTree
 

@@ -957,10 +957,17 @@ class AgentSession:
         for ref in params.hunks or []:
             hunks.setdefault(ref.path, set()).add(ref.index)
         try:
-            plans, taken = revert_plans(changes, self.workspace.root, params.files, hunks)
+            plan = revert_plans(changes, self.workspace.root, params.files, hunks)
         except RevertError as error:
             raise SessionError("invalidParams", str(error)) from None
+        plans, taken = plan.plans, plan.taken
         problems = await find_conflicts(self.workspace, plans)
+        for new, old in plan.renames:  # a rename is undone whole or not at all
+            stuck = {p.path for p in problems}
+            for path, other in ((new, old), (old, new)):
+                if other in stuck and path not in stuck:
+                    why = f"it goes back with {self._shown(other)} (a rename), which cannot be put back"
+                    problems.append(FileProblem(path, why))
         if problems and not params.force:
             self._refuse(problems, "or leave out the files named")
         refused = {p.path for p in problems}

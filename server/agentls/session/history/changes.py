@@ -120,11 +120,21 @@ class RevertError(ValueError):
     """A path or hunk of a revert that is not in the change: the message says which."""
 
 
+@dataclass(frozen=True)
+class RevertPlan:
+    """What an ``agent/revertChanges`` does: a plan per file, the hunks each takes back, and the renames
+    (new path, old path) whose two plans go together or not at all."""
+
+    plans: list[FilePlan]
+    taken: dict[str, list[int]]
+    renames: list[tuple[str, str]]
+
+
 def revert_plans(
     changes: list[NetChange], root: Path, files: Sequence[str] | None, hunks: dict[str, set[int]]
-) -> tuple[list[FilePlan], dict[str, list[int]]]:
+) -> RevertPlan:
     """The plans that take back ``files`` whole and the ``hunks`` (path -> indexes) of others; both empty:
-    everything. Paths are as ``agent/getChanges`` shows them. Also the hunks each plan takes back."""
+    everything. Paths are as ``agent/getChanges`` shows them."""
     by_shown = {display(root, change.path): change for change in changes}
     pairs = renames(changes)
     for shown in [*(files or []), *hunks]:
@@ -133,6 +143,7 @@ def revert_plans(
     wanted = list(files or []) if files or hunks else list(by_shown)
     plans: list[FilePlan] = []
     taken: dict[str, list[int]] = {}
+    together: list[tuple[str, str]] = []
     for shown in wanted:
         change = by_shown[shown]
         if change.path in pairs.values():
@@ -141,6 +152,7 @@ def revert_plans(
         source = pairs.get(change.path)
         if source is not None:  # a rename reverted whole: the old path comes back too
             plans.append(_whole(next(c for c in changes if c.path == source)))
+            together.append((change.path, source))
     for shown, indexes in hunks.items():
         change = by_shown[shown]
         if change.path in pairs:
@@ -158,7 +170,7 @@ def revert_plans(
         target = Snapshot.of(text.encode("utf-8", errors="surrogatepass")) if change.before or text else None
         plans.append(FilePlan(change.path, change.after, target, action_of(change.after, target)))
         taken[change.path] = sorted(indexes)
-    return plans, taken
+    return RevertPlan(plans, taken, together)
 
 
 def _whole(change: NetChange) -> FilePlan:
