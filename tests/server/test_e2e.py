@@ -550,6 +550,8 @@ SESSION_REQUESTS: dict[str, dict[str, Any]] = {
     "agent/rewind": {"entryId": None},
     "agent/switchBranch": {"entryId": "entry-1"},
     "agent/setLabel": {"entryId": "entry-1", "label": "a label"},
+    "agent/getChanges": {},
+    "agent/revertChanges": {"files": ["a.txt"]},
     "agent/listMcpServers": {},
     "agent/restartMcpServer": {"name": "a-server"},
     "agent/renameSession": {"name": "A name"},
