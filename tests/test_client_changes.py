@@ -137,11 +137,12 @@ async def test_revert_changes_files_hunks_and_a_conflict_refused_then_forced(
     (folder / "d.txt").write_text("sea, changed by hand\n")
     error = await within(_error(client.revert_changes(session)))
     assert error.kind == "fileConflict"
-    assert [file["path"] for file in error.data["files"]] == ["d.txt"]
+    # c.txt goes back with d.txt (the rename is undone whole or not at all)
+    assert [file["path"] for file in error.data["files"]] == ["d.txt", "c.txt"]
     assert not (folder / "c.txt").exists() and (folder / "e.txt").exists()  # nothing was changed
 
     result = await within(client.revert_changes(session, force=True))
-    assert [file.path for file in result.skipped] == ["d.txt"]
+    assert [file.path for file in result.skipped] == ["d.txt", "c.txt"]
     reverted = {file.path: file.action for file in result.reverted}
     assert reverted["e.txt"] == "deleted" and "d.txt" not in reverted
     assert not (folder / "e.txt").exists() and (folder / "d.txt").read_text() == "sea, changed by hand\n"
