@@ -170,7 +170,7 @@ test("r reverts one hunk of two in the open buffer; R reverts whole files on dis
   expect(rows[1]:find("moved.txt", 1, true) and rows[2]:find("two.txt", 1, true), vim.inspect(rows))
 end)
 
-test("a file changed since: R asks, and force reverts the rest and leaves it as the user made it", function()
+test("a file changed since: R asks, and force leaves it as the user made it, its rename not undone half", function()
   vim.fn.writefile({ "moving", "and changed by the user" }, env.ws .. "/moved.txt")
   local asked = h.stub_select("force")
   h.notes = {}
@@ -180,11 +180,12 @@ test("a file changed since: R asks, and force reverts the rest and leaves it as 
       return #asked == 1
     end, "the conflict question")
   end)
-  expect(asked[1].prompt:find("moved.txt changed since the agent's change", 1, true), asked[1].prompt)
+  expect(asked[1].prompt:find("moved.txt, old.txt changed since the agent's change", 1, true), asked[1].prompt)
   expect(h.noted("skipped moved.txt", vim.log.levels.WARN), vim.inspect(h.notes))
   expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/moved.txt"), { "moving", "and changed by the user" }), "kept")
-  expect(h.noted("reverted old.txt"), "the rest reverted: the old path is back")
-  expect(vim.deep_equal(vim.fn.readfile(env.ws .. "/old.txt"), { "moving" }), "old.txt is back")
+  -- a rename is undone whole or not at all: old.txt goes back only with moved.txt
+  expect(h.noted("old.txt: it goes back with moved.txt (a rename)", vim.log.levels.WARN), vim.inspect(h.notes))
+  expect(vim.fn.filereadable(env.ws .. "/old.txt") == 0, "old.txt is not back beside moved.txt")
   -- cancelled: nothing is sent again
   asked = h.stub_select("cancel")
   keys_on("moved.txt", "R")
