@@ -63,7 +63,9 @@ def test_chat_changes_shows_what_bash_did_and_revert_puts_a_file_back(pane: Pane
     assert coloured(colours, 32, "+LINE TWO") and coloured(colours, 31, "-line 2"), colours
     assert coloured(colours, 36, "@@ -1,5 +1,5 @@") and not coloured(colours, 32, " line 3"), colours
 
-    pane.keys("/revert b", literal=True)  # Tab completes the last run's files
+    pane.keys("/revert ", literal=True)  # the menu lists the last run's files once chat has them
+    pane.wait_for("everything the last run changed")
+    pane.keys("b", literal=True)  # Tab completes them
     pane.wait_for_input("/revert b")
     pane.keys("Tab")
     pane.wait_for_input("/revert b.txt")
