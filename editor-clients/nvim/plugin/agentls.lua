@@ -49,6 +49,17 @@ command("AgentCompact", "compact", { nargs = "*", desc = "agentls: compact the s
 command("AgentContinue", "continue", { nargs = 0, desc = "agentls: continue the session" })
 command("AgentNewSession", "new_session", { nargs = 0, desc = "agentls: start a new session" })
 command("AgentSessions", "sessions", { nargs = 0, desc = "agentls: pick a stored session" })
+command("AgentAttach", "attach", {
+  nargs = "?",
+  desc = "agentls: show a session and follow it (a live one of the per-user server streams on); pick one without",
+  complete = function(lead)
+    return require("agentls.commands").complete_sessions(lead)
+  end,
+})
+command("AgentDetach", "detach", {
+  nargs = 0,
+  desc = "agentls: stop following the current session (its run goes on in the per-user server)",
+})
 command("AgentAccept", "accept", { nargs = 0, desc = "agentls: accept the change under review" })
 command("AgentReject", "reject", {
   nargs = "*",
@@ -180,6 +191,7 @@ local plugs = {
   thinking = { "thinking", "pick a thinking level" },
   mode = { "cycle_mode", "the next permission preset" },
   sessions = { "sessions", "pick a stored session" },
+  attach = { "attach", "attach to a live session" },
   rewind = { "rewind", "undo a prompt and what followed" },
   fork = { "fork", "fork a new session before a message" },
   tree = { "tree", "show the session's tree of branches" },

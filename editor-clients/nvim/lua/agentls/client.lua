@@ -1,4 +1,5 @@
---- The LSP client of `agentls serve`: start it, keep the workspace's buffers attached, send requests.
+--- The LSP client of `agentls serve` (or of `agentls serve --attach`, the bridge to the per-user
+--- server, with `per_user_server`): start it, keep the workspace's buffers attached, send requests.
 ---
 --- One client per Neovim, started on first use. Every loaded file buffer under the
 --- workspace root is attached, so `didOpen`/`didChange` give the agent's tools the
@@ -113,6 +114,18 @@ local function server_gone(client_id, code, signal)
   end
   flush(nil, "the agentls server stopped")
   local state = require("agentls.state")
+  if config.options.per_user_server then
+    -- only the bridge ended: the per-user server and its runs go on
+    state.connection_lost()
+    if not expected then
+      local how = code and ("exit code %d, signal %d"):format(code, signal or 0) or "stopped"
+      local resume = state.current and (" The next command reattaches to session %s."):format(state.current:sub(1, 8))
+        or ""
+      local text = ("the connection to the per-user server closed (%s); its runs go on; see :LspLog.%s"):format(how, resume)
+      require("agentls.util").notify(text, vim.log.levels.WARN)
+    end
+    return
+  end
   local running = {}
   for id, t in pairs(state.transcripts) do
     if t.running then
@@ -140,7 +153,7 @@ local function client_config()
   local root = config.root_dir()
   return {
     name = M.name,
-    cmd = config.options.cmd,
+    cmd = config.server_cmd(),
     cmd_env = config.options.cmd_env,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
@@ -174,7 +187,7 @@ function M.with_client(callback)
     server_gone(M.id)
     waiting = callbacks
   end
-  local cmd = config.options.cmd
+  local cmd = config.server_cmd()
   if vim.fn.executable(cmd[1]) ~= 1 then
     local hint = 'install agentls or set cmd in require("agentls").setup{}'
     return flush(nil, ("cannot start the server: %q is not executable; %s"):format(cmd[1], hint))

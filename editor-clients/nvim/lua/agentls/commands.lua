@@ -222,7 +222,7 @@ function M.abort()
   if not state.current then
     return notify("no session to abort: start one with :AgentPrompt {text}", levels.ERROR)
   end
-  if state.detached[state.current] then
+  if state.detached[state.current] and not config.options.per_user_server then
     return notify("nothing to abort: the server stopped, so nothing runs")
   end
   local session_id = state.current
@@ -236,8 +236,10 @@ function M.abort()
       notify("nothing to abort: the agent is idle")
     end
   end
-  client.request("agent/abort", { sessionId = session_id }, answered)
-  client.request("agent/abortBash", { sessionId = session_id }, answered)
+  with_current("abort", function()
+    client.request("agent/abort", { sessionId = session_id }, answered)
+    client.request("agent/abortBash", { sessionId = session_id }, answered)
+  end)
 end
 
 --- :AgentCompact [instructions]: replace the conversation so far with a summary in the model's
@@ -295,7 +297,8 @@ function M.new_session()
   end)
 end
 
---- Show a stored or running session in the panel, loading it into the server if needed.
+--- Show a stored or running session in the panel, loading it into the server if needed (with
+--- the per-user server, attaching to it when it is live there).
 function M.open_session(info)
   local id = info.sessionId
   local function show()
@@ -306,6 +309,14 @@ function M.open_session(info)
   end
   if info.loaded and state.transcripts[id] and not state.detached[id] then
     return show()
+  end
+  if config.options.per_user_server then
+    return state.reattach(id, function(err)
+      if err then
+        return fail(err)
+      end
+      show()
+    end)
   end
   local function load_transcript()
     state.reload(id, function(err)
@@ -511,12 +522,143 @@ function M.changes_diff()
   require("agentls.changes").diff()
 end
 
---- :AgentPanel: open and enter the panel; in it, stay there.
+--- :AgentPanel: open and enter the panel; in it, stay there. With the per-user server and no
+--- session yet, it comes back to the session the workspace showed last (:AgentAttach).
 function M.panel()
   if not panel.transcript and state.current then
     panel.show(state.current_transcript())
   end
   panel.focus()
+  local remembered = config.options.per_user_server and not state.current and state.remembered(config.root_dir())
+  if remembered then
+    M.attach_session(remembered, true)
+  end
+end
+
+--- Come back to session `session_id` (its transcript, then what it does from there on) and show
+--- it in the panel. `quiet`: a session that is gone is forgotten without a word.
+function M.attach_session(session_id, quiet)
+  local root = config.root_dir()
+  state.reattach(session_id, function(err)
+    if err then
+      if quiet and client.error_kind(err) == "unknownSession" then
+        state.transcripts[session_id] = nil
+        return state.remember(root, nil)
+      end
+      return notify(("cannot attach to session %s: %s"):format(session_id:sub(1, 8), client.error_text(err)),
+        levels.ERROR)
+    end
+    state.set_current(session_id)
+    if not panel.is_open() then
+      open_panel()
+    end
+    local t = state.transcripts[session_id]
+    local running = t and t.running and " (running)" or ""
+    notify(("attached to session %s%s"):format(session_id:sub(1, 8), running))
+  end)
+end
+
+--- The workspace's sessions (`agent/listSessions`), live ones first; `callback(sessions)`.
+local function list_sessions(callback)
+  client.request("agent/listSessions", { cwd = config.root_dir() }, function(err, result)
+    if err then
+      return fail(err)
+    end
+    local sessions = result.sessions or {}
+    local live = vim.tbl_filter(function(info)
+      return info.loaded == true
+    end, sessions)
+    local stored = vim.tbl_filter(function(info)
+      return info.loaded ~= true
+    end, sessions)
+    callback(vim.list_extend(live, stored))
+  end)
+end
+
+--- The label of a session in :AgentAttach's list: live, running, attached clients.
+local function live_label(info)
+  local marks = {}
+  if info.running then
+    marks[#marks + 1] = "running"
+  end
+  if info.loaded and type(info.clients) == "number" then
+    marks[#marks + 1] = ("%d client%s"):format(info.clients, info.clients == 1 and "" or "s")
+  end
+  if not info.loaded then
+    marks[#marks + 1] = "stored"
+  end
+  local remembered = state.remembered(config.root_dir()) == info.sessionId and "  [last shown]" or ""
+  return ("%s  %s  [%s]%s"):format(info.sessionId:sub(1, 8), session_label(info), table.concat(marks, ", "), remembered)
+end
+
+--- :AgentAttach [SESSION]: show session SESSION (its id, or the start of it) in the panel and
+--- follow it: a live session of the server is attached to, a run in it streams on into the
+--- panel; a stored one is loaded. Without SESSION, pick one (live sessions first).
+function M.attach(arg)
+  arg = vim.trim(arg or "")
+  list_sessions(function(sessions)
+    if arg == "" then
+      if #sessions == 0 then
+        return notify("no sessions yet for " .. config.root_dir())
+      end
+      return vim.ui.select(sessions, {
+        prompt = "agentls: attach to which session?",
+        kind = "agentls.session",
+        format_item = live_label,
+      }, function(choice)
+        if choice then
+          M.attach_session(choice.sessionId)
+        end
+      end)
+    end
+    local found = vim.tbl_filter(function(info)
+      return info.sessionId:sub(1, #arg) == arg
+    end, sessions)
+    if #found == 1 or (#found > 1 and found[1].sessionId == arg) then
+      return M.attach_session(found[1].sessionId)
+    end
+    if #found > 1 then
+      return notify(("%d sessions start with %s: give more of the id"):format(#found, arg), levels.ERROR)
+    end
+    -- a session of another workspace: the server knows it or says so
+    M.attach_session(arg)
+  end)
+end
+
+--- :AgentDetach: stop following the current session (`agent/detach`); its run goes on in the
+--- per-user server, and :AgentAttach (or the next command on it) comes back to it.
+function M.detach()
+  local session_id = state.current
+  if not session_id then
+    return notify("no session to detach from", levels.ERROR)
+  end
+  if state.detached[session_id] then
+    return notify(("not attached to session %s"):format(session_id:sub(1, 8)))
+  end
+  client.request("agent/detach", { sessionId = session_id }, function(err)
+    if err then
+      return fail(err)
+    end
+    state.detached[session_id] = true
+    state.transcript(session_id).sync = nil
+    local t = state.transcripts[session_id]
+    local goes_on = t and t.running and "; its run goes on" or ""
+    notify(("detached from session %s%s: :AgentAttach %s comes back to it"):format(
+      session_id:sub(1, 8), goes_on, session_id:sub(1, 8)))
+  end)
+end
+
+--- The ids of the workspace's sessions starting with `lead`, live ones first (for completion;
+--- only while the server runs).
+function M.complete_sessions(lead)
+  local result = client.request_sync("agent/listSessions", { cwd = config.root_dir() }, 2000)
+  local live, stored = {}, {}
+  for _, info in ipairs(result and result.sessions or {}) do
+    if type(info.sessionId) == "string" and info.sessionId:sub(1, #lead) == lead then
+      table.insert(info.loaded and live or stored, info.sessionId)
+    end
+  end
+  return vim.list_extend(live, stored)
 end
 
 M.thinking_levels = { "off", "minimal", "low", "medium", "high", "xhigh", "max" }
@@ -682,6 +824,9 @@ local function delete_session(info)
       if state.current == id then
         state.current = nil
         panel.show(nil)
+      end
+      if state.remembered(config.root_dir()) == id then
+        state.remember(config.root_dir(), nil)
       end
       notify(("deleted session %s"):format(id:sub(1, 8)))
     end)

@@ -16,7 +16,10 @@ local M = {}
 ---@field keymaps table<string, string|false> panel-local mappings (action = lhs)
 
 ---@class agentls.Config
----@field cmd string[] the server command
+---@field cmd string[] the server command (`agentls serve`)
+---@field per_user_server boolean run on the per-user server (`agentls serve --attach`, the stdio bridge
+---       to it): runs go on when Neovim quits, and a new Neovim reattaches to its session
+---@field socket string? the per-user server's socket (`--listen unix:SOCKET`); default: the server's
 ---@field cmd_env table<string, string>? extra environment of the server
 ---@field model string|{provider: string, id: string}? default model of new sessions, "provider/id"
 ---@field root_dir string|fun(): string the workspace: sessions' cwd; buffers under it are synchronised
@@ -38,6 +41,8 @@ local M = {}
 ---@type agentls.Config
 M.defaults = {
   cmd = { "agentls", "serve" },
+  per_user_server = false,
+  socket = nil,
   cmd_env = nil,
   model = nil,
   root_dir = function()
@@ -116,7 +121,7 @@ local PERMISSION_MODES = { "allow", "ask", "deny", "review" }
 
 --- The options whose value is the user's own (a table of any keys, or nil by default): their
 --- keys are not checked.
-local FREE_FORM = { cmd = true, cmd_env = true, model = true, root_dir = true, permissions = true,
+local FREE_FORM = { cmd = true, socket = true, cmd_env = true, model = true, root_dir = true, permissions = true,
   mcp_servers = true, init_options = true }
 
 --- The number of single-character edits between `a` and `b` (Levenshtein).
@@ -208,6 +213,15 @@ function M.set(opts)
       end
     end
   end
+  if type(merged.per_user_server) ~= "boolean" then
+    return false, "per_user_server must be true or false"
+  end
+  if merged.socket ~= nil and (type(merged.socket) ~= "string" or merged.socket == "") then
+    return false, ("socket must be the path of the per-user server's socket, not %s"):format(vim.inspect(merged.socket))
+  end
+  if merged.socket ~= nil and not merged.per_user_server then
+    warnings[#warnings + 1] = "socket applies only with per_user_server = true (it is ignored)"
+  end
   if type(merged.demo) ~= "boolean" then
     return false, "demo must be true or false"
   end
@@ -222,6 +236,32 @@ function M.set(opts)
   end
   M.options = merged
   return true, nil, warnings
+end
+
+--- The command Neovim starts: `cmd`, or with `per_user_server` the stdio bridge to the
+--- per-user server (`cmd` plus `--attach`, and `--listen unix:SOCKET` when `socket` is set).
+---@return string[]
+function M.server_cmd()
+  local cmd = vim.deepcopy(M.options.cmd)
+  if not M.options.per_user_server then
+    return cmd
+  end
+  cmd[#cmd + 1] = "--attach"
+  local socket = M.socket()
+  if socket then
+    vim.list_extend(cmd, { "--listen", "unix:" .. socket })
+  end
+  return cmd
+end
+
+--- The per-user server's socket as set (`~` and variables expanded, absolute); nil: the server's default.
+---@return string?
+function M.socket()
+  local socket = M.options.socket
+  if type(socket) ~= "string" then
+    return nil
+  end
+  return vim.fs.normalize(vim.fn.fnamemodify(vim.fn.expand(socket), ":p"))
 end
 
 --- The workspace folder, absolute.

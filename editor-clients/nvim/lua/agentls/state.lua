@@ -28,10 +28,15 @@ function M.current_transcript()
   return M.current and M.transcripts[M.current] or nil
 end
 
---- Make `session_id` the panel's session.
+--- Make `session_id` the panel's session (with `per_user_server`, remembered for the workspace:
+--- a new Neovim comes back to it, `M.reattach`).
 function M.set_current(session_id)
   M.current = session_id
   panel.show(M.transcript(session_id))
+  local config = require("agentls.config")
+  if config.options.per_user_server then
+    M.remember(config.root_dir(), session_id)
+  end
 end
 
 --- Something of `session_id` changed: redraw if the panel shows it.
@@ -91,12 +96,22 @@ end
 M.detached = {}
 
 --- `callback(nil)` once `session_id` is in the running server: a session of a server that
---- stopped is loaded again first (`agent/loadSession`, then its transcript re-read);
+--- stopped is loaded again first (`agent/loadSession`, then its transcript re-read), or with
+--- the per-user server (where it may still be live, even running) reattached (`M.reattach`);
 --- `callback(err)` if that fails.
 function M.attach(session_id, callback)
   if not M.detached[session_id] then
     return callback(nil)
   end
+  if require("agentls.config").options.per_user_server then
+    return M.reattach(session_id, callback)
+  end
+  M.load_stored(session_id, callback)
+end
+
+--- Load a stored session into the server (`agent/loadSession`; a session live in the per-user
+--- server is attached to instead), then read its transcript and state; `callback(err)`.
+function M.load_stored(session_id, callback)
   local client = require("agentls.client")
   client.request("agent/loadSession", { sessionId = session_id }, function(err)
     if err then
@@ -110,6 +125,123 @@ function M.attach(session_id, callback)
   end)
 end
 
+--- How many times a sync starts again when the server says notifications were lost (`gap`).
+local SYNC_TRIES = 3
+
+--- Bring the transcript of `session_id` up to date with the session in the server, with no gap
+--- and nothing twice: `agent/getMessages` (the transcript and the `seq` it reflects), then
+--- `agent/attach {since: seq}` (the notifications after it are sent again, then the live ones
+--- follow). While it runs, `t.sync` says which notifications apply (see `accept`).
+--- `callback(err)`; an `unknownSession` error when the session is not live.
+local function sync(session_id, callback)
+  local client = require("agentls.client")
+  local t = M.transcript(session_id)
+  local tries = 0
+  local function again()
+    tries = tries + 1
+    t.sync = "loading"
+    client.request("agent/getMessages", { sessionId = session_id }, function(err, result)
+      if err then
+        t.sync = nil
+        return callback(err)
+      end
+      t:load(result.messages)
+      t.last_seq = type(result.seq) == "number" and result.seq or nil
+      t.sync = "attaching"
+      M.changed(session_id)
+      local params = { sessionId = session_id, since = t.last_seq }
+      client.request("agent/attach", params, function(attach_err, attached)
+        t.sync = nil
+        if attach_err then
+          if type(attach_err) == "table" and attach_err.code == -32601 then
+            return callback(nil) -- a server without agent/attach: the transcript is read
+          end
+          return callback(attach_err)
+        end
+        attached = type(attached) == "table" and attached or {}
+        local last = type(attached.seq) == "number" and attached.seq or nil
+        -- every notification up to `last` came before the answer: one missing is lost
+        local behind = last ~= nil and (t.last_seq == nil or t.last_seq < last)
+        if (attached.gap == true or behind) and tries < SYNC_TRIES then
+          return again()
+        end
+        if last and (t.last_seq == nil or t.last_seq < last) then
+          t.last_seq = last
+        end
+        callback(nil)
+      end)
+    end)
+  end
+  again()
+end
+
+--- Come back to session `session_id` (after a restart of Neovim or of its client, under the
+--- per-user server): its transcript is read and the client attached to it from there on (a run
+--- that went on meanwhile streams on into the panel); a session that is not live is loaded
+--- (`agent/loadSession`). Then its state is read; `callback(err)`.
+function M.reattach(session_id, callback)
+  local client = require("agentls.client")
+  local t = M.transcript(session_id)
+  if M.detached[session_id] then -- what the panel showed before the connection closed is stale
+    t.running, t.status, t.error_message = false, "idle", nil
+  end
+  sync(session_id, function(err)
+    if err and client.error_kind(err) == "unknownSession" then
+      return M.load_stored(session_id, callback)
+    end
+    if err then
+      return callback(err)
+    end
+    M.detached[session_id] = nil
+    M.changed(session_id)
+    M.refresh_state(session_id, function()
+      callback(nil)
+    end)
+  end)
+end
+
+--- Notifications were lost (a gap in `seq`): read the transcript again and replay from there.
+function M.resync(session_id)
+  sync(session_id, function(err)
+    if err then
+      require("agentls.util").fail(err)
+    end
+    M.changed(session_id)
+  end)
+end
+
+--- Whether a notification of `t` with `seq` applies. Every session notification carries `seq`,
+--- one more than the session's last. While a sync reads the transcript, none applies (the
+--- transcript reflects it, or `agent/attach` sends it again); while it attaches, only the next
+--- one in order (the replay; live ones ahead of it come again in it, ones already counted are
+--- sent twice). Otherwise a gap starts a sync, and the notification waits for its replay.
+local function accept(t, seq)
+  if t.sync == "loading" then
+    return false
+  end
+  if type(seq) ~= "number" then
+    return true
+  end
+  if t.sync == "attaching" then
+    if t.last_seq == nil or seq == t.last_seq + 1 then
+      t.last_seq = seq
+      return true
+    end
+    return false
+  end
+  if t:check_seq(seq) then
+    return true
+  end
+  M.resync(t.session_id)
+  return false
+end
+
+--- Whether a notification about one session applies (see `accept`): for the handlers of the
+--- notifications not handled here (`agent/branch`).
+function M.accept(params)
+  return accept(M.transcript(params.sessionId), params.seq)
+end
+
 --- The handler of a notification about one session: `update(transcript, params)`, a redraw,
 --- then the `User` autocmd `pattern`, if given, with the params as `data`.
 local function session_notification(update, pattern)
@@ -117,7 +249,11 @@ local function session_notification(update, pattern)
     if type(params) ~= "table" or not params.sessionId then
       return
     end
-    update(M.transcript(params.sessionId), params)
+    local t = M.transcript(params.sessionId)
+    if not accept(t, params.seq) then
+      return
+    end
+    update(t, params)
     M.changed(params.sessionId)
     if pattern then
       vim.api.nvim_exec_autocmds("User", { pattern = pattern, modeline = false, data = params })
@@ -127,9 +263,6 @@ end
 
 --- `agent/event`
 M.on_event = session_notification(function(t, params)
-  if not t:check_seq(params.seq) then
-    M.reload(params.sessionId)
-  end
   t:apply(params.event, params.runId)
   local event = params.event
   if type(event) == "table" and event.type == "tool_execution_end" then
@@ -205,6 +338,64 @@ function M.server_stopped()
     M.detached[id] = true
   end
   panel.schedule()
+end
+
+--- The connection to the per-user server closed (the bridge ended): the runs go on there, but
+--- this Neovim gets none of their notifications until it reattaches (the next command on a
+--- session does, `M.attach`). Its questions and progress are dropped; the transcripts stay.
+function M.connection_lost()
+  require("agentls.review").server_stopped()
+  require("agentls.permissions").drop_all()
+  require("agentls.progress").clear()
+  for id, t in pairs(M.transcripts) do
+    t.sync = nil
+    M.detached[id] = true
+  end
+  panel.schedule()
+end
+
+-- the session each workspace showed last, for the per-user server ---------------------------
+
+--- The file that keeps, per workspace folder, the session the panel showed last.
+function M.memory_path()
+  return vim.fs.joinpath(vim.fn.stdpath("state"), "agentls", "sessions.json")
+end
+
+local function read_memory()
+  local file = io.open(M.memory_path(), "r")
+  if not file then
+    return {}
+  end
+  local text = file:read("*a")
+  file:close()
+  local ok, decoded = pcall(vim.json.decode, text)
+  return ok and type(decoded) == "table" and decoded or {}
+end
+
+--- The session the panel showed last in workspace `root` (with `per_user_server`), if any.
+---@return string?
+function M.remembered(root)
+  local id = read_memory()[root]
+  return type(id) == "string" and id ~= "" and id or nil
+end
+
+--- Remember `session_id` as the one workspace `root` shows (nil: forget it).
+function M.remember(root, session_id)
+  local memory = read_memory()
+  if memory[root] == session_id then
+    return
+  end
+  memory[root] = session_id
+  local path = M.memory_path()
+  vim.fn.mkdir(vim.fs.dirname(path), "p")
+  local tmp = path .. ".tmp"
+  local file = io.open(tmp, "w")
+  if not file then
+    return
+  end
+  file:write(vim.json.encode(next(memory) and memory or vim.empty_dict()))
+  file:close()
+  os.rename(tmp, path)
 end
 
 return M

@@ -679,6 +679,9 @@ function M.on_branch(params)
     return
   end
   local session_id = params.sessionId
+  if not state.accept(params) then -- a sync reads the transcript anyway
+    return
+  end
   state.reload(session_id, function()
     if M.view.session_id == session_id and M.visible() then
       M.refresh()
