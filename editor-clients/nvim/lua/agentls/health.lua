@@ -237,6 +237,14 @@ function M.check()
     return
   end
   health.ok(("server command: %s (%s)"):format(table.concat(cmd, " "), path))
+  if config.options.per_user_server then
+    local socket = config.socket()
+    health.ok(("per-user server: on (%s, through %s): runs go on when Neovim quits; :AgentPanel comes back to "
+      .. "the workspace's session"):format(socket and ("socket " .. socket) or "the server's default socket",
+      table.concat(config.server_cmd(), " ")))
+  else
+    health.info("per-user server: off (one server per Neovim; per_user_server = true keeps runs going when Neovim quits)")
+  end
 
   local root = config.root_dir()
   health.info("workspace: " .. root)
@@ -250,7 +258,9 @@ function M.check()
     end, client.server_info, client.server_capabilities, root)
     return
   end
-  health.info("not running: starting it once to ask")
+  health.info(config.options.per_user_server
+    and "not connected: starting the server command once to ask (not the per-user server)"
+    or "not running: starting it once to ask")
   local init, err = probe(cmd, config.options.cmd_env, agentls_client.init_options(), 10000, function(ask, result)
     report_server(ask, result.serverInfo, result.capabilities, root)
   end)

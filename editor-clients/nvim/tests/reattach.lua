@@ -1,0 +1,220 @@
+-- End-to-end tests of live sessions (`per_user_server = true`): a run on the per-user server
+-- goes on when Neovim is gone, and the next Neovim comes back to it with no gap. Three Neovims,
+-- one after the other, each running this script with a phase (tests/editor/test_nvim.py runs
+-- them and stops the per-user server after):
+--
+--   AGENTLS_REATTACH_ROOT=DIR AGENTLS_REATTACH_SOCKET=SOCKET \
+--     nvim --headless --clean -l editor-clients/nvim/tests/reattach.lua AGENTLS_EXECUTABLE PHASE
+--
+-- `before`: a run starts on the per-user server (`agentls serve --attach --listen unix:SOCKET`)
+--   and stops in a bash call that waits for the file `gate1`; then this Neovim kills itself
+--   (SIGKILL: no goodbye to the server), after printing its summary.
+-- `after`: a new Neovim opens `gate1` while it is not attached: the run goes on, without any
+--   client, up to a second bash call that waits for `gate2` (it touches `reached2` first).
+--   :AgentPanel comes back to the session the workspace showed (remembered in stdpath("state")):
+--   the whole transcript so far, the second call running; then `gate2` opens, the answer streams
+--   into the panel and the run settles, and the panel equals the stored transcript.
+--   :AgentAttach's completion, :AgentDetach and :AgentAttach SESSION. Quits normally.
+-- `stored`: after the per-user server was stopped, a new one holds no live session: :AgentPanel
+--   loads the remembered session from disk (`unknownSession`, then `agent/loadSession`).
+--
+-- DIR holds the workspace (`ws`), the data folder (`data`), the faux script and the gates; it
+-- is the same for the three phases, as are XDG_STATE_HOME and the socket.
+local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
+package.path = here .. "/?.lua;" .. package.path
+
+local h = require("helpers")
+local test, expect = h.test, h.expect
+
+local phase = arg[2]
+local root = assert(vim.env.AGENTLS_REATTACH_ROOT, "AGENTLS_REATTACH_ROOT is not set")
+local env = {
+  ws = root .. "/ws",
+  data = root .. "/data",
+  script = root .. "/faux.json",
+  socket = assert(vim.env.AGENTLS_REATTACH_SOCKET, "AGENTLS_REATTACH_SOCKET is not set"),
+  gate1 = root .. "/gate1",
+  gate2 = root .. "/gate2",
+  reached2 = root .. "/reached2",
+  session = root .. "/session-id",
+}
+vim.fn.mkdir(env.ws, "p")
+vim.fn.mkdir(env.data, "p")
+env.ws = vim.uv.fs_realpath(env.ws)
+
+h.agentls_exe = h.load_plugin(arg[1])
+h.cancel_unexpected_questions()
+vim.cmd.cd(env.ws)
+h.env = env
+h.setup_opts = {
+  cmd = { h.agentls_exe, "serve" },
+  per_user_server = true,
+  socket = env.socket,
+  permissions = { bash = "allow" },
+  init_options = { fauxScript = env.script, dataDir = env.data, projectTrust = "always" },
+  panel = { redraw_ms = 10 },
+}
+require("agentls").setup(h.setup_opts)
+
+local client = require("agentls.client")
+local config = require("agentls.config")
+local state = require("agentls.state")
+
+--- A bash call that waits for `gate` (after touching `reached`, if given), then says `done`.
+local function waiting_call(id, text, gate, reached, done)
+  local command = ("until [ -e %s ]; do sleep 0.05; done; echo %s"):format(vim.fn.shellescape(gate), done)
+  if reached then
+    command = ("touch %s; %s"):format(vim.fn.shellescape(reached), command)
+  end
+  return {
+    content = {
+      { type = "text", text = text },
+      { type = "toolCall", id = id, name = "bash", arguments = { command = command } },
+    },
+    stopReason = "toolUse",
+  }
+end
+
+local function tool_status(session, id)
+  local t = state.transcripts[session]
+  local tool = t and t.tools[id]
+  return tool and tool.status
+end
+
+--- The session of this workspace: `agent/listSessions`' entry.
+local function listed(session)
+  local result = client.request_sync("agent/listSessions", { cwd = env.ws }, 5000)
+  for _, info in ipairs(result and result.sessions or {}) do
+    if info.sessionId == session then
+      return info
+    end
+  end
+end
+
+if phase == "before" then
+  test("a run on the per-user server: the bridge's command, the session remembered for the workspace", function()
+    h.script({
+      waiting_call("c1", "Before the reload.", env.gate1, nil, "first done"),
+      waiting_call("c2", "While away.", env.gate2, env.reached2, "second done"),
+      { content = "After the reload.", stopReason = "stop" },
+    })
+    local session = h.new_session()
+    vim.fn.writefile({ session }, env.session)
+    local cmd = config.server_cmd()
+    local want = { h.agentls_exe, "serve", "--attach", "--listen", "unix:" .. env.socket }
+    expect(vim.deep_equal(cmd, want), vim.inspect(cmd))
+    expect(vim.deep_equal(client.get().config.cmd, want), vim.inspect(client.get().config.cmd))
+    vim.cmd("AgentPrompt go")
+    h.wait_panel("Before the reload.", "the first answer")
+    h.wait(10000, function()
+      return tool_status(session, "c1") == "running"
+    end, "the first bash call running")
+    expect(state.remembered(env.ws) == session, vim.inspect(state.remembered(env.ws)))
+    local info = listed(session)
+    expect(info and info.loaded and info.running and info.clients == 1, vim.inspect(info))
+  end)
+
+  test(":checkhealth says the per-user server is used, and its socket", function()
+    local report = h.checkhealth()
+    expect(report:find("per-user server: on (socket " .. env.socket, 1, true), report)
+    expect(report:find("running: client", 1, true), report)
+  end)
+
+  local passed, failed = h.counts()
+  io.stdout:write(("\n%d passed, %d failed\n"):format(passed, failed))
+  io.stdout:flush()
+  -- gone without a word to the server, as when the terminal closes: the bridge's input ends
+  vim.uv.kill(vim.fn.getpid(), "sigkill")
+  vim.wait(10000, function()
+    return false
+  end)
+  os.exit(1)
+end
+
+local session = vim.fn.readfile(env.session)[1]
+
+if phase == "after" then
+  test("the run goes on while no Neovim is attached", function()
+    expect(client.get() == nil, "no client yet")
+    vim.fn.writefile({}, env.gate1)
+    h.wait(20000, function()
+      return vim.fn.filereadable(env.reached2) == 1
+    end, "the second bash call (the run went on without a client)")
+  end)
+
+  test(":AgentPanel comes back to the workspace's session: the transcript so far, the call running", function()
+    h.notes = {}
+    vim.cmd("AgentPanel")
+    h.wait(10000, function()
+      return state.current == session and tool_status(session, "c2") == "running"
+    end, "the session reattached, the second call running")
+    h.wait_panel("While away.", "the second answer")
+    local t = state.transcripts[session]
+    expect(t.running and t.status == "running", ("running %s, status %s"):format(t.running, t.status))
+    h.expect_shown(h.panel_text(), { "go", "Before the reload.", "first done", "While away." })
+    expect(h.noted("attached to session " .. session:sub(1, 8) .. " (running)"), vim.inspect(h.notes))
+    local info = listed(session)
+    expect(info and info.loaded and info.running and info.clients == 1, vim.inspect(info))
+  end)
+
+  test("the run streams on into the panel and settles; the panel equals the stored transcript", function()
+    local settled = h.settled
+    local before = #settled
+    vim.fn.writefile({}, env.gate2)
+    h.wait(20000, function()
+      for i = before + 1, #settled do
+        if settled[i].sessionId == session then
+          return true
+        end
+      end
+      return false
+    end, "agent/settled")
+    require("agentls.panel").render()
+    local t = state.transcripts[session]
+    expect(not t.running and t.status == "idle", ("running %s, status %s"):format(t.running, t.status))
+    local streamed = h.panel_text()
+    h.expect_shown(streamed, { "Before the reload.", "first done", "While away.", "second done", "After the reload." })
+    local _, count = streamed:gsub("While away%.", "")
+    expect(count == 1, "once:\n" .. streamed)
+    local stored = h.reloaded_text(session)
+    expect(streamed == stored, ("streamed:\n%s\n--- stored:\n%s"):format(streamed, stored))
+  end)
+
+  test(":AgentAttach completes the live session; :AgentDetach, then :AgentAttach SESSION", function()
+    local completions = vim.fn.getcompletion("AgentAttach ", "cmdline")
+    expect(vim.tbl_contains(completions, session), vim.inspect(completions))
+    h.notes = {}
+    vim.cmd("AgentDetach")
+    h.wait(5000, function()
+      return state.detached[session] == true
+    end, "detached")
+    expect(h.noted("detached from session " .. session:sub(1, 8)), vim.inspect(h.notes))
+    local info = listed(session)
+    expect(info and info.loaded and info.clients == 0, vim.inspect(info))
+    vim.cmd("AgentAttach " .. session:sub(1, 8))
+    h.wait(5000, function()
+      return not state.detached[session] and h.noted("attached to session " .. session:sub(1, 8))
+    end, "attached again")
+    info = listed(session)
+    expect(info and info.loaded and info.clients == 1, vim.inspect(info))
+    h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+  end)
+
+  h.finish()
+end
+
+if phase == "stored" then
+  test(":AgentPanel loads the remembered session that no server holds live any more", function()
+    vim.cmd("AgentPanel")
+    h.wait(10000, function()
+      return state.current == session and h.panel_text():find("After the reload.", 1, true) ~= nil
+    end, "the session loaded")
+    h.expect_shown(h.panel_text(), { "go", "Before the reload.", "first done", "While away.", "second done" })
+    local info = listed(session)
+    expect(info and info.loaded and info.clients == 1 and not info.running, vim.inspect(info))
+  end)
+
+  h.finish()
+end
+
+error("unknown phase " .. tostring(phase) .. ": before, after or stored")
