@@ -48,7 +48,11 @@ test("steering during a run is shown queued, then delivered after the turn", fun
   h.slow_run(responses, "start", "First answer", "the first answer streaming")
   vim.cmd("AgentSteer focus on the tests")
   h.wait_panel("▸ steer: focus on the tests", "the queued steering message in the panel")
-  h.wait_settled(state.current)
+  local settled = h.wait_settled(state.current)
+  -- agent/queue and agent/settled carry seq too: counted with the events, they are no gap
+  local t = state.current_transcript()
+  expect(t.epoch == 0, ("the transcript was re-read %d times (a gap in seq?)"):format(t.epoch))
+  expect(settled.seq == nil or t.last_seq == settled.seq, ("last seq %s, settled's %s"):format(t.last_seq, settled.seq))
   local text = h.panel_text()
   local a = text:find(first, 1, true)
   local b = text:find("You\n  focus on the tests", 1, true)
