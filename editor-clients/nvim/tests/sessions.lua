@@ -1,6 +1,7 @@
 -- End-to-end tests of sessions in the Neovim plugin: :AgentCompact, :AgentRename,
--- :AgentDeleteSession, :AgentSessions after a server restart, and a server that dies during a
--- run, against the real server on the faux provider.
+-- :AgentDeleteSession, :AgentSessions after a server restart, a server that dies during a
+-- run, :AgentDetach and :AgentAttach mid-answer, and a gap in seq, against the real server on
+-- the faux provider.
 --
 --   nvim --headless --clean -l editor-clients/nvim/tests/sessions.lua [AGENTLS_EXECUTABLE]
 --
@@ -187,6 +188,66 @@ test("a dead server: said so, its rows failed, its progress cleared; the next pr
   expect(state.current == session, "the same session")
   text = h.panel_text()
   expect(text:find("You\n  run it\n", 1, true) and text:find("You\n  go on\n", 1, true), "its history goes on:\n" .. text)
+end)
+
+test(":AgentDetach mid-answer, :AgentAttach: the answer so far is sent again, then it streams on", function()
+  local session = h.slow_run({ { content = "Detach test. " .. h.LONG } }, "talk", "Detach test.", "streaming started")
+  local client = require("agentls.client")
+  local function clients()
+    local result = client.request_sync("agent/listSessions", { cwd = h.env.ws }, 5000)
+    for _, info in ipairs(result and result.sessions or {}) do
+      if info.sessionId == session then
+        return info.clients, info.running
+      end
+    end
+  end
+  h.notes = {}
+  vim.cmd("AgentDetach")
+  h.wait(5000, function()
+    return state.detached[session] == true
+  end, "detached")
+  local attached, running = clients()
+  expect(attached == 0 and running, ("clients %s, running %s"):format(attached, running))
+  local t = state.transcripts[session]
+  local seen = t.last_seq
+  vim.cmd("AgentAttach " .. session:sub(1, 8))
+  h.wait(5000, function()
+    return not state.detached[session] and h.noted("attached to session " .. session:sub(1, 8) .. " (running)")
+  end, "attached again")
+  expect(clients() == 1, "one client again")
+  expect(t.last_seq >= seen, ("seq %s after %s"):format(t.last_seq, seen))
+  local streamed = #h.panel_text()
+  h.wait(10000, function()
+    return #h.panel_text() > streamed
+  end, "the answer streaming on")
+  vim.cmd("AgentAbort")
+  h.wait_settled(session)
+  local text = h.panel_text()
+  local _, answers = text:gsub("Detach test", "%0")
+  expect(answers == 1, "the answer once:\n" .. text)
+  local stored = h.reloaded_text(session)
+  expect(text == stored, ("streamed:\n%s\n--- stored:\n%s"):format(text, stored))
+end)
+
+test("a gap in seq mid-answer: the transcript is read again and the rest replayed, nothing twice", function()
+  local session = h.slow_run({ { content = "Gap test. " .. h.LONG } }, "talk again", "Gap test.", "streaming started")
+  local t = state.transcripts[session]
+  local epoch = t.epoch
+  t.last_seq = t.last_seq - 2 -- as if two notifications were lost
+  h.wait(5000, function()
+    return t.epoch > epoch and t.sync == nil
+  end, "the transcript read again and the client attached from there")
+  local streamed = #h.panel_text()
+  h.wait(10000, function()
+    return #h.panel_text() > streamed
+  end, "the answer streaming on")
+  vim.cmd("AgentAbort")
+  h.wait_settled(session)
+  local text = h.panel_text()
+  local _, answers = text:gsub("Gap test", "%0")
+  expect(answers == 1, "the answer once:\n" .. text)
+  local stored = h.reloaded_text(session)
+  expect(text == stored, ("streamed:\n%s\n--- stored:\n%s"):format(text, stored))
 end)
 
 h.finish()
