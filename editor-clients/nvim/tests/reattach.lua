@@ -47,7 +47,9 @@ h.cancel_unexpected_questions()
 vim.cmd.cd(env.ws)
 h.env = env
 h.setup_opts = {
-  cmd = { h.agentls_exe, "serve" },
+  -- the server the bridge starts stops by itself 120 s after its last client, should the test
+  -- leave it behind
+  cmd = { h.agentls_exe, "serve", "--idle-exit", "120" },
   per_user_server = true,
   socket = env.socket,
   permissions = { bash = "allow" },
@@ -101,7 +103,7 @@ if phase == "before" then
     local session = h.new_session()
     vim.fn.writefile({ session }, env.session)
     local cmd = config.server_cmd()
-    local want = { h.agentls_exe, "serve", "--attach", "--listen", "unix:" .. env.socket }
+    local want = { h.agentls_exe, "serve", "--idle-exit", "120", "--attach", "--listen", "unix:" .. env.socket }
     expect(vim.deep_equal(cmd, want), vim.inspect(cmd))
     expect(vim.deep_equal(client.get().config.cmd, want), vim.inspect(client.get().config.cmd))
     vim.cmd("AgentPrompt go")
