@@ -14,7 +14,8 @@
 --   :AgentPanel comes back to the session the workspace showed (remembered in stdpath("state")):
 --   the whole transcript so far, the second call running; then `gate2` opens, the answer streams
 --   into the panel and the run settles, and the panel equals the stored transcript.
---   :AgentAttach's completion, :AgentDetach and :AgentAttach SESSION. Quits normally.
+--   :AgentAttach's completion, :AgentDetach and :AgentAttach SESSION; the bridge killed, the
+--   next command reattaching. Quits normally.
 -- `stored`: after the per-user server was stopped, a new one holds no live session: :AgentPanel
 --   loads the remembered session from disk (`unknownSession`, then `agent/loadSession`).
 --
@@ -198,6 +199,30 @@ if phase == "after" then
       return not state.detached[session] and h.noted("attached to session " .. session:sub(1, 8))
     end, "attached again")
     info = listed(session)
+    expect(info and info.loaded and info.clients == 1, vim.inspect(info))
+    h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+  end)
+
+  test("the bridge ends: said so, the session kept; the next command reattaches", function()
+    h.notes = {}
+    local c = client.get()
+    if vim.fn.has("nvim-0.11") == 1 then
+      c:stop(true)
+    else
+      c.stop(true)
+    end
+    h.wait(5000, function()
+      return client.get() == nil and state.detached[session] == true
+    end, "the connection closed")
+    expect(h.noted("the connection to the per-user server closed", vim.log.levels.WARN), vim.inspect(h.notes))
+    expect(h.noted("its runs go on"), vim.inspect(h.notes))
+    expect(not h.noted("failed"), vim.inspect(h.notes))
+    h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+    vim.cmd("AgentStats")
+    h.wait(10000, function()
+      return not state.detached[session] and h.noted("session " .. session:sub(1, 8) .. ": ")
+    end, "reattached, the figures shown")
+    local info = listed(session)
     expect(info and info.loaded and info.clients == 1, vim.inspect(info))
     h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
   end)
