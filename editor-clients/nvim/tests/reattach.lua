@@ -203,7 +203,8 @@ if phase == "after" then
     h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
   end)
 
-  test("the bridge ends: said so, the session kept; the next command reattaches", function()
+  --- Kill the bridge (the client's process): a warning says the runs go on, nothing failed.
+  local function kill_bridge()
     h.notes = {}
     local c = client.get()
     if vim.fn.has("nvim-0.11") == 1 then
@@ -218,13 +219,22 @@ if phase == "after" then
     expect(h.noted("its runs go on"), vim.inspect(h.notes))
     expect(not h.noted("failed"), vim.inspect(h.notes))
     h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
-    vim.cmd("AgentStats")
-    h.wait(10000, function()
-      return not state.detached[session] and h.noted("session " .. session:sub(1, 8) .. ": ")
-    end, "reattached, the figures shown")
-    local info = listed(session)
-    expect(info and info.loaded and info.clients == 1, vim.inspect(info))
-    h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+  end
+
+  test("the bridge ends: said so, the session kept; :AgentPanel or the next command reattaches", function()
+    for _, command in ipairs({ "AgentPanel", "AgentStats" }) do
+      kill_bridge()
+      vim.cmd(command)
+      h.wait(10000, function()
+        return not state.detached[session] and client.get() ~= nil
+      end, "reattached after :" .. command)
+      local info = listed(session)
+      expect(info and info.loaded and info.clients == 1, command .. ": " .. vim.inspect(info))
+      h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+    end
+    h.wait(5000, function()
+      return h.noted("session " .. session:sub(1, 8) .. ": ")
+    end, ":AgentStats' figures")
   end)
 
   h.finish()

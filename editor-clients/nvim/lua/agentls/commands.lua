@@ -523,13 +523,21 @@ function M.changes_diff()
 end
 
 --- :AgentPanel: open and enter the panel; in it, stay there. With the per-user server and no
---- session yet, it comes back to the session the workspace showed last (:AgentAttach).
+--- session yet, it comes back to the session the workspace showed last (:AgentAttach), and to
+--- the current one after the bridge ended.
 function M.panel()
   if not panel.transcript and state.current then
     panel.show(state.current_transcript())
   end
   panel.focus()
-  local remembered = config.options.per_user_server and not state.current and state.remembered(config.root_dir())
+  if not config.options.per_user_server then
+    return
+  end
+  local t = state.current_transcript()
+  if t and state.detached[state.current] and not t.left then -- the bridge ended: come back
+    return M.attach_session(state.current, true)
+  end
+  local remembered = not state.current and state.remembered(config.root_dir())
   if remembered then
     M.attach_session(remembered, true)
   end
@@ -541,9 +549,14 @@ function M.attach_session(session_id, quiet)
   local root = config.root_dir()
   state.reattach(session_id, function(err)
     if err then
-      if quiet and client.error_kind(err) == "unknownSession" then
-        state.transcripts[session_id] = nil
-        return state.remember(root, nil)
+      if quiet and client.error_kind(err) == "unknownSession" then -- deleted meanwhile
+        if state.current ~= session_id then
+          state.transcripts[session_id] = nil
+        end
+        if state.remembered(root) == session_id then
+          state.remember(root, nil)
+        end
+        return
       end
       return notify(("cannot attach to session %s: %s"):format(session_id:sub(1, 8), client.error_text(err)),
         levels.ERROR)
@@ -641,6 +654,7 @@ function M.detach()
     end
     state.detached[session_id] = true
     state.transcript(session_id).sync = nil
+    state.transcript(session_id).left = true -- :AgentPanel does not come back to it by itself
     local t = state.transcripts[session_id]
     local goes_on = t and t.running and "; its run goes on" or ""
     notify(("detached from session %s%s: :AgentAttach %s comes back to it"):format(

@@ -118,6 +118,7 @@ function M.load_stored(session_id, callback)
       return callback(err)
     end
     M.detached[session_id] = nil
+    M.transcript(session_id).left = nil
     M.reload(session_id, function(reload_err)
       M.refresh_state(session_id)
       callback(reload_err)
@@ -193,6 +194,7 @@ function M.reattach(session_id, callback)
       return callback(err)
     end
     M.detached[session_id] = nil
+    t.left = nil
     M.changed(session_id)
     M.refresh_state(session_id, function()
       callback(nil)
