@@ -2,7 +2,8 @@
 
 A question goes to every attached client that can answer it; the first answer wins and the
 others' requests are cancelled (``$/cancelRequest``: an editor closes the question). A client
-that attaches while it is open is asked too. A client that goes away was not asked. While no
+that attaches while it is open is asked too. A client that detaches or goes away was not asked
+(a detached client's question is cancelled). While no
 client is asked, the question waits for one at most ``timeout`` seconds, and is then answered
 by ``unanswered(reason)``: the model is told nobody was there (``protocol.md``, Live sessions).
 """
@@ -57,14 +58,15 @@ class Questions:
                 answer.set_result(unanswered(f"no client was attached to answer within {seconds} s"))
 
         def answered(client: AgentServer, task: asyncio.Task[T]) -> None:
-            asked.pop(client, None)
-            if answer.done() or task.cancelled():
+            if asked.get(client) is task:
+                del asked[client]
+            if answer.done():
                 return
-            error = task.exception()
-            if isinstance(error, ClientGone):
+            if task.cancelled() or isinstance(task.exception(), ClientGone):  # withdrawn, or gone
                 if not asked:
                     wait_for_a_client()
                 return
+            error = task.exception()
             if error is not None:
                 answer.set_exception(error)
             else:
@@ -81,8 +83,14 @@ class Questions:
             asked[client] = task
             task.add_done_callback(lambda done: answered(client, done))
 
+        def withdraw(client: AgentServer) -> None:
+            task = asked.get(client)
+            if task is not None:
+                task.cancel()  # its request is cancelled at the client ($/cancelRequest)
+
         attachments = self.host.attachments(session_id)
         attachments.attached.append(ask_client)
+        attachments.detached.append(withdraw)
         try:
             for client in attachments.preferred():
                 ask_client(client)
@@ -91,6 +99,7 @@ class Questions:
             return await answer
         finally:
             attachments.attached.remove(ask_client)
+            attachments.detached.remove(withdraw)
             if waiting is not None:
                 waiting.cancel()
             for task in asked.values():  # the others' requests are cancelled at their clients
