@@ -655,6 +655,8 @@ function M.detach()
     state.detached[session_id] = true
     state.transcript(session_id).sync = nil
     state.transcript(session_id).left = true -- :AgentPanel does not come back to it by itself
+    require("agentls.permissions").drop_session(session_id) -- the server withdraws its questions
+    require("agentls.review").session_settled(session_id)
     local t = state.transcripts[session_id]
     local goes_on = t and t.running and "; its run goes on" or ""
     notify(("detached from session %s%s: :AgentAttach %s comes back to it"):format(

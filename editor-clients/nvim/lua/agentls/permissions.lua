@@ -105,6 +105,16 @@ function M.drop_run(session_id)
   end
 end
 
+--- The client detached from `session_id`: none of its questions is asked here any more (the
+--- server withdraws them).
+function M.drop_session(session_id)
+  for id, question in pairs(M.pending) do
+    if question.params.sessionId == session_id then
+      M.drop(id)
+    end
+  end
+end
+
 --- The server stopped: no question is asked any more.
 function M.drop_all()
   for id in pairs(M.pending) do
