@@ -12,10 +12,11 @@
 -- `after`: a new Neovim opens `gate1` while it is not attached: the run goes on, without any
 --   client, up to a second bash call that waits for `gate2` (it touches `reached2` first).
 --   :AgentPanel comes back to the session the workspace showed (remembered in stdpath("state")):
---   the whole transcript so far, the second call running; then `gate2` opens, the answer streams
---   into the panel and the run settles, and the panel equals the stored transcript.
---   :AgentAttach's completion, :AgentDetach and :AgentAttach SESSION; the bridge killed, the
---   next command reattaching. Quits normally.
+--   the whole transcript so far, the second call running. :AgentDetach; `gate2` opens and the
+--   run goes on to a `write` that asks permission of no one; :AgentAttach SESSION sends what
+--   was missed, then the open question; answered, the run settles, and the panel equals the
+--   stored transcript. :AgentAttach's completion; the bridge killed, :AgentPanel and the next
+--   command reattaching. Quits normally.
 -- `stored`: after the per-user server was stopped, a new one holds no live session: :AgentPanel
 --   loads the remembered session from disk (`unknownSession`, then `agent/loadSession`).
 --
@@ -53,7 +54,7 @@ h.setup_opts = {
   cmd = { h.agentls_exe, "serve", "--idle-exit", "120" },
   per_user_server = true,
   socket = env.socket,
-  permissions = { bash = "allow" },
+  permissions = { bash = "allow", write = "ask" },
   init_options = { fauxScript = env.script, dataDir = env.data, projectTrust = "always" },
   panel = { redraw_ms = 10 },
 }
@@ -99,7 +100,14 @@ if phase == "before" then
     h.script({
       waiting_call("c1", "Before the reload.", env.gate1, nil, "first done"),
       waiting_call("c2", "While away.", env.gate2, env.reached2, "second done"),
-      { content = "After the reload.", stopReason = "stop" },
+      {
+        content = {
+          { type = "text", text = "After the reload." },
+          { type = "toolCall", id = "c3", name = "write", arguments = { path = "away.txt", content = "written\n" } },
+        },
+        stopReason = "toolUse",
+      },
+      { content = "Wrote it.", stopReason = "stop" },
     })
     local session = h.new_session()
     vim.fn.writefile({ session }, env.session)
@@ -160,10 +168,48 @@ if phase == "after" then
     expect(info and info.loaded and info.running and info.clients == 1, vim.inspect(info))
   end)
 
-  test("the run streams on into the panel and settles; the panel equals the stored transcript", function()
+  test(":AgentDetach mid-run; the run goes on to a question that waits for a client", function()
+    h.notes = {}
+    vim.cmd("AgentDetach")
+    h.wait(5000, function()
+      return state.detached[session] == true
+    end, "detached")
+    expect(h.noted("detached from session " .. session:sub(1, 8) .. "; its run goes on"), vim.inspect(h.notes))
+    local info = listed(session)
+    expect(info and info.loaded and info.running and info.clients == 0, vim.inspect(info))
+    vim.fn.writefile({}, env.gate2)
+    -- every finished message is on disk: the third answer is, and its write asks no one
+    local file = vim.fs.find(session .. ".jsonl", { path = env.data, type = "file" })[1]
+    expect(file, "the session's file in " .. env.data)
+    h.wait(20000, function()
+      return table.concat(vim.fn.readfile(file), "\n"):find("After the reload.", 1, true) ~= nil
+    end, "the third answer stored (the run went on, detached)")
+  end)
+
+  test(":AgentAttach SESSION: what was missed, then the open question; answered, the run settles", function()
+    local question
+    vim.ui.select = function(items, opts, on_choice)
+      question = { items = items, prompt = opts.prompt, answer = on_choice }
+    end
+    h.notes = {}
+    vim.cmd("AgentAttach " .. session:sub(1, 8))
+    h.wait(10000, function()
+      return question ~= nil and not state.detached[session]
+    end, "the write's question, asked again of the client that attached")
+    expect(question.prompt:find("write", 1, true), question.prompt)
+    h.wait(5000, function()
+      return tool_status(session, "c3") == "asking"
+    end, "the write's row waiting for permission")
+    h.wait_panel("After the reload.", "the third answer")
+    h.expect_shown(h.panel_text(), { "While away.", "second done", "After the reload." })
+    local info = listed(session)
+    expect(info and info.loaded and info.running and info.clients == 1, vim.inspect(info))
     local settled = h.settled
     local before = #settled
-    vim.fn.writefile({}, env.gate2)
+    local allow = vim.tbl_filter(function(item)
+      return item.id == "allowOnce"
+    end, question.items)[1]
+    question.answer(allow)
     h.wait(20000, function()
       for i = before + 1, #settled do
         if settled[i].sessionId == session then
@@ -175,32 +221,23 @@ if phase == "after" then
     require("agentls.panel").render()
     local t = state.transcripts[session]
     expect(not t.running and t.status == "idle", ("running %s, status %s"):format(t.running, t.status))
+    expect(vim.fn.readfile(env.ws .. "/away.txt")[1] == "written", "the write landed")
     local streamed = h.panel_text()
-    h.expect_shown(streamed, { "Before the reload.", "first done", "While away.", "second done", "After the reload." })
-    local _, count = streamed:gsub("While away%.", "")
-    expect(count == 1, "once:\n" .. streamed)
+    h.expect_shown(streamed, { "go", "Before the reload.", "first done", "While away.", "second done",
+      "After the reload.", "Wrote it." })
+    for _, once in ipairs({ "Before the reload%.", "While away%.", "After the reload%.", "Wrote it%." }) do
+      local _, count = streamed:gsub(once, "")
+      expect(count == 1, once .. " once:\n" .. streamed)
+    end
     local stored = h.reloaded_text(session)
     expect(streamed == stored, ("streamed:\n%s\n--- stored:\n%s"):format(streamed, stored))
   end)
 
-  test(":AgentAttach completes the live session; :AgentDetach, then :AgentAttach SESSION", function()
+  test(":AgentAttach completes the workspace's live session", function()
     local completions = vim.fn.getcompletion("AgentAttach ", "cmdline")
     expect(vim.tbl_contains(completions, session), vim.inspect(completions))
-    h.notes = {}
-    vim.cmd("AgentDetach")
-    h.wait(5000, function()
-      return state.detached[session] == true
-    end, "detached")
-    expect(h.noted("detached from session " .. session:sub(1, 8)), vim.inspect(h.notes))
-    local info = listed(session)
-    expect(info and info.loaded and info.clients == 0, vim.inspect(info))
-    vim.cmd("AgentAttach " .. session:sub(1, 8))
-    h.wait(5000, function()
-      return not state.detached[session] and h.noted("attached to session " .. session:sub(1, 8))
-    end, "attached again")
-    info = listed(session)
-    expect(info and info.loaded and info.clients == 1, vim.inspect(info))
-    h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+    completions = vim.fn.getcompletion("AgentAttach " .. session:sub(1, 4), "cmdline")
+    expect(vim.deep_equal(completions, { session }), vim.inspect(completions))
   end)
 
   --- Kill the bridge (the client's process): a warning says the runs go on, nothing failed.
@@ -218,7 +255,7 @@ if phase == "after" then
     expect(h.noted("the connection to the per-user server closed", vim.log.levels.WARN), vim.inspect(h.notes))
     expect(h.noted("its runs go on"), vim.inspect(h.notes))
     expect(not h.noted("failed"), vim.inspect(h.notes))
-    h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+    h.expect_shown(h.panel_text(), { "Before the reload.", "Wrote it." })
   end
 
   test("the bridge ends: said so, the session kept; :AgentPanel or the next command reattaches", function()
@@ -230,7 +267,7 @@ if phase == "after" then
       end, "reattached after :" .. command)
       local info = listed(session)
       expect(info and info.loaded and info.clients == 1, command .. ": " .. vim.inspect(info))
-      h.expect_shown(h.panel_text(), { "Before the reload.", "After the reload." })
+      h.expect_shown(h.panel_text(), { "Before the reload.", "Wrote it." })
     end
     h.wait(5000, function()
       return h.noted("session " .. session:sub(1, 8) .. ": ")
@@ -244,9 +281,10 @@ if phase == "stored" then
   test(":AgentPanel loads the remembered session that no server holds live any more", function()
     vim.cmd("AgentPanel")
     h.wait(10000, function()
-      return state.current == session and h.panel_text():find("After the reload.", 1, true) ~= nil
+      return state.current == session and h.panel_text():find("Wrote it.", 1, true) ~= nil
     end, "the session loaded")
-    h.expect_shown(h.panel_text(), { "go", "Before the reload.", "first done", "While away.", "second done" })
+    h.expect_shown(h.panel_text(), { "go", "Before the reload.", "first done", "While away.", "second done",
+      "After the reload." })
     local info = listed(session)
     expect(info and info.loaded and info.clients == 1 and not info.running, vim.inspect(info))
   end)
