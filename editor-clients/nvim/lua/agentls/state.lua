@@ -118,7 +118,9 @@ function M.load_stored(session_id, callback)
       return callback(err)
     end
     M.detached[session_id] = nil
-    M.transcript(session_id).left = nil
+    local t = M.transcript(session_id)
+    t.left, t.sync = nil, nil
+    t.last_seq = nil -- a server that loaded it numbers its notifications anew
     M.reload(session_id, function(reload_err)
       M.refresh_state(session_id)
       callback(reload_err)
