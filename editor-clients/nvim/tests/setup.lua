@@ -1,5 +1,6 @@
 -- End-to-end tests of the plugin's setup{}: an unknown option is warned about with the closest
--- valid one; `demo = true` runs the bundled demo, against the real server on the faux provider.
+-- valid one; per_user_server and socket make the command the bridge to the per-user server;
+-- `demo = true` runs the bundled demo, against the real server on the faux provider.
 --
 --   nvim --headless --clean -l editor-clients/nvim/tests/setup.lua [AGENTLS_EXECUTABLE]
 --
@@ -37,6 +38,33 @@ test("an unknown setup{} key is warned about, naming the closest valid key; the 
   }))
   require("agentls").setup(h.setup_opts)
   expect(#h.notes == 0, "the valid options warn nothing: " .. vim.inspect(h.notes))
+end)
+
+test("setup{}: per_user_server and socket make the command the bridge; their typos are named", function()
+  h.notes = {}
+  require("agentls").setup(vim.tbl_extend("force", h.setup_opts, { per_user_sever = true, sockt = "/tmp/s.sock" }))
+  local warn = vim.log.levels.WARN
+  expect(h.noted("unknown option per_user_sever (did you mean per_user_server?)", warn), vim.inspect(h.notes))
+  expect(h.noted("unknown option sockt (did you mean socket?)", warn), vim.inspect(h.notes))
+  expect(vim.deep_equal(config.server_cmd(), h.setup_opts.cmd), vim.inspect(config.server_cmd()))
+  h.notes = {}
+  require("agentls").setup(vim.tbl_extend("force", h.setup_opts, { socket = "~/agentls.sock" }))
+  expect(h.noted("socket applies only with per_user_server = true", warn), vim.inspect(h.notes))
+  h.notes = {}
+  require("agentls").setup(vim.tbl_extend("force", h.setup_opts, { per_user_server = true }))
+  expect(#h.notes == 0, vim.inspect(h.notes))
+  local want = vim.list_extend(vim.deepcopy(h.setup_opts.cmd), { "--attach" })
+  expect(vim.deep_equal(config.server_cmd(), want), vim.inspect(config.server_cmd()))
+  require("agentls").setup(vim.tbl_extend("force", h.setup_opts, { per_user_server = true, socket = "~/a.sock" }))
+  expect(#h.notes == 0, vim.inspect(h.notes))
+  vim.list_extend(want, { "--listen", "unix:" .. vim.fs.normalize(vim.fn.expand("~/a.sock")) })
+  expect(vim.deep_equal(config.server_cmd(), want), vim.inspect(config.server_cmd()))
+  local ok, err = config.set({ per_user_server = "yes" })
+  expect(not ok and err == "per_user_server must be true or false", tostring(err))
+  ok, err = config.set({ per_user_server = true, socket = 42 })
+  expect(not ok and err:find("^socket must be the path"), tostring(err))
+  require("agentls").setup(h.setup_opts)
+  expect(not config.options.per_user_server, "back to one server per Neovim")
 end)
 
 test("setup({demo = true}): the bundled demo reads the workspace's README.md and answers, no faux script", function()
