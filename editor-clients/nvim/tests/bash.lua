@@ -35,6 +35,8 @@ test("!cmd runs a command in a row with its streamed output; !!cmd's row is not 
     return h.panel_text():find(row, 1, true) ~= nil
   end, "the !! row, marked")
   local text = h.panel_text()
+  -- agent/bashOutput and agent/bashEnd carry seq too: no gap, no re-read
+  expect(state.current_transcript().epoch == 0, "re-read " .. state.current_transcript().epoch .. " times")
   expect(not text:find("You\n", 1, true), "no prompt was sent:\n" .. text)
   expect(not state.current_transcript().running, "no run started")
   expect(h.reloaded_text(session) == text, "the stored transcript shows the same rows:\n" .. h.panel_text())
