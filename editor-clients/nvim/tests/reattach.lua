@@ -14,9 +14,11 @@
 --   :AgentPanel comes back to the session the workspace showed (remembered in stdpath("state")):
 --   the whole transcript so far, the second call running. :AgentDetach; `gate2` opens and the
 --   run goes on to a `write` that asks permission of no one; :AgentAttach SESSION sends what
---   was missed, then the open question; answered, the run settles, and the panel equals the
---   stored transcript. :AgentAttach's completion; the bridge killed, :AgentPanel and the next
---   command reattaching. Quits normally.
+--   was missed, then the open question; answered, the run goes on to another write, whose
+--   question a second client (the bridge, spoken to frame by frame) answers first: this
+--   Neovim's is withdrawn; the run settles, and the panel equals the stored transcript.
+--   :AgentAttach's completion; the bridge killed, :AgentPanel and the next command
+--   reattaching. Quits normally.
 -- `stored`: after the per-user server was stopped, a new one holds no live session: :AgentPanel
 --   loads the remembered session from disk (`unknownSession`, then `agent/loadSession`).
 --
@@ -95,6 +97,72 @@ local function listed(session)
   end
 end
 
+--- Another client of the per-user server, beside this Neovim's: the bridge on stdio, spoken to
+--- frame by frame. `request(method, params)` waits for the response; `next(predicate)` for a
+--- message the server sent that `predicate` accepts (the first not taken yet, in order);
+--- `respond(id, result)` answers its request.
+local function other_client()
+  local output, messages = "", {}
+  local process = vim.system(config.server_cmd(), {
+    stdin = true,
+    stdout = function(_, data)
+      output = output .. (data or "")
+    end,
+    stderr = function() end,
+  })
+  local function parse()
+    while true do
+      local header_end = output:find("\r\n\r\n", 1, true)
+      local length = header_end and tonumber(output:sub(1, header_end):match("Content%-Length:%s*(%d+)"))
+      if not length or #output < header_end + 3 + length then
+        return
+      end
+      messages[#messages + 1] = vim.json.decode(output:sub(header_end + 4, header_end + 3 + length))
+      output = output:sub(header_end + 4 + length)
+    end
+  end
+  local function send(message)
+    local body = vim.json.encode(vim.tbl_extend("force", { jsonrpc = "2.0" }, message))
+    process:write(("Content-Length: %d\r\n\r\n%s"):format(#body, body))
+  end
+  local c, last_id = {}, 0
+  function c.next(predicate, what)
+    local found
+    h.wait(10000, function()
+      parse()
+      for i, message in ipairs(messages) do
+        if predicate(message) then
+          found = table.remove(messages, i)
+          return true
+        end
+      end
+      return false
+    end, what)
+    return found
+  end
+  function c.request(method, params)
+    last_id = last_id + 1
+    local id = last_id
+    send({ id = id, method = method, params = params })
+    local response = c.next(function(message)
+      return message.id == id and message.method == nil
+    end, "the answer to " .. method)
+    assert(response.result ~= nil, method .. ": " .. vim.inspect(response.error))
+    return response.result
+  end
+  function c.notify(method, params)
+    send({ method = method, params = params })
+  end
+  function c.respond(id, result)
+    send({ id = id, result = result })
+  end
+  function c.close()
+    process:write(nil) -- the bridge ends with its input
+    process:wait(5000)
+  end
+  return c
+end
+
 if phase == "before" then
   test("a run on the per-user server: the bridge's command, the session remembered for the workspace", function()
     h.script({
@@ -104,6 +172,13 @@ if phase == "before" then
         content = {
           { type = "text", text = "After the reload." },
           { type = "toolCall", id = "c3", name = "write", arguments = { path = "away.txt", content = "written\n" } },
+        },
+        stopReason = "toolUse",
+      },
+      {
+        content = {
+          { type = "text", text = "Once more." },
+          { type = "toolCall", id = "c4", name = "write", arguments = { path = "again.txt", content = "again\n" } },
         },
         stopReason = "toolUse",
       },
@@ -186,17 +261,17 @@ if phase == "after" then
     end, "the third answer stored (the run went on, detached)")
   end)
 
-  test(":AgentAttach SESSION: what was missed, then the open question; answered, the run settles", function()
-    local question
+  test(":AgentAttach SESSION: what was missed, then the open question; answered, the run goes on", function()
+    local questions = {}
     vim.ui.select = function(items, opts, on_choice)
-      question = { items = items, prompt = opts.prompt, answer = on_choice }
+      questions[#questions + 1] = { items = items, prompt = opts.prompt, answer = on_choice }
     end
     h.notes = {}
     vim.cmd("AgentAttach " .. session:sub(1, 8))
     h.wait(10000, function()
-      return question ~= nil and not state.detached[session]
+      return #questions == 1 and not state.detached[session]
     end, "the write's question, asked again of the client that attached")
-    expect(question.prompt:find("write", 1, true), question.prompt)
+    expect(questions[1].prompt:find("write", 1, true), questions[1].prompt)
     h.wait(5000, function()
       return tool_status(session, "c3") == "asking"
     end, "the write's row waiting for permission")
@@ -204,12 +279,41 @@ if phase == "after" then
     h.expect_shown(h.panel_text(), { "While away.", "second done", "After the reload." })
     local info = listed(session)
     expect(info and info.loaded and info.running and info.clients == 1, vim.inspect(info))
-    local settled = h.settled
-    local before = #settled
     local allow = vim.tbl_filter(function(item)
       return item.id == "allowOnce"
-    end, question.items)[1]
-    question.answer(allow)
+    end, questions[1].items)[1]
+    questions[1].answer(allow)
+    h.wait(10000, function()
+      return #questions == 2 and tool_status(session, "c4") == "asking"
+    end, "the next write's question")
+    expect(vim.fn.readfile(env.ws .. "/away.txt")[1] == "written", "the first write landed")
+  end)
+
+  test("a second client on the session answers the question first: this Neovim's is withdrawn", function()
+    local other = other_client()
+    other.request("initialize", {
+      processId = vim.NIL,
+      rootUri = vim.NIL,
+      capabilities = { experimental = { agent = { requestPermission = true } } },
+      initializationOptions = { dataDir = env.data },
+    })
+    other.notify("initialized", vim.empty_dict())
+    local attached = other.request("agent/attach", { sessionId = session })
+    expect(attached.attached == true, vim.inspect(attached))
+    -- a client that attaches while a question is open gets it too
+    local asked = other.next(function(message)
+      return message.method == "agent/requestPermission" and message.params.toolCallId == "c4"
+    end, "the open question, asked of the second client")
+    local info = listed(session)
+    expect(info and info.clients == 2, vim.inspect(info))
+    local settled = h.settled
+    local before = #settled
+    h.notes = {}
+    other.respond(asked.id, { outcome = "allowOnce" })
+    h.wait(10000, function()
+      return require("agentls.permissions").pending.c4 == nil
+    end, "the question withdrawn here ($/cancelRequest)")
+    expect(h.noted("the write question was answered in another client"), vim.inspect(h.notes))
     h.wait(20000, function()
       for i = before + 1, #settled do
         if settled[i].sessionId == session then
@@ -218,14 +322,16 @@ if phase == "after" then
       end
       return false
     end, "agent/settled")
+    other.close()
     require("agentls.panel").render()
     local t = state.transcripts[session]
     expect(not t.running and t.status == "idle", ("running %s, status %s"):format(t.running, t.status))
-    expect(vim.fn.readfile(env.ws .. "/away.txt")[1] == "written", "the write landed")
+    expect(tool_status(session, "c4") == "done", tostring(tool_status(session, "c4")))
+    expect(vim.fn.readfile(env.ws .. "/again.txt")[1] == "again", "the second write landed")
     local streamed = h.panel_text()
     h.expect_shown(streamed, { "go", "Before the reload.", "first done", "While away.", "second done",
-      "After the reload.", "Wrote it." })
-    for _, once in ipairs({ "Before the reload%.", "While away%.", "After the reload%.", "Wrote it%." }) do
+      "After the reload.", "Once more.", "Wrote it." })
+    for _, once in ipairs({ "Before the reload%.", "While away%.", "After the reload%.", "Once more%.", "Wrote it%." }) do
       local _, count = streamed:gsub(once, "")
       expect(count == 1, once .. " once:\n" .. streamed)
     end

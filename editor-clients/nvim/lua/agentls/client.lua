@@ -212,6 +212,29 @@ function M.with_client(callback)
   })
 end
 
+--- The JSON-RPC id of the server's request `method` that the running handler answers, for
+--- matching a later `$/cancelRequest`; nil when it cannot be found. Neovim gives handlers no
+--- id: it is the `decoded` message that its RPC client's coroutine for the request holds.
+---@return integer|string|nil
+function M.server_request_id(method)
+  for level = 1, 50 do
+    local info = debug.getinfo(level, "f")
+    if not info then
+      return nil
+    end
+    for i = 1, 20 do
+      local name, value = debug.getupvalue(info.func, i)
+      if name == nil then
+        break
+      end
+      if name == "decoded" and type(value) == "table" and value.method == method and value.id ~= nil then
+        return value.id
+      end
+    end
+  end
+  return nil
+end
+
 --- An LSP error as one line: the server's message, which names the problem and what to do.
 function M.error_text(err)
   if type(err) == "string" then

@@ -40,7 +40,10 @@ function M.lsp_handlers()
       return require("agentls.review").handle(params)
     end,
     ["$/cancelRequest"] = function(_, params)
-      require("agentls.review").on_cancel(params and params.id)
+      local id = type(params) == "table" and params.id or nil
+      if not require("agentls.permissions").on_cancel(id) then
+        require("agentls.review").on_cancel(id)
+      end
     end,
     ["agent/saveDocuments"] = function(_, params)
       return { saved = require("agentls.edits").save(params and params.uris) }

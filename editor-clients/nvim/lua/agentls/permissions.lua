@@ -115,6 +115,21 @@ function M.drop_session(session_id)
   end
 end
 
+--- `$/cancelRequest` of the server's request `id`: its question was answered in another
+--- client attached to the session (or withdrawn): it is no longer asked here. True if it was
+--- one of the questions waiting.
+function M.on_cancel(id)
+  for _, question in pairs(M.pending) do
+    if id ~= nil and question.request_id == id then
+      question.resolve("reject") -- the server takes no answer to a request it cancelled
+      local what = M.is_trust(question.params) and "trust question" or (question.params.toolName or "?")
+      util.notify(("the %s question was answered in another client"):format(util.visible(what, true)))
+      return true
+    end
+  end
+  return false
+end
+
 --- The server stopped: no question is asked any more.
 function M.drop_all()
   for id in pairs(M.pending) do
@@ -172,7 +187,12 @@ function M.ask(params)
   else
     local id = params.toolCallId or tostring(co)
     asked = asked + 1
-    local question = { params = params, done = false, order = asked }
+    local question = {
+      params = params,
+      done = false,
+      order = asked,
+      request_id = require("agentls.client").server_request_id("agent/requestPermission"),
+    }
     question.resolve = function(answer)
       if question.done then
         return

@@ -600,6 +600,7 @@ function M.handle(params)
   end
   next_id = next_id + 1
   local item = { id = next_id, params = params, co = co, key = key(params.sessionId, params.toolCallId) }
+  item.request_id = require("agentls.client").server_request_id("agent/reviewEdit")
   M.queue[#M.queue + 1] = item
   mark(item, true)
   show_first()
@@ -701,10 +702,14 @@ function M.server_stopped()
   end)
 end
 
---- `$/cancelRequest` from the server: the request's id is not known to the handler, so the
---- review closes when its call ends (`tool_execution_end` follows the cancellation).
-function M.on_cancel(_)
+--- `$/cancelRequest` from the server: the review of that request closes (it was answered in
+--- another client attached to the session). When the request's id is not known, the review
+--- closes when its call ends (`tool_execution_end` follows the cancellation).
+function M.on_cancel(id)
   M.cancelled = (M.cancelled or 0) + 1
+  drop_where(function(item)
+    return id ~= nil and item.request_id == id
+  end)
 end
 
 return M
