@@ -627,8 +627,10 @@ function M.attach(arg)
     local found = vim.tbl_filter(function(info)
       return info.sessionId:sub(1, #arg) == arg
     end, sessions)
-    if #found == 1 or (#found > 1 and found[1].sessionId == arg) then
-      return M.attach_session(found[1].sessionId)
+    if #found == 1 or vim.tbl_contains(found, function(info)
+      return info.sessionId == arg
+    end, { predicate = true }) then
+      return M.attach_session(#found == 1 and found[1].sessionId or arg)
     end
     if #found > 1 then
       return notify(("%d sessions start with %s: give more of the id"):format(#found, arg), levels.ERROR)
