@@ -229,6 +229,22 @@ test(":AgentDetach mid-answer, :AgentAttach: the answer so far is sent again, th
   expect(text == stored, ("streamed:\n%s\n--- stored:\n%s"):format(text, stored))
 end)
 
+test(":AgentAttach without an id: the workspace's sessions, live ones first, marked", function()
+  local asked = h.stub_select(function(items)
+    return items[1]
+  end)
+  h.notes = {}
+  vim.cmd("AgentAttach")
+  h.wait(5000, function()
+    return #asked == 1 and h.noted("attached to session ")
+  end, "the list, then attached")
+  local items, label = asked[1].items, asked[1].format
+  expect(items[1].loaded and not items[#items].loaded, "live first, stored last: " .. vim.inspect(items))
+  expect(label(items[1]):find("1 client]", 1, true), label(items[1]))
+  expect(label(items[#items]):find("[stored]", 1, true), label(items[#items]))
+  expect(state.current == items[1].sessionId, "the chosen session is the panel's")
+end)
+
 test("a gap in seq mid-answer: the transcript is read again and the rest replayed, nothing twice", function()
   local session = h.slow_run({ { content = "Gap test. " .. h.LONG } }, "talk again", "Gap test.", "streaming started")
   local t = state.transcripts[session]
