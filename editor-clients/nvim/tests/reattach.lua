@@ -313,7 +313,7 @@ if phase == "after" then
     h.wait(10000, function()
       return require("agentls.permissions").pending.c4 == nil
     end, "the question withdrawn here ($/cancelRequest)")
-    expect(h.noted("the write question was answered in another client"), vim.inspect(h.notes))
+    expect(h.noted("the write question was withdrawn: answered in another client"), vim.inspect(h.notes))
     h.wait(20000, function()
       for i = before + 1, #settled do
         if settled[i].sessionId == session then

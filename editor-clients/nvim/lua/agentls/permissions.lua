@@ -122,8 +122,8 @@ function M.on_cancel(id)
   for _, question in pairs(M.pending) do
     if id ~= nil and question.request_id == id then
       question.resolve("reject") -- the server takes no answer to a request it cancelled
-      local what = M.is_trust(question.params) and "trust question" or (question.params.toolName or "?")
-      util.notify(("the %s question was answered in another client"):format(util.visible(what, true)))
+      local what = M.is_trust(question.params) and "trust" or util.visible(question.params.toolName or "?", true)
+      util.notify(("the %s question was withdrawn: answered in another client, or its call ended"):format(what))
       return true
     end
   end
