@@ -339,6 +339,7 @@ function M.server_stopped()
   for id, t in pairs(M.transcripts) do
     t:server_lost("the agentls server stopped")
     t.last_seq = nil -- a new server numbers events from 1 again
+    t.sync = nil
     M.detached[id] = true
   end
   panel.schedule()
