@@ -11,13 +11,12 @@ other. Each script ends its output with ``N passed, M failed``.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
+import select
 import shutil
 import signal
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -96,27 +95,22 @@ def _socket_holders(socket: Path) -> set[int]:
 
 
 def _stop_server(socket: Path) -> None:
-    """Stop the per-user server of ``socket`` (SIGTERM, then SIGKILL after 10 s) and wait for it."""
-    pids = _socket_holders(socket)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
+    """Stop the per-user server of ``socket`` (SIGTERM, then SIGKILL after 10 s) and wait for it
+    to end (a pidfd becomes readable when its process has ended)."""
+    for pid in _socket_holders(socket):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
             os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    while pids and time.monotonic() < deadline:
-        pids = {pid for pid in pids if Path(f"/proc/{pid}").exists() and _running(pid)}
-        time.sleep(0.05)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead but not reaped by its parent, does not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+            if not select.select([pidfd], [], [], 10)[0]:
+                os.kill(pid, signal.SIGKILL)
+                select.select([pidfd], [], [], 10)
+        except ProcessLookupError:
+            pass
+        finally:
+            os.close(pidfd)
 
 
 def test_neovim_reattach(tmp_path: Path) -> None:
