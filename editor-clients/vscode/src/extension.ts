@@ -28,6 +28,8 @@ import { SessionController } from './session';
 import { createStatusBar } from './statusBar';
 
 let activeConnection: AgentConnection | undefined;
+/** The workspace state's key of the session the panel shows (restored after a reload with the per-user server). */
+const SESSION_KEY = 'agentls.sessionId';
 
 function workspaceFolder(): string | undefined {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -61,6 +63,10 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   );
   activeConnection = connection;
   const controller = new SessionController(connection, workspaceFolder, () => sessionDefaults(readSettings()));
+  // The session the window shows is kept in the workspace's state. With the per-user server
+  // its run outlives the window: after a reload the panel reattaches to it (see reattach).
+  let storedSession = context.workspaceState.get<string>(SESSION_KEY);
+  if (readSettings().perUser && storedSession !== undefined) controller.restoreSessionId = storedSession;
   // An MCP server's log: <dataDir>/mcp-logs/NAME.log, offered once it exists.
   controller.mcpLogFile = (name) => {
     const settings = readSettings();
@@ -119,6 +125,12 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     watchSelection(controller),
     ...registerCommands(ctx),
     connection.onNotification((note) => controller.handleNotification(note)),
+    controller.onChange(() => {
+      const id = controller.sessionId;
+      if (id === undefined || id === storedSession) return;
+      storedSession = id;
+      void context.workspaceState.update(SESSION_KEY, id);
+    }),
     connection.onRunning((running) => {
       // a stopped server answers no review: close their diffs
       if (!running) reviews.book.cancelAll();
