@@ -489,6 +489,10 @@ export interface SessionInfo {
   messageCount: number;
   model?: ModelRef;
   loaded: boolean;
+  /** A run goes on (live sessions, protocol.md "Live sessions: the per-user server"). */
+  running?: boolean;
+  /** How many clients are attached. */
+  clients?: number;
 }
 
 export interface AbortResult {
