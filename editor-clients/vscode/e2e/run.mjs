@@ -20,7 +20,11 @@
 // ready in the panel's MCP menu, allows its echo tool for every tool of the server, clicks
 // Restart in the menu, and opens the server's log from "Agent: MCP Servers". It asserts the checks,
 // then types a prompt into the panel and checks that the streamed answer shows in the
-// panel's DOM and on screen (pixels), and saves screenshots.
+// panel's DOM and on screen (pixels), and saves screenshots. Last, the live-session step: in a
+// second workspace under the per-user server (agentls.server.perUser, on the test's own socket
+// and data folder), a slow run goes on while the driver reloads the window (Developer: Reload
+// Window); the panel reattaches to it (e2e/extension/src/live.ts checks both halves) and shows
+// the whole run; the driver then stops that server by its pid.
 //
 // Environment: AGENTLS_SERVER (the agentls executable), CODE_SERVER, VSIX, E2E_VSIX (the
 // test extension's .vsix: `npm run package:e2e -- -o FILE` makes it), CHROMIUM
