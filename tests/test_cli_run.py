@@ -113,7 +113,7 @@ def test_run_json_prints_every_notification(stored: Stored) -> None:
     assert {line["method"] for line in lines} <= {"agent/event", "agent/queue", "agent/settled"}
     assert {line["params"]["sessionId"] for line in lines} == {stored.session_id}
     events = [line["params"] for line in lines if line["method"] == "agent/event"]
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert [line["params"]["seq"] for line in lines] == list(range(1, len(lines) + 1))
     kinds = [e["event"]["type"] for e in events]
     assert kinds[:3] == ["agent_start", "turn_start", "message_start"] and kinds[-1] == "agent_end"
     assert kinds.count("tool_execution_start") == kinds.count("tool_execution_end") == 1

@@ -214,7 +214,11 @@ class SessionInfo(ResultModel):
     message_count: int
     model: ModelRef | None = None
     loaded: bool = False
-    """Whether the session is loaded in this server."""
+    """Whether the session is loaded (live) in this server."""
+    running: bool = False
+    """Whether a run of the session goes on."""
+    clients: int = 0
+    """How many clients are attached to the session."""
 
 
 class ListSessionsResult(ResultModel):
@@ -583,6 +587,9 @@ class MessagesResult(ResultModel):
     total: int
     entry_ids: list[str] = Field(default_factory=list)
     """The session-file entry of each message, in the same order (what ``agent/fork`` names)."""
+    seq: int = 0
+    """The session's last notification that ``messages`` reflects: ``agent/attach {since: seq}`` replays
+    what they lack."""
 
 
 class StateResult(ResultModel):
@@ -743,6 +750,8 @@ class CompactionNotification(ResultModel):
     """``agent/compaction``: a compaction starts (``phase: "start"``) or ends (``"end"``)."""
 
     session_id: str
+    seq: int
+    """The session's numbering of its notifications (see ``agent/event``)."""
     run_id: str | None = None
     """The run it happens in; absent for ``agent/compact``."""
     phase: Literal["start", "end"]
@@ -885,12 +894,16 @@ class EventNotification(ResultModel):
 
 class QueueNotification(ResultModel):
     session_id: str
+    seq: int
+    """The session's numbering of its notifications (see ``agent/event``)."""
     steering: list[QueueItem]
     follow_up: list[QueueItem]
 
 
 class SettledNotification(ResultModel):
     session_id: str
+    seq: int
+    """The session's numbering of its notifications (see ``agent/event``)."""
     run_id: str
     stop_reason: str
     error_message: str | None = None
@@ -898,6 +911,8 @@ class SettledNotification(ResultModel):
 
 class BranchNotification(ResultModel):
     session_id: str
+    seq: int
+    """The session's numbering of its notifications (see ``agent/event``)."""
     leaf_id: str | None
     message_count: int
 
@@ -907,6 +922,8 @@ class BranchNotification(ResultModel):
 
 class BashOutputNotification(ResultModel):
     session_id: str
+    seq: int
+    """The session's numbering of its notifications (see ``agent/event``)."""
     bash_id: str
     chunk: str
     """The next piece of the command's output, as it arrives (all of it, even what the message cuts)."""
@@ -914,9 +931,31 @@ class BashOutputNotification(ResultModel):
 
 class BashEndNotification(ResultModel):
     session_id: str
+    seq: int
+    """The session's numbering of its notifications (see ``agent/event``)."""
     bash_id: str
     message: dict[str, Any]
     """The ``bashExecution`` message."""
+
+
+class AttachParams(SessionParams):
+    since: int | None = Field(default=None, ge=0)
+    """A ``seq`` the client saw: the session's notifications after it are sent again first."""
+
+
+class AttachResult(ResultModel):
+    attached: bool = True
+    replayed: int
+    """How many notifications were sent again."""
+    gap: bool
+    """Some notifications after ``since`` are no longer kept (or ``since`` is past the session's last):
+    reload with ``agent/getMessages`` and attach with its ``seq``."""
+    seq: int
+    """The session's last ``seq`` when the replay ended."""
+
+
+class DetachResult(ResultModel):
+    detached: bool
 
 
 REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
@@ -957,6 +996,8 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/abortBash": (SessionParams, AbortBashResult),
     "agent/listPermissionRules": (ListPermissionRulesParams, PermissionRulesResult),
     "agent/revokePermissionRule": (RevokePermissionRuleParams, RevokeResult),
+    "agent/attach": (AttachParams, AttachResult),
+    "agent/detach": (SessionParams, DetachResult),
 }
 """Every request: method -> (params model, result model)."""
 

@@ -63,6 +63,7 @@ async def test_a_run_that_crosses_the_threshold_is_compacted_before_it_settles(s
     start, end = compactions(recorder, session)
     assert start == {
         "sessionId": session,
+        "seq": start["seq"],
         "runId": run_id,
         "phase": "start",
         "reason": "threshold",

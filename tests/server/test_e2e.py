@@ -147,7 +147,7 @@ async def test_parallel_tool_calls_stream_the_kernel_event_sequence(shared: Shar
     run_id = accepted.run_id
     assert run_id and accepted.queued is None
     settled = await recorder.settled(run_id)
-    assert settled == {"sessionId": session, "runId": run_id, "stopReason": "stop"}
+    assert settled == {"sessionId": session, "seq": settled["seq"], "runId": run_id, "stopReason": "stop"}
 
     events = recorder.events(session)
     assert shape(events) == [
@@ -186,7 +186,8 @@ async def test_parallel_tool_calls_stream_the_kernel_event_sequence(shared: Shar
         "turn_end",
         "agent_end",
     ]
-    assert [p["seq"] for p in events] == list(range(1, len(events) + 1))
+    numbered = recorder.of(session)
+    assert [p["seq"] for p in numbered] == list(range(1, len(numbered) + 1))
     assert {p["runId"] for p in events} == {run_id}
     assert {p["sessionId"] for p in events} == {session}
 
@@ -229,7 +230,9 @@ async def test_parallel_tool_calls_stream_the_kernel_event_sequence(shared: Shar
     second = await within(client.prompt(session, "Again", wait=True))
     assert second.stop_reason == "stop" and second.run_id != run_id
     more = recorder.events(session)[len(events) :]
-    assert [p["seq"] for p in more] == list(range(len(events) + 1, len(events) + len(more) + 1))
+    assert more[0]["seq"] > events[-1]["seq"]
+    numbered = recorder.of(session)  # the first run's notifications, then the second's
+    assert [p["seq"] for p in numbered] == list(range(1, len(numbered) + 1))
     assert {p["runId"] for p in more} == {second.run_id}
     assert len(recorder.of(session, "agent/settled")) == 2
 
@@ -277,7 +280,8 @@ async def test_steer_and_follow_up_while_running_are_injected_and_leave_the_queu
     ]
     events = recorder.events(session)
     assert {p["runId"] for p in events} == {run_id}
-    assert [p["seq"] for p in events] == list(range(1, len(events) + 1))
+    numbered = recorder.of(session)
+    assert [p["seq"] for p in numbered] == list(range(1, len(numbered) + 1))
     assert shape(events).count("agent_start") == 1
 
 
@@ -444,7 +448,8 @@ async def test_two_sessions_stream_at_once(shared: Shared) -> None:
 
     for session, run_id in ((first, run_a), (second, run_b)):
         events = recorder.events(session)
-        assert [p["seq"] for p in events] == list(range(1, len(events) + 1))
+        numbered = recorder.of(session)  # every notification of the session, agent/event's and the others
+        assert [p["seq"] for p in numbered] == list(range(1, len(numbered) + 1))
         assert {p["runId"] for p in events} == {run_id}
         assert texts(events[-1]["event"]["messages"][-1]) == BUSY_TEXT
     # the two streams interleave
@@ -555,6 +560,8 @@ SESSION_REQUESTS: dict[str, dict[str, Any]] = {
     "agent/listMcpServers": {},
     "agent/restartMcpServer": {"name": "a-server"},
     "agent/renameSession": {"name": "A name"},
+    "agent/attach": {"since": 0},
+    "agent/detach": {},
 }
 
 
@@ -881,6 +888,7 @@ async def test_shutdown_aborts_running_work_and_exits(
     assert recorder.of(session, "agent/settled") == [
         {
             "sessionId": session,
+            "seq": recorder.of(session)[-1]["seq"],
             "runId": run_id,
             "stopReason": "aborted",
             "errorMessage": "Request was aborted",

@@ -50,47 +50,63 @@ def test_message_update_is_sent_without_the_partial_message() -> None:
 def test_session_notifications_keep_their_shapes() -> None:
     item = QueueItem(id="item-1", kind="steering", text="now")
     queue = QueueState(steering=[item], follow_up=[])
-    assert sent(QueueChanged("s", queue)) == (
+    assert sent(QueueChanged("s", queue, 3)) == (
         "agent/queue",
         json.dumps(
             {
                 "sessionId": "s",
+                "seq": 3,
                 "steering": [{"id": "item-1", "kind": "steering", "text": "now"}],
                 "followUp": [],
             }
         ),
     )
-    assert sent(RunSettled("s", "run-1", "stop")) == (
+    assert sent(RunSettled("s", "run-1", "stop", seq=4)) == (
         "agent/settled",
-        json.dumps({"sessionId": "s", "runId": "run-1", "stopReason": "stop"}),
+        json.dumps({"sessionId": "s", "seq": 4, "runId": "run-1", "stopReason": "stop"}),
     )
-    assert sent(RunSettled("s", "run-1", "error", "boom"))[1] == json.dumps(
-        {"sessionId": "s", "runId": "run-1", "stopReason": "error", "errorMessage": "boom"}
+    assert sent(RunSettled("s", "run-1", "error", "boom", 5))[1] == json.dumps(
+        {"sessionId": "s", "seq": 5, "runId": "run-1", "stopReason": "error", "errorMessage": "boom"}
     )
-    assert sent(BranchMoved("s", None, 0)) == (
+    assert sent(BranchMoved("s", None, 0, 6)) == (
         "agent/branch",
-        json.dumps({"sessionId": "s", "leafId": None, "messageCount": 0}),
+        json.dumps({"sessionId": "s", "seq": 6, "leafId": None, "messageCount": 0}),
     )
-    assert sent(BashOutput("s", "bash-1", "out\n")) == (
+    assert sent(BashOutput("s", "bash-1", "out\n", 7)) == (
         "agent/bashOutput",
-        json.dumps({"sessionId": "s", "bashId": "bash-1", "chunk": "out\n"}),
+        json.dumps({"sessionId": "s", "seq": 7, "bashId": "bash-1", "chunk": "out\n"}),
     )
     message = bash_execution_message("ls", output="a\n", exit_code=0, cancelled=False, truncated=False)
-    method, params = notification(BashEnded("s", "bash-1", message))
+    method, params = notification(BashEnded("s", "bash-1", message, 8))
     assert method == "agent/bashEnd"
-    assert params == {"sessionId": "s", "bashId": "bash-1", "message": message.model_dump(by_alias=True)}
+    assert params == {
+        "sessionId": "s",
+        "seq": 8,
+        "bashId": "bash-1",
+        "message": message.model_dump(by_alias=True),
+    }
 
 
 def test_compaction_and_mcp_status() -> None:
-    assert sent(CompactionStarted("s", "run-1", "threshold", 100)) == (
+    assert sent(CompactionStarted("s", "run-1", "threshold", 100, 9)) == (
         "agent/compaction",
         json.dumps(
-            {"sessionId": "s", "runId": "run-1", "phase": "start", "reason": "threshold", "tokensBefore": 100}
+            {
+                "sessionId": "s",
+                "seq": 9,
+                "runId": "run-1",
+                "phase": "start",
+                "reason": "threshold",
+                "tokensBefore": 100,
+            }
         ),
     )
-    ended = CompactionEnded("s", None, "manual", 100, tokens_after=10, summary="S", first_kept_entry_id="e1")
+    ended = CompactionEnded(
+        "s", None, "manual", 100, tokens_after=10, summary="S", first_kept_entry_id="e1", seq=10
+    )
     assert json.loads(sent(ended)[1]) == {
         "sessionId": "s",
+        "seq": 10,
         "phase": "end",
         "reason": "manual",
         "tokensBefore": 100,

@@ -69,7 +69,13 @@ async def test_raw_agent_requests_and_notifications(lsp: LanguageClient) -> None
     run = plain(
         await within(lsp.protocol.send_request_async("agent/prompt", {"sessionId": session, "text": "Hi"}))
     )
-    assert plain(await within(settled)) == {"sessionId": session, "runId": run["runId"], "stopReason": "stop"}
+    settled_params = plain(await within(settled))
+    assert settled_params == {
+        "sessionId": session,
+        "seq": settled_params["seq"],
+        "runId": run["runId"],
+        "stopReason": "stop",
+    }
 
     messages = plain(
         await within(lsp.protocol.send_request_async("agent/getMessages", {"sessionId": session}))

@@ -144,7 +144,7 @@ async def test_rewind_puts_back_the_open_the_closed_and_the_created_file_then_co
             ("open.txt", "reverted"),
         ]
         assert result["skipped"] == []
-        assert note == {"sessionId": session, "leafId": before_run, "messageCount": 2}
+        assert note == {"sessionId": session, "seq": note["seq"], "leafId": before_run, "messageCount": 2}
         assert files(workspace) == {"open.txt": OPEN, "closed.txt": CLOSED, "new.txt": None}
         # the open document was put back by one versioned edit of its buffer (the editor's undo redoes it)
         [revert] = editor.edits[edits_before:]

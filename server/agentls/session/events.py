@@ -29,7 +29,8 @@ class KernelEvent:
     run_id: str | None
     """``None`` for the events of a message that joins the transcript between runs (a user's command)."""
     seq: int
-    """1, 2, ... over the session's life: a subscriber sees every event, in this order."""
+    """1, 2, ... over the session's life, shared by every event of the session: a subscriber sees
+    every event, in this order."""
     event: AgentEvent
 
 
@@ -39,6 +40,8 @@ class QueueChanged:
 
     session_id: str
     queue: QueueState
+    seq: int = 0
+    """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 
 
 @dataclass(slots=True)
@@ -51,6 +54,8 @@ class RunSettled:
     """The last response's (``stop`` without one), ``error`` when the run failed outside the model."""
     error_message: str | None = None
     """Only when ``stop_reason`` is ``error`` or ``aborted``."""
+    seq: int = 0
+    """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 
 
 @dataclass(slots=True)
@@ -60,6 +65,8 @@ class BranchMoved:
     session_id: str
     leaf_id: str | None
     message_count: int
+    seq: int = 0
+    """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 
 
 @dataclass(slots=True)
@@ -69,6 +76,8 @@ class BashOutput:
     session_id: str
     bash_id: str
     chunk: str
+    seq: int = 0
+    """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 
 
 @dataclass(slots=True)
@@ -78,6 +87,8 @@ class BashEnded:
     session_id: str
     bash_id: str
     message: AgentMessage
+    seq: int = 0
+    """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 
 
 @dataclass(slots=True)
@@ -87,6 +98,8 @@ class CompactionStarted:
     """The run it happens in; ``None`` for a compaction the user asked for."""
     reason: CompactionReason
     tokens_before: int
+    seq: int = 0
+    """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 
 
 @dataclass(slots=True)
@@ -104,6 +117,8 @@ class CompactionEnded:
     """After an ``overflow`` compaction that succeeded: the failed request is sent again."""
     aborted: bool | None = None
     error_message: str | None = None
+    seq: int = 0
+    """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 
 
 SessionEvent: TypeAlias = (

@@ -97,10 +97,9 @@ class SessionFront(Protocol):
     front its client's files and terminals. Each translates the events to its own wire.
     """
 
-    @property
-    def editor(self) -> EditorConnection | None:
-        """The editor the tools use for diagnostics and edit reviews, and whose position encoding
-        editor context is in (``None``: no editor)."""
+    def editor(self, session_id: str) -> EditorConnection | None:
+        """The session's editor: the one its tools use for diagnostics and edit reviews, and whose
+        position encoding editor context is in (``None``: no editor)."""
         ...
 
     def workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace | None:
@@ -130,7 +129,6 @@ class SessionManager:
     def __init__(self, options: InitializationOptions, front: SessionFront) -> None:
         self.options = options
         self.front = front
-        self.editor = front.editor
         self.store = SessionStore(Path(options.data_dir) if options.data_dir else default_data_dir())
         self.providers = ProviderSettings(
             faux_script=options.faux_script or (str(DEMO_SCRIPT) if options.demo else None),
@@ -176,11 +174,12 @@ class SessionManager:
         session_id, cwd, allow_outside = header.id, header.cwd, header.allow_outside_workspace
         processes = ProcessTracker(ToolEnvironment.of(self.providers.models_file, self.options.pass_keys))
         workspace = self._workspace(session_id, cwd, allow_outside)
-        reviews = self._reviews(session_id)
+        editor = self.front.editor(session_id)
+        reviews = self._reviews(session_id, editor)
         changes = ChangeLog()
         modes = {**(self.options.permissions or {}), **(permissions or {})}
         outputs = OutputFiles(processes.outputs)  # beside bash's cut outputs
-        tools = self._tools(with_outputs(workspace, outputs), processes, reviews, changes)
+        tools = self._tools(with_outputs(workspace, outputs), processes, reviews, changes, editor)
         tools = self.front.tools(session_id, cwd, tools)
         session = AgentSession(
             session_id=session_id,
@@ -192,7 +191,7 @@ class SessionManager:
             workspace=workspace,
             changes=changes,
             tools=tools,
-            editor_context=self._editor_context(workspace),
+            editor_context=self._editor_context(workspace, editor),
             processes=processes,
             writer=writer,
             before_tool_call=permission_hook(
@@ -232,11 +231,11 @@ class SessionManager:
         self._refreshing.add(task)
         task.add_done_callback(self._refreshing.discard)
 
-    def _reviews(self, session_id: str) -> EditReviews | None:
+    def _reviews(self, session_id: str, editor: EditorConnection | None) -> EditReviews | None:
         """The session's edit reviews, when the editor can show one (``review`` asks otherwise)."""
-        if self.editor is None or not self.editor.answers_review:
+        if editor is None or not editor.answers_review:
             return None
-        return EditReviews(session_id, self.editor.review_edit)
+        return EditReviews(session_id, editor.review_edit)
 
     def _workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace:
         """A session's files: through the front when it has them (the editor's, the client's), else on disk.
@@ -247,17 +246,22 @@ class SessionManager:
         workspace.protect(self.store.root)
         return workspace
 
+    @staticmethod
     def _tools(
-        self, workspace: Workspace, processes: ProcessTracker, reviews: EditReviews | None, changes: ChangeLog
+        workspace: Workspace,
+        processes: ProcessTracker,
+        reviews: EditReviews | None,
+        changes: ChangeLog,
+        editor: EditorConnection | None,
     ) -> list[AgentTool]:
         """The coding tools over ``workspace``, and ``diagnostics`` when the editor answers for it."""
         tools = coding_tools(workspace, processes, reviews, changes.record)
-        if self.editor is not None and self.editor.answers_diagnostics:
-            tools.append(diagnostics_tool(workspace, self.editor.diagnostics))
+        if editor is not None and editor.answers_diagnostics:
+            tools.append(diagnostics_tool(workspace, editor.diagnostics))
         return tools
 
-    def _editor_context(self, workspace: Workspace) -> EditorContext:
-        editor = self.editor
+    @staticmethod
+    def _editor_context(workspace: Workspace, editor: EditorConnection | None) -> EditorContext:
         if editor is None:
             return EditorContext(workspace, "utf-16", None)
         return EditorContext(

@@ -263,6 +263,10 @@ class AgentSession:
         transcript = self.tree.transcript(self.tree.leaf_id)
         self._listeners: tuple[SessionListener, ...] = ()
         self._seq = 0
+        """The last event's number (:meth:`_publish`)."""
+        self._message_seq = 0
+        """The number of the last ``message_end`` (or ``agent_start``): what :meth:`messages` reflects
+        while a run goes on."""
         self._run: Run | None = None
         self._items: dict[str, QueueItem] = {}
         """The queue items still in the kernel's queues, by id (the kernel holds their messages)."""
@@ -328,6 +332,11 @@ class AgentSession:
         return unsubscribe
 
     def _publish(self, event: SessionEvent) -> None:
+        """Number ``event`` in the session (:attr:`KernelEvent.seq`) and tell every listener."""
+        self._seq += 1
+        event.seq = self._seq
+        if type(event) is KernelEvent and isinstance(event.event, MessageEndEvent | AgentStartEvent):
+            self._message_seq = self._seq
         # A listener that unsubscribes meanwhile changes self._listeners, not the tuple iterated.
         for listener in self._listeners:
             listener(event)
@@ -400,8 +409,7 @@ class AgentSession:
 
     def _send(self, event: AgentEvent) -> None:
         run_id = self._run.run_id if self._run else None
-        self._seq += 1
-        self._publish(KernelEvent(self.session_id, run_id, self._seq, event))
+        self._publish(KernelEvent(self.session_id, run_id, 0, event))
         if isinstance(event, MessageStartEvent) and self._forget_delivered():
             self._publish_queue()
 
@@ -1102,7 +1110,20 @@ class AgentSession:
             messages=[to_wire(e.message) for e in entries],
             total=len(self.transcript),
             entry_ids=[e.id for e in entries],
+            seq=self.reflected_seq(),
         )
+
+    @property
+    def seq(self) -> int:
+        """The number of the session's last event."""
+        return self._seq
+
+    def reflected_seq(self) -> int:
+        """The last event that :meth:`messages` reflects: while a run goes on, its last ``message_end``
+        or its ``agent_start`` (what follows, a tool call in progress or a message being streamed, is
+        not in the transcript yet); else the last event. Replaying the events after it completes the
+        list."""
+        return self._message_seq if self._run is not None else self._seq
 
     async def set_model(self, model: Model) -> None:
         self.agent.state.model = model

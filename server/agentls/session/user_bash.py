@@ -111,6 +111,12 @@ class UserBash:
         self._task: asyncio.Task[None] | None = None
         """The running command's task (asyncio keeps only weak references to tasks)."""
 
+
+    @property
+    def running(self) -> bool:
+        """A command of the user's goes on."""
+        return self._running is not None
+
     async def start(self, command: str, exclude_from_context: bool) -> str:
         """Start ``command``; its ``bashId`` once it runs. ``busy`` while another one runs."""
         if not command.strip():

@@ -139,8 +139,9 @@ class AcpAgent:
 
     # --- the session layer's front (SessionFront) ------------------------------------------
 
-    editor: EditorConnection | None = None
-    """No editor: the client's files and terminals are the workspace's and ``bash``'s."""
+    def editor(self, session_id: str) -> EditorConnection | None:
+        """No editor: the client's files and terminals are the workspace's and ``bash``'s."""
+        return None
 
     def workspace(self, session_id: str, cwd: str, allow_outside: bool) -> Workspace | None:
         fs = self.capabilities.fs

@@ -15,12 +15,11 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentls.agent import AgentTool
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.lsp.boot import Boot
 from agentls.fronts.lsp.documents import DocumentError, TextDocuments
@@ -34,6 +33,7 @@ from agentls.fronts.lsp.framing import (
     max_unread_bytes,
     read_frames,
 )
+from agentls.fronts.lsp.host import SessionHost, opening
 from agentls.fronts.lsp.initialize import (
     ClientCapabilities,
     InitializeRefused,
@@ -41,7 +41,6 @@ from agentls.fronts.lsp.initialize import (
     validation_problems,
 )
 from agentls.fronts.lsp.logs import ClientLogHandler
-from agentls.fronts.lsp.notifications import AGENT_EVENT, notification
 from agentls.fronts.lsp.progress import ToolProgress
 from agentls.fronts.lsp.rpc import (
     EXIT,
@@ -49,7 +48,6 @@ from agentls.fronts.lsp.rpc import (
     INVALID_REQUEST,
     PARSE_ERROR,
     SHUTDOWN,
-    CancelledByClient,
     Connection,
     RpcError,
     invalid_params,
@@ -58,6 +56,8 @@ from agentls.protocol import (
     AGENT_ERROR,
     INVALID_PARAMS,
     AbortBashResult,
+    AttachParams,
+    AttachResult,
     BashParams,
     BashResult,
     ChangesResult,
@@ -65,6 +65,7 @@ from agentls.protocol import (
     ClientAgentCapabilities,
     CompactParams,
     DeleteSessionResult,
+    DetachResult,
     EditQueueItemParams,
     ForkParams,
     GetChangesParams,
@@ -90,8 +91,6 @@ from agentls.protocol import (
     QueueParams,
     RenameSessionParams,
     RenameSessionResult,
-    RequestPermissionParams,
-    RequestPermissionResult,
     RestartMcpServerParams,
     RevertChangesParams,
     RevertChangesResult,
@@ -111,10 +110,8 @@ from agentls.protocol import (
     TreeResult,
 )
 from agentls.session import AgentSession, SessionError, SessionManager
-from agentls.session.events import McpStatusChanged, SessionEvent
 from agentls.session.history.store import finish_writing
 from agentls.session.policy.providers import model_listing, warm_up
-from agentls.tools.editor import EditorWorkspace
 
 logger = logging.getLogger(__name__)
 
@@ -131,82 +128,18 @@ IDLE_SECONDS = 0.05
 a client's next message sent at once, such as ``agent/newSession`` after ``initialize``, comes first."""
 
 
-class LspFront:
-    """The LSP front as its sessions see it (a :class:`~agentls.session.SessionFront`): the editor's
-    files, the client's answers to permission questions, and every event as its ``agent/*`` notification."""
-
-    def __init__(self, server: AgentServer) -> None:
-        self.server = server
-        self.editor = server.editor
-
-    def workspace(self, session_id: str, cwd: str, allow_outside: bool) -> EditorWorkspace:
-        return EditorWorkspace(cwd, self.editor, allow_outside)
-
-    def tools(self, session_id: str, cwd: str, tools: list[AgentTool]) -> list[AgentTool]:
-        return tools
-
-    def session_opened(self, session: AgentSession) -> None:
-        session.subscribe(self.send)
-
-    def mcp_status_changed(self, event: McpStatusChanged) -> None:
-        self.send(event)
-
-    def send(self, event: SessionEvent | McpStatusChanged) -> None:
-        method, params = notification(event)
-        server = self.server
-        server.connection.notify(method, params)
-        if method == AGENT_EVENT and server.tool_progress.enabled():
-            server.tool_progress.on_event(params)
-
-    async def ask(self, request: RequestPermissionParams) -> RequestPermissionResult:
-        """Ask the user: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``.
-
-        Anything but a valid choice (no answer, a malformed one, the client cancelling the
-        question) is a rejection.
-        """
-        rejected = RequestPermissionResult(outcome="reject")
-        if self.server.client_agent.request_permission:
-            params = request.model_dump(mode="json", by_alias=True, exclude_none=True)
-            answer = await self._request("agent/requestPermission", params)
-            if answer is None:
-                return rejected
-            try:
-                return RequestPermissionResult.model_validate(answer)
-            except ValidationError:
-                logger.warning(
-                    "agent/requestPermission: the answer %.200r is not an outcome; rejected", answer
-                )
-                return rejected
-        labels = {option.label: option.id for option in request.options}
-        question = {
-            "type": WARNING,
-            "message": f"agentls: {request.title}",
-            "actions": [{"title": label} for label in labels],
-        }
-        chosen = await self._request("window/showMessageRequest", question)
-        title = chosen.get("title") if isinstance(chosen, dict) else None
-        if isinstance(title, str) and title in labels:
-            return RequestPermissionResult(outcome=labels[title])  # type: ignore[arg-type]
-        return rejected
-
-    async def _request(self, method: str, params: Any) -> Any:
-        """The client's answer; ``None`` when it cancelled the request."""
-        try:
-            return await self.server.connection.request_client(method, params)
-        except CancelledByClient:
-            return None
-
-
 class AgentServer:
-    """One client's server: its connection, what it said at ``initialize``, its documents, its sessions."""
+    """One client's server: its connection, what it said at ``initialize`` and its documents; its
+    sessions are its :class:`~agentls.fronts.lsp.host.SessionHost`'s (its own under stdio, the
+    per-user server's shared one under ``--listen``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: SessionHost | None = None) -> None:
+        self.host = host if host is not None else SessionHost(shared=False)
         self.connection = Connection()
         self.options = InitializationOptions()
         self.client_agent = ClientAgentCapabilities()
         self.client_capabilities = ClientCapabilities()
         self.documents = TextDocuments()
-        self._manager: SessionManager | None = None
         self.tool_progress = ToolProgress(self)
         self.editor = LspEditor(self)
         self._reading: asyncio.Task[None] | None = None
@@ -222,9 +155,22 @@ class AgentServer:
 
     @property
     def manager(self) -> SessionManager:
-        if self._manager is None:
-            self._manager = SessionManager(self.options, LspFront(self))
-        return self._manager
+        """The manager of the sessions this client opens (by its initialization options)."""
+        return self.host.manager_for(self)
+
+    @property
+    def connected(self) -> bool:
+        return not self.connection.closed
+
+    def session(self, session_id: str) -> AgentSession:
+        """The live session of that id, whichever client opened it (``unknownSession`` if none)."""
+        found = self.host.live(session_id)
+        return found[1] if found is not None else self.manager.get(session_id)
+
+    def session_manager(self, session_id: str) -> SessionManager:
+        """The manager of the live session of that id, else this client's."""
+        found = self.host.live(session_id)
+        return found[0] if found is not None else self.manager
 
     # --- the connection ------------------------------------------------------------------
 
@@ -261,6 +207,7 @@ class AgentServer:
 
     async def _serve(self, fd: int, started: Boot, writer: OutputWriter, *, own_process: bool = True) -> None:
         writer.attach(asyncio.get_running_loop())  # log records of other threads are written through it
+        self.host.connected(self)
         self._reading = asyncio.create_task(self._read(fd, started))
         if own_process:
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
@@ -269,6 +216,7 @@ class AgentServer:
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
         self.connection.cancel_running()
+        self.host.disconnected(self)
         await self.close_sessions()
 
     async def _read(self, fd: int, started: Boot) -> None:
@@ -295,9 +243,7 @@ class AgentServer:
     def _busy(self) -> bool:
         """A request of the client's is being answered, or a session runs (its first request imports
         what the warm-up would, and a thread beside it only slows it down)."""
-        return self.connection.answering or (
-            self._manager is not None and any(s.run is not None for s in self._manager.sessions.values())
-        )
+        return self.connection.answering or any(s.run is not None for s in self.host.sessions())
 
     async def _handle(self, item: Frame | FramingError) -> None:
         self._handled += 1
@@ -317,12 +263,10 @@ class AgentServer:
             self._reading.cancel()
 
     async def close_sessions(self) -> None:
-        """Abort the runs (their partial messages are saved as aborted) and close the sessions."""
-        if self._manager is not None:
-            try:
-                await asyncio.wait_for(self._manager.close(), CLOSE_SECONDS)
-            except TimeoutError:
-                logger.warning("sessions did not close within %d s", CLOSE_SECONDS)
+        """Abort the runs (their partial messages are saved as aborted) and close the sessions; not
+        under the per-user server, whose sessions outlive their clients."""
+        if not self.host.shared:
+            await close_host(self.host)
 
     # --- LSP's lifecycle and documents ---------------------------------------------------
 
@@ -348,6 +292,22 @@ class AgentServer:
         self.exit_code = 0 if self.connection.shut_down else 1
         self.connection_lost()
 
+    @contextlib.contextmanager
+    def opening(self) -> Iterator[None]:
+        """While a session is opened for this client: its editor's abilities become the session's."""
+        token = opening.set(self)
+        try:
+            yield
+        finally:
+            opening.reset(token)
+
+    def starting(self, session_id: str) -> AgentSession:
+        """The session, for a request that may start a run: this client's editor gets its edits first."""
+        session = self.session(session_id)
+        if session.run is None:
+            self.host.started_by(self, session_id)
+        return session
+
     def document_notification(self, method: str, change: Callable[[Any], str]) -> Callable[[Any], None]:
         """A ``textDocument/did*`` handler: apply it, then wake the tools waiting for the change."""
 
@@ -360,6 +320,14 @@ class AgentServer:
             self.editor.document_changed(uri)
 
         return handle
+
+
+async def close_host(host: SessionHost) -> None:
+    """Abort every run of ``host`` (saved as aborted) and close its sessions (:data:`CLOSE_SECONDS`)."""
+    try:
+        await asyncio.wait_for(host.close(), CLOSE_SECONDS)
+    except TimeoutError:
+        logger.warning("sessions did not close within %d s", CLOSE_SECONDS)
 
 
 def parse(method: str, model: type[M], params: Any) -> M:
@@ -421,16 +389,32 @@ def create_server() -> AgentServer:
 
     @request("agent/newSession", NewSessionParams)
     async def new_session(ls: AgentServer, p: NewSessionParams) -> NewSessionResult:
-        session = await ls.manager.new_session(p)
+        with ls.opening():
+            session = await ls.manager.new_session(p)
+        ls.host.attach(ls, session.session_id)
         return NewSessionResult(session_id=session.session_id)
 
     @request("agent/listSessions", ListSessionsParams)
     async def list_sessions(ls: AgentServer, p: ListSessionsParams) -> ListSessionsResult:
-        return ListSessionsResult(sessions=await ls.manager.list_sessions(p.cwd))
+        sessions = await ls.manager.list_sessions(p.cwd)
+        for info in sessions:
+            live = ls.host.live(info.session_id)
+            info.loaded = live is not None
+            info.running = live is not None and live[1].run is not None
+            info.clients = ls.host.client_count(info.session_id)
+        return ListSessionsResult(sessions=sessions)
 
     @request("agent/loadSession", LoadSessionParams)
     async def load_session(ls: AgentServer, p: LoadSessionParams) -> LoadSessionResult:
-        session = await ls.manager.load_session(p.session_id, p.permissions, p.allow_outside_workspace)
+        live = ls.host.live(p.session_id)
+        if live is not None:
+            session = live[1]
+        else:
+            with ls.opening():
+                session = await ls.manager.load_session(
+                    p.session_id, p.permissions, p.allow_outside_workspace
+                )
+        ls.host.attach(ls, session.session_id)
         return LoadSessionResult(
             session_id=session.session_id,
             message_count=len(session.transcript),
@@ -439,14 +423,17 @@ def create_server() -> AgentServer:
 
     @request("agent/fork", ForkParams)
     async def fork(ls: AgentServer, p: ForkParams) -> NewSessionResult:
-        return NewSessionResult(session_id=await ls.manager.fork_session(p.session_id, p.entry_id))
+        with ls.opening():
+            session_id = await ls.session_manager(p.session_id).fork_session(p.session_id, p.entry_id)
+        ls.host.attach(ls, session_id)
+        return NewSessionResult(session_id=session_id)
 
     @request("agent/getTree", SessionParams)
     async def get_tree(ls: AgentServer, p: SessionParams) -> TreeResult:
-        return ls.manager.get(p.session_id).get_tree()
+        return ls.session(p.session_id).get_tree()
 
     async def move(ls: AgentServer, p: RewindParams | SwitchBranchParams) -> RewindResult:
-        return await ls.manager.get(p.session_id).move(
+        return await ls.session(p.session_id).move(
             p.entry_id,
             files=p.files,
             summarize=p.summarize,
@@ -460,107 +447,113 @@ def create_server() -> AgentServer:
 
     @request("agent/getChanges", GetChangesParams)
     async def get_changes(ls: AgentServer, p: GetChangesParams) -> ChangesResult:
-        return await ls.manager.get(p.session_id).get_changes(p)
+        return await ls.session(p.session_id).get_changes(p)
 
     @request("agent/revertChanges", RevertChangesParams)
     async def revert_changes(ls: AgentServer, p: RevertChangesParams) -> RevertChangesResult:
-        return await ls.manager.get(p.session_id).revert_changes(p)
+        return await ls.session(p.session_id).revert_changes(p)
 
     @request("agent/setLabel", SetLabelParams)
     async def set_label(ls: AgentServer, p: SetLabelParams) -> SetLabelResult:
-        return SetLabelResult(label=await ls.manager.get(p.session_id).set_label(p.entry_id, p.label))
+        return SetLabelResult(label=await ls.session(p.session_id).set_label(p.entry_id, p.label))
 
     @request("agent/listMcpServers", ListMcpServersParams)
     async def list_mcp_servers(ls: AgentServer, p: ListMcpServersParams) -> ListMcpServersResult:
-        servers, problems = ls.manager.mcp_servers(p.session_id)
+        manager = ls.session_manager(p.session_id) if p.session_id else ls.manager
+        servers, problems = manager.mcp_servers(p.session_id)
         return ListMcpServersResult(servers=servers, problems=problems)
 
     @request("agent/restartMcpServer", RestartMcpServerParams)
     async def restart_mcp_server(ls: AgentServer, p: RestartMcpServerParams) -> McpServerInfo:
-        return await ls.manager.restart_mcp_server(p.name, p.session_id)
+        manager = ls.session_manager(p.session_id) if p.session_id else ls.manager
+        return await manager.restart_mcp_server(p.name, p.session_id)
 
     @request("agent/renameSession", RenameSessionParams)
     async def rename_session(ls: AgentServer, p: RenameSessionParams) -> RenameSessionResult:
-        return RenameSessionResult(name=await ls.manager.rename_session(p.session_id, p.name))
+        manager = ls.session_manager(p.session_id)
+        return RenameSessionResult(name=await manager.rename_session(p.session_id, p.name))
 
     @request("agent/deleteSession", SessionParams)
     async def delete_session(ls: AgentServer, p: SessionParams) -> DeleteSessionResult:
-        return DeleteSessionResult(deleted=await ls.manager.delete_session(p.session_id))
+        deleted = await ls.session_manager(p.session_id).delete_session(p.session_id)
+        ls.host.forget(p.session_id)
+        return DeleteSessionResult(deleted=deleted)
 
     @request("agent/prompt", PromptParams)
     async def prompt(ls: AgentServer, p: PromptParams) -> Any:
-        return await ls.manager.get(p.session_id).prompt(p.text, p.images, p.when_busy, p.context)
+        session = ls.starting(p.session_id)
+        return await session.prompt(p.text, p.images, p.when_busy, p.context)
 
     @request("agent/steer", QueueParams)
     async def steer(ls: AgentServer, p: QueueParams) -> QueueItemResult:
-        session = ls.manager.get(p.session_id)
+        session = ls.session(p.session_id)
         return QueueItemResult(item_id=await session.enqueue("steer", p.text, p.images, p.context))
 
     @request("agent/followUp", QueueParams)
     async def follow_up(ls: AgentServer, p: QueueParams) -> QueueItemResult:
-        session = ls.manager.get(p.session_id)
+        session = ls.session(p.session_id)
         return QueueItemResult(item_id=await session.enqueue("followUp", p.text, p.images, p.context))
 
     @request("agent/getQueue", SessionParams)
     async def get_queue(ls: AgentServer, p: SessionParams) -> Any:
-        return ls.manager.get(p.session_id).queue()
+        return ls.session(p.session_id).queue()
 
     @request("agent/clearQueue", ClearQueueParams)
     async def clear_queue(ls: AgentServer, p: ClearQueueParams) -> Any:
-        return ls.manager.get(p.session_id).clear_queue(p.kind, p.item_id)
+        return ls.session(p.session_id).clear_queue(p.kind, p.item_id)
 
     @request("agent/editQueueItem", EditQueueItemParams)
     async def edit_queue_item(ls: AgentServer, p: EditQueueItemParams) -> Any:
-        return await ls.manager.get(p.session_id).edit_queue_item(p.item_id, p.text, p.images)
+        return await ls.session(p.session_id).edit_queue_item(p.item_id, p.text, p.images)
 
     @request("agent/moveQueueItem", MoveQueueItemParams)
     async def move_queue_item(ls: AgentServer, p: MoveQueueItemParams) -> Any:
-        return ls.manager.get(p.session_id).move_queue_item(p.item_id, p.index)
+        return ls.session(p.session_id).move_queue_item(p.item_id, p.index)
 
     @request("agent/abort", SessionParams)
     async def abort(ls: AgentServer, p: SessionParams) -> Any:
-        return await ls.manager.get(p.session_id).abort()
+        return await ls.session(p.session_id).abort()
 
     @request("agent/continue", SessionParams)
     async def continue_(ls: AgentServer, p: SessionParams) -> RunResult:
-        return RunResult(run_id=await ls.manager.get(p.session_id).continue_())
+        return RunResult(run_id=await ls.starting(p.session_id).continue_())
 
     @request("agent/getState", SessionParams)
     async def get_state(ls: AgentServer, p: SessionParams) -> Any:
-        return ls.manager.get(p.session_id).state()
+        return ls.session(p.session_id).state()
 
     @request("agent/getMessages", GetMessagesParams)
     async def get_messages(ls: AgentServer, p: GetMessagesParams) -> Any:
-        return ls.manager.get(p.session_id).messages(p.since)
+        return ls.session(p.session_id).messages(p.since)
 
     @request("agent/setModel", SetModelParams)
     async def set_model(ls: AgentServer, p: SetModelParams) -> Any:
-        session = ls.manager.get(p.session_id)
+        session = ls.session(p.session_id)
         await session.select_model(p.provider, p.id)
         return session.state()
 
     @request("agent/listModels", ListModelsParams)
     async def list_models(ls: AgentServer, p: ListModelsParams) -> ModelsResult:
         models = (
-            ls.manager.get(p.session_id).models.get_models() if p.session_id else ls.manager.list_models()
+            ls.session(p.session_id).models.get_models() if p.session_id else ls.manager.list_models()
         )
         return ModelsResult(models=model_listing(models))
 
     @request("agent/setThinkingLevel", SetThinkingLevelParams)
     async def set_thinking_level(ls: AgentServer, p: SetThinkingLevelParams) -> Any:
-        session = ls.manager.get(p.session_id)
+        session = ls.session(p.session_id)
         await session.set_thinking_level(p.level)
         return session.state()
 
     @request("agent/setPermissionPreset", SetPermissionPresetParams)
     async def set_permission_preset(ls: AgentServer, p: SetPermissionPresetParams) -> Any:
-        session = ls.manager.get(p.session_id)
+        session = ls.session(p.session_id)
         session.permissions.use_preset(p.preset)
         return session.state()
 
     @request("agent/setQueueModes", SetQueueModesParams)
     async def set_queue_modes(ls: AgentServer, p: SetQueueModesParams) -> Any:
-        session = ls.manager.get(p.session_id)
+        session = ls.session(p.session_id)
         session.set_queue_modes(p.steering, p.follow_up)
         return session.state()
 
@@ -574,24 +567,34 @@ def create_server() -> AgentServer:
 
     @request("agent/getStats", SessionParams)
     async def get_stats(ls: AgentServer, p: SessionParams) -> Any:
-        return ls.manager.get(p.session_id).stats()
+        return ls.session(p.session_id).stats()
 
     @request("agent/compact", CompactParams)
     async def compact(ls: AgentServer, p: CompactParams) -> Any:
-        return await ls.manager.get(p.session_id).compact(p.instructions)
+        return await ls.session(p.session_id).compact(p.instructions)
 
     @request("agent/listCommands", SessionParams)
     async def list_commands(ls: AgentServer, p: SessionParams) -> ListCommandsResult:
-        return ListCommandsResult(commands=await ls.manager.get(p.session_id).list_commands())
+        return ListCommandsResult(commands=await ls.session(p.session_id).list_commands())
+
+    @request("agent/attach", AttachParams)
+    async def attach(ls: AgentServer, p: AttachParams) -> AttachResult:
+        replayed, gap = ls.host.attach(ls, p.session_id, p.since)
+        return AttachResult(replayed=replayed, gap=gap, seq=ls.session(p.session_id).seq)
+
+    @request("agent/detach", SessionParams)
+    async def detach(ls: AgentServer, p: SessionParams) -> DetachResult:
+        ls.session(p.session_id)  # unknownSession when there is none
+        return DetachResult(detached=ls.host.detach(ls, p.session_id))
 
     @request("agent/bash", BashParams)
     async def bash(ls: AgentServer, p: BashParams) -> BashResult:
-        user_bash = ls.manager.get(p.session_id).user_bash
+        user_bash = ls.session(p.session_id).user_bash
         return BashResult(bash_id=await user_bash.start(p.command, p.exclude_from_context))
 
     @request("agent/abortBash", SessionParams)
     async def abort_bash(ls: AgentServer, p: SessionParams) -> AbortBashResult:
-        return AbortBashResult(aborted=await ls.manager.get(p.session_id).user_bash.abort())
+        return AbortBashResult(aborted=await ls.session(p.session_id).user_bash.abort())
 
     return server
 

@@ -40,19 +40,24 @@ def notification(event: SessionEvent | McpStatusChanged) -> tuple[str, dict[str,
     if type(event) is KernelEvent:  # one for every streamed delta: no pattern matching's work
         return AGENT_EVENT, event_params(event.session_id, event.run_id, event.seq, event.event)
     match event:
-        case QueueChanged(session_id, queue):
+        case QueueChanged(session_id, queue, seq):
             note = QueueNotification(
-                session_id=session_id, steering=queue.steering, follow_up=queue.follow_up
+                session_id=session_id, seq=seq, steering=queue.steering, follow_up=queue.follow_up
             )
             return "agent/queue", note.wire()
-        case RunSettled(session_id, run_id, stop_reason, error_message):
+        case RunSettled(session_id, run_id, stop_reason, error_message, seq):
             settled = SettledNotification(
-                session_id=session_id, run_id=run_id, stop_reason=stop_reason, error_message=error_message
+                session_id=session_id,
+                seq=seq,
+                run_id=run_id,
+                stop_reason=stop_reason,
+                error_message=error_message,
             )
             return "agent/settled", settled.wire()
-        case CompactionStarted(session_id, run_id, reason, tokens_before):
+        case CompactionStarted(session_id, run_id, reason, tokens_before, seq):
             started = CompactionNotification(
                 session_id=session_id,
+                seq=seq,
                 run_id=run_id,
                 phase="start",
                 reason=reason,
@@ -62,6 +67,7 @@ def notification(event: SessionEvent | McpStatusChanged) -> tuple[str, dict[str,
         case CompactionEnded():
             ended = CompactionNotification(
                 session_id=event.session_id,
+                seq=event.seq,
                 run_id=event.run_id,
                 phase="end",
                 reason=event.reason,
@@ -74,14 +80,18 @@ def notification(event: SessionEvent | McpStatusChanged) -> tuple[str, dict[str,
                 error_message=event.error_message,
             )
             return "agent/compaction", ended.wire()
-        case BranchMoved(session_id, leaf_id, message_count):
-            branch = BranchNotification(session_id=session_id, leaf_id=leaf_id, message_count=message_count)
+        case BranchMoved(session_id, leaf_id, message_count, seq):
+            branch = BranchNotification(
+                session_id=session_id, seq=seq, leaf_id=leaf_id, message_count=message_count
+            )
             return "agent/branch", branch.wire()
-        case BashOutput(session_id, bash_id, chunk):
-            output = BashOutputNotification(session_id=session_id, bash_id=bash_id, chunk=chunk)
+        case BashOutput(session_id, bash_id, chunk, seq):
+            output = BashOutputNotification(session_id=session_id, seq=seq, bash_id=bash_id, chunk=chunk)
             return "agent/bashOutput", output.wire()
-        case BashEnded(session_id, bash_id, message):
-            end = BashEndNotification(session_id=session_id, bash_id=bash_id, message=to_wire(message))
+        case BashEnded(session_id, bash_id, message, seq):
+            end = BashEndNotification(
+                session_id=session_id, seq=seq, bash_id=bash_id, message=to_wire(message)
+            )
             return "agent/bashEnd", end.wire()
         case McpStatusChanged(server):
             return "agent/mcpStatus", server.wire()

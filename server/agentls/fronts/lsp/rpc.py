@@ -120,6 +120,13 @@ class CancelledByClient(RpcError):
         super().__init__(REQUEST_CANCELLED, message)
 
 
+class ClientGone(Exception):
+    """The client's connection ended while the server waited for its answer (it never comes)."""
+
+    def __init__(self) -> None:
+        super().__init__("the client went away before it answered")
+
+
 def invalid_params(method: str, problems: list[str]) -> RpcError:
     """``-32602`` naming each problem (``field.path: message``)."""
     return RpcError(
@@ -159,6 +166,8 @@ class Connection:
         """``initialize`` was received (and did not fail)."""
         self.shut_down = False
         """``shutdown`` was received."""
+        self.closed = False
+        """The connection has ended (:meth:`cancel_running`): nothing the server asks is answered."""
         self.answered_early: MsgId | None = None
         """The id of the ``initialize`` that :mod:`agentls.fronts.lsp.boot` answered: not answered again."""
 
@@ -415,8 +424,10 @@ class Connection:
         When the waiting task is cancelled (an abort) or ``seconds`` pass, the request
         is cancelled at the client too with ``$/cancelRequest``, so an editor closes the
         question it shows. Raises :class:`CancelledByClient` when the client cancels it,
-        :class:`RpcError` for an error answer.
+        :class:`RpcError` for an error answer, :class:`ClientGone` when the connection ends first.
         """
+        if self.closed:
+            raise ClientGone()
         msg_id = str(uuid.uuid4())
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._outgoing[msg_id] = future
@@ -436,15 +447,20 @@ class Connection:
             self.notify(CANCEL_REQUEST, {"id": msg_id})
 
     def notify(self, method: str, params: Any = None) -> None:
-        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        self.send(message)
+        frame = notification_frame(method, params)
+        if frame is not None:
+            self.write(frame)
 
     def cancel_running(self) -> None:
-        """Cancel the handlers of the client's requests still running (the connection is ending)."""
+        """The connection is ending: cancel the handlers of the client's requests still running, and
+        end the server's requests waiting for an answer with :class:`ClientGone`."""
+        self.closed = True
         for task in list(self._running.values()):
             task.cancel()
+        outgoing, self._outgoing = self._outgoing, {}
+        for future in outgoing.values():
+            if not future.done():
+                future.set_exception(ClientGone())
 
     # --- writing -------------------------------------------------------------------------
 
@@ -464,6 +480,19 @@ class Connection:
             logger.error("a message could not be encoded and was not sent: %s", error, exc_info=error)
             return
         self.write(frame)
+
+
+def notification_frame(method: str, params: Any = None) -> bytes | None:
+    """The frame of a notification (``None``, logged, when it cannot be encoded): made once, it can
+    be written to several clients (:mod:`agentls.fronts.lsp.host`)."""
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    try:
+        return frame_bytes(json_bytes(message, _json_default))
+    except (TypeError, ValueError) as error:
+        logger.error("a message could not be encoded and was not sent: %s", error, exc_info=error)
+        return None
 
 
 def _json_default(value: Any) -> Any:
