@@ -30,6 +30,8 @@ from agentls.protocol import (
     NOTIFICATIONS,
     AbortBashResult,
     AbortResult,
+    AttachParams,
+    AttachResult,
     BashEndNotification,
     BashParams,
     BashResult,
@@ -39,6 +41,7 @@ from agentls.protocol import (
     CompactionSettings,
     CompactParams,
     CompactResult,
+    DetachResult,
     GetChangesParams,
     GetMessagesParams,
     HunkRef,
@@ -158,6 +161,13 @@ def _ending(note: Notification) -> tuple[str, BaseModel] | None:
 
 def default_server_command() -> list[str]:
     return [sys.executable, "-m", "agentls", "serve"]
+
+
+def per_user_server_command(socket: str | None = None) -> list[str]:
+    """The stdio bridge to the per-user server (``socket``: its path, else the default), started
+    when none answers: the client's sessions outlive it (``protocol.md``, Live sessions)."""
+    listen = ["--listen", f"unix:{socket}"] if socket else []
+    return [*default_server_command(), "--attach", *listen]
 
 
 class AgentClient:
@@ -622,6 +632,18 @@ class AgentClient:
         return await self.request(
             "agent/getMessages", GetMessagesParams(session_id=session_id, since=since), MessagesResult
         )
+
+    async def attach(self, session_id: str, since: int | None = None) -> AttachResult:
+        """Attach to a live session: its notifications after ``since`` first, then the live ones
+        (``gap``: some are gone; reload with :meth:`get_messages` and attach with its ``seq``)."""
+        return await self.request(
+            "agent/attach", AttachParams(session_id=session_id, since=since), AttachResult
+        )
+
+    async def detach(self, session_id: str) -> bool:
+        """No more of the session's notifications or questions; its run goes on."""
+        result = await self.request("agent/detach", SessionParams(session_id=session_id), DetachResult)
+        return result.detached
 
     async def set_model(self, session_id: str, provider: str, model_id: str) -> StateResult:
         params = SetModelParams(session_id=session_id, provider=provider, id=model_id)

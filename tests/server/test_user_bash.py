@@ -67,7 +67,10 @@ async def test_a_command_streams_its_output_and_joins_the_idle_transcript_at_onc
     assert set(methods[:-3]) == {"agent/bashOutput"}
     assert methods[-3:] == ["agent/event", "agent/event", "agent/bashEnd"]
     events = recorder.events(session)
-    assert [(e["runId"], e["event"]["type"]) for e in events] == [(None, "message_start"), (None, "message_end")]
+    assert [(e["runId"], e["event"]["type"]) for e in events] == [
+        (None, "message_start"),
+        (None, "message_end"),
+    ]
     numbered = recorder.of(session)  # the output, the message's events and bashEnd, numbered in one row
     assert [n["seq"] for n in numbered] == list(range(1, len(numbered) + 1))
     assert events[0]["event"]["message"] == events[1]["event"]["message"] == message

@@ -30,6 +30,16 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), not {text!r}")
+    return value
+
+
 def _env_positive_int(parser: argparse.ArgumentParser, name: str) -> int | None:
     text = os.environ.get(name, "").strip()
     if not text:
@@ -50,6 +60,30 @@ def build_parser() -> argparse.ArgumentParser:
     for command in (parser, serve):
         command.add_argument("--stdio", action="store_true", help=stdio_help)
         command.add_argument("--max-message-bytes", type=_positive_int, metavar="N", help=size_help)
+        command.add_argument(
+            "--listen",
+            metavar="unix:PATH",
+            help="be the per-user server: serve every client on this Unix socket ('unix': the default path)",
+        )
+        command.add_argument(
+            "--attach",
+            action="store_true",
+            help="be the stdio bridge to the per-user server (started when none answers)",
+        )
+        command.add_argument(
+            "--idle-exit",
+            type=_seconds,
+            metavar="SECONDS",
+            help="the per-user server stops after this long with no client and nothing running "
+            "(default 600; 0: never)",
+        )
+        command.add_argument(
+            "--question-timeout",
+            type=_seconds,
+            metavar="SECONDS",
+            help="how long a question waits for a client when none is attached (default 300)",
+        )
+        command.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)
 
     def server_options(command: argparse.ArgumentParser) -> None:
         command.add_argument(
@@ -183,25 +217,57 @@ def _kept_for_good() -> Iterator[None]:
             gc.enable()
 
 
+def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``agentls serve``: on stdio (the default), as the per-user server (``--listen``) or as the
+    bridge to it (``--attach``)."""
+    if args.attach:
+        from agentls.bridge import attach
+
+        passed = []  # what the server the bridge may start is told
+        if args.idle_exit is not None:
+            passed += ["--idle-exit", str(args.idle_exit)]
+        if args.question_timeout is not None:
+            passed += ["--question-timeout", str(args.question_timeout)]
+        if args.max_message_bytes is not None:
+            passed += ["--max-message-bytes", str(args.max_message_bytes)]
+        return attach(args.listen, passed)
+    from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+    limit = (
+        args.max_message_bytes
+        or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
+        or DEFAULT_MAX_MESSAGE_BYTES
+    )
+    if args.listen is not None:
+        with _kept_for_good():
+            from agentls.fronts.lsp.listen import DEFAULT_IDLE_EXIT, serve_listen
+            from agentls.fronts.lsp.questions import DEFAULT_QUESTION_SECONDS
+
+        return serve_listen(
+            args.listen,
+            idle_exit=DEFAULT_IDLE_EXIT if args.idle_exit is None else args.idle_exit,
+            question_timeout=DEFAULT_QUESTION_SECONDS
+            if args.question_timeout is None
+            else args.question_timeout,
+            limit=limit,
+            ready_fd=args.ready_fd,
+        )
+    from agentls.fronts.lsp.boot import boot
+
+    started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
+    with _kept_for_good():
+        from agentls.fronts.lsp import serve
+
+    return serve(limit, started)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     # --cwd as the server stores folders (absolute, links resolved)
     args.folder = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
     if args.command in (None, "serve"):
-        from agentls.fronts.lsp.boot import boot
-        from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
-
-        limit = (
-            args.max_message_bytes
-            or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
-            or DEFAULT_MAX_MESSAGE_BYTES
-        )
-        started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
-        with _kept_for_good():
-            from agentls.fronts.lsp import serve
-
-        return serve(limit, started)
+        return _serve(parser, args)
     if args.command == "acp":
         with _kept_for_good():
             from agentls.fronts.acp.main import options_from, serve_acp

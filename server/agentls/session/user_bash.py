@@ -111,7 +111,6 @@ class UserBash:
         self._task: asyncio.Task[None] | None = None
         """The running command's task (asyncio keeps only weak references to tasks)."""
 
-
     @property
     def running(self) -> bool:
         """A command of the user's goes on."""

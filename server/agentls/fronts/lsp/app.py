@@ -14,6 +14,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, NoReturn, TypeVar
@@ -205,6 +206,20 @@ class AgentServer:
             writer.close()
         return self.exit_code or 0
 
+    async def serve_socket(self, connection: socket.socket, max_message_bytes: int) -> None:
+        """Serve a client of the per-user server on its connection, until ``exit`` or the end of input
+        (:mod:`agentls.fronts.lsp.listen`); its log records go to it as ``window/logMessage``."""
+        fd = connection.fileno()
+        writer = OutputWriter(fd, self.connection_lost, max_unread_bytes())
+        self.connection.writer = writer
+        logs = ClientLogHandler(self)
+        logging.getLogger("agentls").addHandler(logs)
+        try:
+            await self._serve(fd, Boot(FrameParser(max_message_bytes)), writer, own_process=False)
+        finally:
+            logging.getLogger("agentls").removeHandler(logs)
+            await asyncio.to_thread(writer.close)
+
     async def _serve(self, fd: int, started: Boot, writer: OutputWriter, *, own_process: bool = True) -> None:
         writer.attach(asyncio.get_running_loop())  # log records of other threads are written through it
         self.host.connected(self)
@@ -349,8 +364,9 @@ def agent_error(error: SessionError) -> RpcError:
 Handler = Callable[[AgentServer, Any], Awaitable[Any]]
 
 
-def create_server() -> AgentServer:
-    server = AgentServer()
+def create_server(host: SessionHost | None = None) -> AgentServer:
+    """A client's server with every handler registered (``host``: the per-user server's, else its own)."""
+    server = AgentServer(host)
 
     def request(
         method: str, model: type[M]
@@ -534,9 +550,7 @@ def create_server() -> AgentServer:
 
     @request("agent/listModels", ListModelsParams)
     async def list_models(ls: AgentServer, p: ListModelsParams) -> ModelsResult:
-        models = (
-            ls.session(p.session_id).models.get_models() if p.session_id else ls.manager.list_models()
-        )
+        models = ls.session(p.session_id).models.get_models() if p.session_id else ls.manager.list_models()
         return ModelsResult(models=model_listing(models))
 
     @request("agent/setThinkingLevel", SetThinkingLevelParams)

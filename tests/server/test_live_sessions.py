@@ -1,0 +1,356 @@
+"""The per-user server end to end: runs that outlive their client, attach with replay, several
+clients on one session, questions to whoever is there, the socket's safety and the idle exit.
+
+Every client reaches the server through the real stdio bridge (``agentls serve --attach``); the
+server is the real ``agentls serve --listen`` on a socket in a folder of the test's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import sys
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from agentls.client import AgentClient, AgentClientError, per_user_server_command
+from agentls.protocol import RequestPermissionParams
+
+from tests.server.conftest import WAIT, FauxScript, Recorder, Servers, server_options, tool_call, within
+
+SHORT_SLOW_TEXT = "All work and no play makes a faux model a dull model. " * 3
+"""At the slow pace (a 4-character chunk every 50 ms) this streams for about 2 s."""
+
+
+@pytest.fixture
+def socket_dir() -> Iterator[Path]:
+    """A short folder of the test's own (mode 0700) for the socket: a Unix socket's path is short."""
+    folder = Path(tempfile.mkdtemp(prefix="als-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def start_server(path: Path, *args: str) -> asyncio.subprocess.Process:
+    """``agentls serve --listen unix:PATH`` as the test's own process, once it listens."""
+    read_end, write_end = os.pipe()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "agentls",
+        "serve",
+        "--listen",
+        f"unix:{path}",
+        "--ready-fd",
+        str(write_end),
+        *args,
+        stdin=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        pass_fds=(write_end,),
+    )
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as ready:
+        line = await within(asyncio.to_thread(ready.readline))
+    assert line == b"ready\n", (await within(process.stderr.read())).decode()  # type: ignore[union-attr]
+    return process
+
+
+async def stop_server(process: asyncio.subprocess.Process) -> int:
+    if process.returncode is None:
+        process.terminate()
+    return await within(process.wait(), 15)
+
+
+@pytest_asyncio.fixture
+async def per_user(socket_dir: Path) -> AsyncIterator[Path]:
+    """A per-user server on ``socket_dir/s.sock`` (questions wait 2 s for a client); its socket path."""
+    path = socket_dir / "s.sock"
+    process = await start_server(path, "--question-timeout", "2")
+    try:
+        yield path
+    finally:
+        assert await stop_server(process) == 0
+        assert not path.exists()  # the server removed its socket
+
+
+@pytest_asyncio.fixture
+async def bridges() -> AsyncIterator[Servers]:
+    started = Servers()
+    try:
+        yield started
+    finally:
+        await started.close()
+
+
+async def bridge(
+    servers: Servers, path: Path, data_dir: Path, faux_script: FauxScript, **kwargs: Any
+) -> AgentClient:
+    """A client of the per-user server through its own bridge process."""
+    return await servers.start(
+        server_options(data_dir, faux_script), command=per_user_server_command(str(path)), **kwargs
+    )
+
+
+def numbered(recorder: Recorder, session: str) -> list[int]:
+    return [params["seq"] for params in recorder.of(session)]
+
+
+async def test_a_run_outlives_its_client_and_a_second_client_attaches_without_a_gap(
+    per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script([{"content": SHORT_SLOW_TEXT}], slow=True)
+    first = await bridge(bridges, per_user, data_dir, faux_script)
+    first_seen = await Recorder(first).start()
+    session = await within(first.new_session(cwd=str(workspace)))
+    run_id = (await within(first.prompt(session, "Write"))).run_id
+    await first_seen.wait_delta(session)
+    # the first client's bridge is killed mid-run: the editor window closed
+    first._rpc._server.kill()  # type: ignore[union-attr]
+    await within(first._rpc._server.wait())  # type: ignore[union-attr]
+    last_seen = numbered(first_seen, session)[-1]
+    await first_seen.stop()
+
+    second = await bridge(bridges, per_user, data_dir, faux_script)
+    listed = {info.session_id: info for info in await within(second.list_sessions())}
+    assert (listed[session].loaded, listed[session].running, listed[session].clients) == (True, True, 0)
+    recorder = await Recorder(second).start()
+    attached = await within(second.attach(session, since=last_seen))
+    assert attached.attached and not attached.gap and attached.replayed >= 1
+    settled = await recorder.settled(run_id)
+    assert settled["stopReason"] == "stop"
+    # every notification after the one the first client saw, exactly once, in order, settled last
+    seqs = numbered(recorder, session)
+    assert seqs == list(range(last_seen + 1, last_seen + 1 + len(seqs)))
+    assert recorder.of(session)[-1] == settled
+    messages = (await within(second.get_messages(session))).messages
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["content"][0]["text"] == SHORT_SLOW_TEXT and messages[1]["stopReason"] == "stop"
+    listed = {info.session_id: info for info in await within(second.list_sessions())}
+    assert (listed[session].running, listed[session].clients) == (False, 1)
+    # a seq from another life of the server (past the session's last) is a gap
+    again = await within(second.attach(session, since=seqs[-1] + 100))
+    assert again.gap and again.replayed == 0 and again.seq == seqs[-1]
+    await recorder.stop()
+
+
+async def test_get_messages_and_attach_join_a_run_midway(
+    per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script([{"content": SHORT_SLOW_TEXT}], slow=True)
+    first = await bridge(bridges, per_user, data_dir, faux_script)
+    first_seen = await Recorder(first).start()
+    session = await within(first.new_session(cwd=str(workspace)))
+    run_id = (await within(first.prompt(session, "Write"))).run_id
+    await first_seen.wait_delta(session)
+
+    second = await bridge(bridges, per_user, data_dir, faux_script)
+    recorder = await Recorder(second).start()
+    loaded = await within(second.get_messages(session))
+    assert [m["role"] for m in loaded.messages] == ["user"]  # the answer is still being streamed
+    attached = await within(second.attach(session, since=loaded.seq))
+    assert not attached.gap
+    await recorder.settled(run_id)
+    await first_seen.settled(run_id)
+    # what the list lacked came as events: the answer from its message_start, with every delta
+    events = [params["event"] for params in recorder.events(session)]
+    kinds = [event["type"] for event in events]
+    assert kinds[0] == "message_start" and events[0]["message"]["role"] == "assistant"
+    deltas = "".join(
+        event["assistantMessageEvent"].get("delta", "")
+        for event in events
+        if event["type"] == "message_update" and event["assistantMessageEvent"]["type"] == "text_delta"
+    )
+    assert deltas == SHORT_SLOW_TEXT
+    # both clients got the same notifications from there on
+    tail = numbered(recorder, session)
+    assert numbered(first_seen, session)[-len(tail) :] == tail
+    # detached, a client hears no more of the session
+    assert await within(second.detach(session)) is True
+    assert await within(second.detach(session)) is False
+    count = len(recorder.of(session))
+    faux_script([{"content": "Again."}])
+    await within(first.prompt(session, "Again", wait=True))
+    assert len(recorder.of(session)) == count
+    await recorder.stop()
+    await first_seen.stop()
+
+
+async def test_a_question_goes_to_every_attached_client_and_the_first_answer_wins(
+    per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script([{"content": [tool_call("c1", "bash", {"command": "echo asked"})]}, {"content": "Done."}])
+    asked_first = asyncio.Event()
+    first_cancelled = asyncio.Event()
+
+    async def never_answers(params: RequestPermissionParams) -> str:
+        asked_first.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            first_cancelled.set()
+            raise
+        return "reject"
+
+    first = await bridge(bridges, per_user, data_dir, faux_script, on_permission=never_answers)
+    session = await within(first.new_session(cwd=str(workspace)))
+    run_id = (await within(first.prompt(session, "Run it"))).run_id
+    await within(asked_first.wait())
+
+    asked_second: list[RequestPermissionParams] = []
+
+    def allows(params: RequestPermissionParams) -> str:
+        asked_second.append(params)
+        return "allowOnce"
+
+    second = await bridge(bridges, per_user, data_dir, faux_script, on_permission=allows)
+    recorder = await Recorder(second).start()
+    await within(second.attach(session))  # attached while the question is open: asked too
+    settled = await recorder.settled(run_id)
+    assert settled["stopReason"] == "stop"
+    assert [params.tool_name for params in asked_second] == ["bash"]
+    await within(first_cancelled.wait())  # the first client's question was cancelled ($/cancelRequest)
+    messages = (await within(second.get_messages(session))).messages
+    assert messages[2]["role"] == "toolResult" and "asked" in messages[2]["content"][0]["text"]
+    await recorder.stop()
+
+
+async def test_a_question_with_no_client_attached_is_rejected_after_the_timeout(
+    per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script(
+        [{"content": [tool_call("c1", "bash", {"command": "echo never"})]}, {"content": "Understood."}]
+    )
+    first = await bridge(bridges, per_user, data_dir, faux_script)
+    session = await within(first.new_session(cwd=str(workspace)))
+    assert await within(first.detach(session))
+    await within(first.prompt(session, "Run it"))
+    # nobody is attached: the question waits 2 s (--question-timeout) and is rejected. A detached
+    # client hears nothing of the session (attaching would get it asked), so it looks now and then.
+    await within(_until_settled(first, session))
+    result = (await within(first.get_messages(session))).messages[2]
+    assert result["role"] == "toolResult" and result["isError"]
+    assert "no client was attached to answer within 2 s" in result["content"][0]["text"]
+    assert (await within(first.get_messages(session))).messages[3]["role"] == "assistant"
+
+
+async def _until_settled(client: AgentClient, session: str) -> None:
+    while (await client.get_state(session)).is_running:  # noqa: ASYNC110 (no event reaches a detached client)
+        await asyncio.sleep(0.05)
+
+
+async def test_load_session_of_a_live_session_attaches_to_it(
+    per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    first = await bridge(bridges, per_user, data_dir, faux_script)
+    session = await within(first.new_session(cwd=str(workspace)))
+    second = await bridge(bridges, per_user, data_dir, faux_script)
+    recorder = await Recorder(second).start()
+    loaded = await within(second.load_session(session))
+    assert loaded.session_id == session and loaded.message_count == 0
+    run = await within(first.prompt(session, "Hi", wait=True))
+    assert run.stop_reason == "stop"
+    assert (await recorder.settled(run.run_id))["stopReason"] == "stop"  # the second client hears the run
+    listed = {info.session_id: info for info in await within(first.list_sessions())}
+    assert listed[session].clients == 2
+    with pytest.raises(AgentClientError) as unknown:
+        await within(second.attach("no-such-session"))
+    assert unknown.value.kind == "unknownSession"
+    await recorder.stop()
+
+
+# --- the socket ------------------------------------------------------------------------------
+
+
+async def refused(path: Path | str) -> str:
+    """What the per-user server says when it refuses to listen on ``path`` (exit code 2)."""
+    address = f"unix:{path}" if isinstance(path, Path) else path
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentls", "serve", "--listen", address, stderr=asyncio.subprocess.PIPE
+    )
+    _, stderr = await within(process.communicate(), 15)
+    assert process.returncode == 2
+    return stderr.decode()
+
+
+def bound(path: Path) -> None:
+    """A socket file at ``path`` that nothing answers on (as a server that died leaves it)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as left:
+        left.bind(str(path))
+
+
+async def test_the_socket_is_the_users_own(socket_dir: Path, bridges: Servers, data_dir: Path) -> None:
+    path = socket_dir / "s.sock"
+    # a stale socket (nothing answers) is replaced, with mode 0600 in a 0700 folder
+    bound(path)
+    process = await start_server(path, "--idle-exit", "0")
+    try:
+        assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+        assert oct(os.stat(socket_dir).st_mode & 0o777) == "0o700"
+        # one that answers is not taken over
+        assert "already answers" in await refused(path)
+    finally:
+        assert await stop_server(process) == 0
+    # another user's socket is refused, by the server and by the bridge
+    bound(path)
+    os.chown(path, 65534, 65534)
+    assert "belongs to another user" in await refused(path)
+    client = AgentClient(
+        per_user_server_command(str(path)), initialization_options={"dataDir": str(data_dir)}
+    )
+    with pytest.raises(AgentClientError):
+        await within(client.start())
+    path.unlink()
+    # a folder others may write in is refused (another user could put a socket there)
+    open_folder = socket_dir / "open"
+    open_folder.mkdir()
+    open_folder.chmod(0o777)
+    assert "writable by other users" in await refused(open_folder / "s.sock")
+    assert "takes unix:PATH" in await refused("tcp:1234")
+
+
+async def test_the_bridge_starts_the_server_which_stops_when_idle(
+    socket_dir: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    path = socket_dir / "run" / "s.sock"
+    command = [*per_user_server_command(str(path)), "--idle-exit", "0.5"]
+    client = await bridges.start(server_options(data_dir, faux_script), command=command)
+    session = await within(client.new_session(cwd=str(workspace)))
+    assert (await within(client.prompt(session, "Hi", wait=True))).stop_reason == "stop"
+    assert path.exists() and oct(path.parent.stat().st_mode & 0o777) == "0o700"
+    server = await within(asyncio.to_thread(_server_pid, path))
+    await within(client.close())
+    # no client, nothing running: the server stops on its own, its socket removed
+    await within(asyncio.to_thread(_wait_gone, server))
+    assert not path.exists()
+    assert "listening on" in (path.parent / "serve.log").read_text()
+
+
+def _server_pid(path: Path) -> int:
+    """The pid of the process listening on ``path`` (``SO_PEERCRED`` of a connection to it)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(str(path))
+        credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    return int.from_bytes(credentials[:4], sys.byteorder)
+
+
+def _wait_gone(pid: int) -> None:
+    """Until process ``pid`` has ended (it is not our child: pidfd tells when)."""
+    with contextlib.suppress(ProcessLookupError):
+        fd = os.pidfd_open(pid)
+        try:
+            import select
+
+            select.select([fd], [], [], WAIT)
+        finally:
+            os.close(fd)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
