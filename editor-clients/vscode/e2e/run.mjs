@@ -175,7 +175,7 @@ const LIVE_PART_ONE = 'Part one, before the reload: a slow check first.';
 const LIVE_PART_TWO_END = 'The end of the slow answer.';
 /** Checks the live step must have reported (and passed). */
 const LIVE_REQUIRED = [
-  'agentls.server.perUser starts the bridge: serve --attach --listen unix:SOCKET',
+  'agentls.server.perUser starts the bridge: serve --idle-exit 30 --attach --listen unix:SOCKET',
   'the first answer is in the panel, the slow command running',
   'the panel shows the session of the window before the reload',
   'the run goes on: the panel shows it busy',
@@ -277,6 +277,8 @@ function prepare() {
   const liveSettings = {
     'agentls.server.perUser': true,
     'agentls.server.socket': LIVE_SOCKET,
+    // the bridge passes --idle-exit to the server it starts: it stops by itself too, 30 s after the test
+    'agentls.serverArgs': ['serve', '--idle-exit', '30'],
     'agentls.serverEnv': { AGENTLS_DATA_DIR: liveData },
     'agentls.dataDir': liveData,
     'agentls.fauxScript': path.join(WORK, 'faux-live.json'),
@@ -1194,6 +1196,7 @@ async function liveSession(browserContext, port, firstPage) {
   await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(LIVE_WS)}`);
   await page.waitForSelector('.monaco-workbench', { timeout: 30_000 });
   log('live: workbench loaded');
+  await widenPanel(page, 300);
   let handled = 0;
   let reloaded = false;
   for (const end = Date.now() + 150_000; Date.now() < end; await sleep(250)) {

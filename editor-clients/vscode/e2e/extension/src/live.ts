@@ -93,8 +93,9 @@ async function beforeReload(api: AgentExtension, rec: Recorder, marker: Marker):
   const step = 'live: before the reload';
   const c = api.controller;
   const args = api.connection.command?.args ?? [];
-  rec.check(step, 'agentls.server.perUser starts the bridge: serve --attach --listen unix:SOCKET',
-    JSON.stringify(args.slice(-4)) === JSON.stringify(['serve', '--attach', '--listen', `unix:${marker.socket}`]), args);
+  const expected = ['serve', '--idle-exit', '30', '--attach', '--listen', `unix:${marker.socket}`];
+  rec.check(step, 'agentls.server.perUser starts the bridge: serve --idle-exit 30 --attach --listen unix:SOCKET',
+    JSON.stringify(args) === JSON.stringify(expected), args);
   rec.check(step, 'the per-user server listens on the test\'s socket', fs.existsSync(marker.socket), marker.socket);
   await api.panel.reveal(false);
   await waitFor(api, () => api.panel.visible, 20_000, 'the panel');
@@ -112,7 +113,11 @@ async function beforeReload(api: AgentExtension, rec: Recorder, marker: Marker):
 async function afterReload(api: AgentExtension, rec: Recorder, before: { sessionId: string; runId: string }): Promise<void> {
   const step = 'live: after the reload';
   const c = api.controller;
-  await waitFor(api, () => c.sessionId === before.sessionId, 30_000, 'the session of the window before the reload');
+  // the reattach is done once its notice is in (the session is shown from its messages on)
+  const reattached = (): boolean =>
+    c.sessionId === before.sessionId &&
+    c.transcript.rows.some((row) => row.kind === 'notice' && row.text.startsWith('Reattached to '));
+  await waitFor(api, reattached, 30_000, 'the session of the window before the reload, reattached');
   rec.check(step, 'the panel shows the session of the window before the reload', true);
   const running = c.isRunning && c.runId === before.runId && c.status === 'running';
   const notice = c.transcript.rows.filter((row) => row.kind === 'notice').at(-1);
@@ -123,8 +128,9 @@ async function afterReload(api: AgentExtension, rec: Recorder, before: { session
     c.transcript.plainText());
   const sessions = await api.connection.request<{ sessions: SessionInfo[] }>('agent/listSessions', {}).catch(() => undefined);
   const listed = sessions?.sessions.find((s) => s.sessionId === before.sessionId);
-  rec.check(step, 'agent/listSessions: the session is live and running, this window attached',
-    listed?.loaded === true && listed.running === true && (listed.clients ?? 0) >= 1, listed);
+  // one client: this window; the one before the reload went away and the run went on without it
+  rec.check(step, 'agent/listSessions: the session is live and running, this window its one client',
+    listed?.loaded === true && listed.running === true && listed.clients === 1, listed);
   rec.write({ waiting: 'reattached', sessionId: before.sessionId });
   const settled = c.settled.find((s) => s.runId === before.runId);
   if (settled === undefined) {
