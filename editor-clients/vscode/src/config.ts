@@ -145,6 +145,16 @@ export function serverArguments(settings: Settings): string[] {
 }
 
 /**
+ * Whether restarting the server for a settings change ends a run: not when the server is the
+ * per-user one before and after (the same bridge arguments, `--attach`), since a restart then
+ * only starts a new bridge and the panel reattaches to the run; always for `agentls serve`.
+ */
+export function restartEndsRun(before: readonly string[] | undefined, after: readonly string[]): boolean {
+  const bridge = (args: readonly string[] | undefined): boolean => args?.includes('--attach') === true;
+  return !(bridge(before) && bridge(after) && JSON.stringify(before) === JSON.stringify(after));
+}
+
+/**
  * The server to start: `agentls.serverCommand` if set; else `.venv/bin/agentls` in a
  * workspace folder or one of its parents; else `agentls` on `PATH`.
  */

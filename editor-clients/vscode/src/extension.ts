@@ -13,6 +13,8 @@ import {
   secretKey,
   serverDataDir,
   serverEnvironment,
+  restartEndsRun,
+  serverArguments,
   sessionDefaults,
   settingsEffect,
   storeApiKey,
@@ -90,9 +92,12 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     refreshHistory: () => panel.sendSessions(),
   };
 
-  /** Restart the server for a change it reads at start; asks first while a run goes (the restart ends it). */
+  /**
+   * Restart the server for a change it reads at start; asks first while a run goes (the restart
+   * ends it), unless the per-user server keeps the run (a new bridge to the same server).
+   */
   async function restartForChange(what: string): Promise<void> {
-    if (controller.isRunning) {
+    if (controller.isRunning && restartEndsRun(connection.command?.args, serverArguments(readSettings()))) {
       const choice = await vscode.window.showInformationMessage(
         `agentls: ${what} The agent is running: restart the server now (the run stops) to use it?`,
         'Restart',

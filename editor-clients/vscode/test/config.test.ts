@@ -8,6 +8,7 @@ import {
   serverDataDir,
   ServerNotFoundError,
   secretKey,
+  restartEndsRun,
   serverArguments,
   serverEnvironment,
   sessionDefaults,
@@ -69,6 +70,16 @@ describe('the per-user server', () => {
       'debug',
       '--attach',
     ]);
+  });
+
+  it('a restart ends the run, unless a new bridge reaches the same per-user server', () => {
+    const bridge = ['serve', '--attach', '--listen', 'unix:/a.sock'];
+    expect(restartEndsRun(['serve'], ['serve'])).toBe(true);
+    expect(restartEndsRun(undefined, bridge)).toBe(true);
+    expect(restartEndsRun(['serve'], bridge)).toBe(true);
+    expect(restartEndsRun(bridge, ['serve'])).toBe(true);
+    expect(restartEndsRun(bridge, ['serve', '--attach', '--listen', 'unix:/b.sock'])).toBe(true);
+    expect(restartEndsRun(bridge, [...bridge])).toBe(false);
   });
 
   it('a change of either restarts the server', () => {
