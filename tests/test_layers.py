@@ -32,6 +32,7 @@ LAYERS: dict[str, int] = {
     "agentls.client": 6,
     "agentls.client_rpc": 6,
     "agentls.cli": 7,
+    "agentls.bridge": 7,
     "agentls.__main__": 7,
 }
 """Each module's layer, by its longest listed prefix (a new top-level module must be placed here)."""

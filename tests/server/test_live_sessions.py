@@ -22,8 +22,12 @@ import pytest
 import pytest_asyncio
 from agentls.client import AgentClient, AgentClientError, per_user_server_command
 from agentls.protocol import RequestPermissionParams
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig
 
 from tests.server.conftest import WAIT, FauxScript, Recorder, Servers, server_options, tool_call, within
+from tests.server.test_editor_workspace import EDITING, Editor
+from tests.server.test_pytest_lsp import plain
 
 SHORT_SLOW_TEXT = "All work and no play makes a faux model a dull model. " * 3
 """At the slow pace (a 4-character chunk every 50 ms) this streams for about 2 s."""
@@ -228,10 +232,23 @@ async def test_a_question_with_no_client_attached_is_rejected_after_the_timeout(
     faux_script(
         [{"content": [tool_call("c1", "bash", {"command": "echo never"})]}, {"content": "Understood."}]
     )
-    first = await bridge(bridges, per_user, data_dir, faux_script)
+    asked = asyncio.Event()
+    withdrawn = asyncio.Event()
+
+    async def never_answers(params: RequestPermissionParams) -> str:
+        asked.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            withdrawn.set()
+        return "reject"
+
+    first = await bridge(bridges, per_user, data_dir, faux_script, on_permission=never_answers)
     session = await within(first.new_session(cwd=str(workspace)))
-    assert await within(first.detach(session))
     await within(first.prompt(session, "Run it"))
+    await within(asked.wait())
+    assert await within(first.detach(session))
+    await within(withdrawn.wait())  # detached, its question is cancelled ($/cancelRequest)
     # nobody is attached: the question waits 2 s (--question-timeout) and is rejected. A detached
     # client hears nothing of the session (attaching would get it asked), so it looks now and then.
     await within(_until_settled(first, session))
@@ -354,3 +371,76 @@ def _wait_gone(pid: int) -> None:
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
     assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+# --- the editor's edits and the run's processes ------------------------------------------------
+
+
+async def test_the_terminal_starts_a_run_whose_edit_lands_in_the_editor_that_has_the_file_open(
+    per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    target = workspace / "notes.txt"
+    target.write_text("one\ntwo\n")
+    edit = tool_call("e1", "edit", {"path": "notes.txt", "edits": [{"oldText": "two", "newText": "TWO"}]})
+    faux_script([{"content": [edit]}, {"content": "Edited."}])
+    lsp = await ClientServerConfig(server_command=per_user_server_command(str(per_user))).start()
+    try:
+        editor = Editor(lsp)
+        await within(
+            lsp.initialize_session(
+                types.InitializeParams(
+                    capabilities=EDITING, initialization_options=server_options(data_dir, faux_script)
+                )
+            )
+        )
+        editor.open(target)
+        created = plain(
+            await within(lsp.protocol.send_request_async("agent/newSession", {"cwd": str(workspace)}))
+        )
+        session = created["sessionId"]
+        # the terminal joins the editor's session and starts the run
+        terminal = await bridge(bridges, per_user, data_dir, faux_script)
+        await within(terminal.load_session(session))
+        settled = lsp.protocol.wait_for_notification_async("agent/settled")
+        run = await within(terminal.prompt(session, "Make two loud", wait=True))
+        assert run.stop_reason == "stop"
+        assert plain(await within(settled))["runId"] == run.run_id  # the editor saw the run too
+        # the edit went to the editor that has the file open, as an undoable workspace/applyEdit
+        [applied] = editor.edits
+        [change] = applied.edit.document_changes
+        assert change.text_document.uri == target.as_uri()
+        assert editor.text(target) == "one\nTWO\n"
+        result = (await within(terminal.get_messages(session))).messages[2]
+        assert result["role"] == "toolResult" and not result["isError"]
+        await within(lsp.shutdown_session())
+    finally:
+        await lsp.stop()
+
+
+async def test_a_stopped_server_ends_its_runs_and_their_processes(
+    socket_dir: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    path = socket_dir / "s.sock"
+    server = await start_server(path)
+    sleeper = tool_call("b1", "bash", {"command": "sleep 300 & echo $! > sleeper.pid; wait"})
+    faux_script([{"content": [sleeper]}, {"content": "Slept."}])
+    client = await bridge(bridges, path, data_dir, faux_script, on_permission=lambda params: "allowOnce")
+    recorder = await Recorder(client).start()
+    session = await within(client.new_session(cwd=str(workspace)))
+    await within(client.prompt(session, "Sleep"))
+    await recorder.wait_for(
+        lambda note: note.method == "agent/event" and note.params["event"]["type"] == "tool_execution_start"
+    )
+    pid_file = workspace / "sleeper.pid"
+    await within(_until_written(pid_file))
+    pid = int(pid_file.read_text())
+    await within(client.close())  # the client leaves: the run goes on
+    assert await asyncio.to_thread(os.path.exists, f"/proc/{pid}")
+    assert await stop_server(server) == 0  # SIGTERM: the run is aborted, its processes ended
+    await within(asyncio.to_thread(_wait_gone, pid))
+    await recorder.stop()
+
+
+async def _until_written(path: Path) -> None:
+    while not await asyncio.to_thread(lambda: path.exists() and path.read_text().strip() != ""):  # noqa: ASYNC110 (bash writes a file: no event)
+        await asyncio.sleep(0.02)

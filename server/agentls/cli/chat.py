@@ -39,7 +39,7 @@ import contextlib
 import shutil
 import sys
 import time
-from collections.abc import Coroutine, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,9 +80,9 @@ from agentls.cli.options import check_options, client_options, server_data_dir
 from agentls.cli.permissions import KEYS, Choice, outcome_of_key, permission_choices, question_lines
 from agentls.cli.picker import pick
 from agentls.cli.printer import Transcript, human_seconds
-from agentls.cli.session_ids import stored_session
+from agentls.cli.session_ids import live_session, stored_session
 from agentls.cli.status_line import Part, cut, fitted
-from agentls.client import AgentClient, AgentClientError, Notification
+from agentls.client import AgentClient, AgentClientError, Notification, per_user_server_command
 from agentls.protocol import ModelRef, StateResult
 from agentls.terminal_text import visible, visible_text
 
@@ -273,6 +273,28 @@ class Chat:
         if typed:
             self.replay((await self.client.get_messages(session_id)).messages)
             self.note(f"resumed session {session_id} · {loaded.message_count} messages")
+        await self.mcp.session(self.client, self.session_id)
+
+    async def join_session(self, typed: str) -> None:
+        """Join a live session of the per-user server (``typed``: its id or start; ``""``: the
+        folder's newest): its transcript so far, then its notifications from there on, a run going
+        on included."""
+        info = await live_session(self.client, typed, self.folder)
+        self.session_id = info.session_id
+        loaded = await self.client.get_messages(self.session_id)
+        await self.read_state()
+        self.show_banner()
+        self.replay(loaded.messages)
+        assert self.state is not None
+        if self.state.is_running and self.state.run_id:
+            self.run_id, self.run_started = self.state.run_id, time.monotonic()
+        # what the transcript lacks (a run's tool calls, the answer being streamed) comes again: the
+        # server keeps every notification after the seq that getMessages answers, so there is no gap
+        await self.client.attach(self.session_id, since=loaded.seq)
+        running = " · running" if self.run_id else ""
+        clients = f" · {info.clients} other client{'s' if info.clients != 1 else ''}" if info.clients else ""
+        count = len(loaded.messages)
+        self.note(f"joined live session {self.session_id} · {count} messages{clients}{running}")
         await self.mcp.session(self.client, self.session_id)
 
     def show_banner(self) -> None:
@@ -877,6 +899,19 @@ async def chat(args: Any) -> int:
         return await chat_on_terminal(args, model)
 
 
+@contextlib.asynccontextmanager
+async def per_user_client(args: Any, ask: Any) -> AsyncIterator[AgentClient]:
+    """A client of the per-user server, through the bridge (which starts the server when none runs):
+    leaving it leaves the sessions live there."""
+    command = per_user_server_command(args.socket)
+    client = AgentClient(command, initialization_options=client_options(args), on_permission=ask)
+    await client.start()
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
 async def chat_on_terminal(args: Any, model: Any) -> int:
     color_system = Console().color_system
     holder: dict[str, Chat] = {}
@@ -884,11 +919,15 @@ async def chat_on_terminal(args: Any, model: Any) -> int:
     async def ask(request: Any) -> str:
         return await holder["chat"].ask(request)
 
+    attaching = args.attach is not None
+    connected = (
+        per_user_client(args, ask)
+        if attaching
+        else in_process_client(initialization_options=client_options(args), on_permission=ask, warm_up=True)
+    )
     try:
         async with (
-            in_process_client(
-                initialization_options=client_options(args), on_permission=ask, warm_up=True
-            ) as client,
+            connected as client,
             client.subscribe() as notes,  # from before the session starts: its MCP servers' first status
         ):
             with patch_stdout(raw=True):
@@ -902,7 +941,10 @@ async def chat_on_terminal(args: Any, model: Any) -> int:
                 )
                 session = Chat(client, console, cwd=args.cwd, model=model, data_dir=server_data_dir(args))
                 holder["chat"] = session
-                await session.open_session(args.session)
+                if attaching:
+                    await session.join_session(args.attach)
+                else:
+                    await session.open_session(args.session)
                 follower = asyncio.ensure_future(session.follow(notes))
                 try:
                     await session.loop()
@@ -910,10 +952,11 @@ async def chat_on_terminal(args: Any, model: Any) -> int:
                     follower.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await follower
-                    if session.busy:
+                    if session.busy and not attaching:  # a live session's run goes on without us
                         with contextlib.suppress(AgentClientError):
                             await client.abort(session.session_id)
-            print(f"session {session.session_id}", file=sys.stderr)
+            live = " (live in the per-user server)" if attaching else ""
+            print(f"session {session.session_id}{live}", file=sys.stderr)
     except AgentClientError as error:
         print(visible(f"agentls chat: {error}"), file=sys.stderr)
         return 2

@@ -162,6 +162,20 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--model", metavar="PROVIDER/ID", help="the model, e.g. faux/faux-1")
     chat.add_argument("--session", metavar="ID", help="continue a stored session (its id or its start)")
     chat.add_argument(
+        "--attach",
+        nargs="?",
+        const="",
+        metavar="SESSION",
+        help="join a live session of the per-user server, an editor's (its id or its start; "
+        "alone: the folder's most recent live one)",
+    )
+    chat.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="the per-user server's socket for --attach (default: $AGENTLS_SOCKET, "
+        "else $XDG_RUNTIME_DIR/agentls/serve.sock)",
+    )
+    chat.add_argument(
         "--demo", action="store_true", help="answer with the bundled faux script, which reads README.md"
     )
     chat.add_argument(

@@ -1,8 +1,9 @@
-"""A stored session named as the user types it: its id or the start of it (`run --session`, `chat`)."""
+"""A session named as the user types it, its id or its start (`run --session`, `chat`, `chat --attach`)."""
 
 from __future__ import annotations
 
 from agentls.client import AgentClient, AgentClientError
+from agentls.protocol import SessionInfo
 
 SHOWN_MATCHES = 4
 """How many of the sessions an ambiguous prefix matches are named."""
@@ -26,5 +27,33 @@ async def stored_session(client: AgentClient, typed: str) -> str:
     more = "…" if len(matches) > SHOWN_MATCHES else ""
     raise AgentClientError(
         f"{typed} is the start of {len(matches)} sessions ({shown}{more}): give more of the id",
+        kind="unknownSession",
+    )
+
+
+async def live_session(client: AgentClient, typed: str, folder: str) -> SessionInfo:
+    """The live session of the per-user server that ``typed`` starts (``""``: the newest of ``folder``).
+
+    Raises :class:`AgentClientError` (``unknownSession``) when there is none, or when several match.
+    """
+    typed = typed.strip()
+    live = [info for info in await client.list_sessions() if info.loaded]
+    if not typed:
+        here = [info for info in live if info.cwd == folder]
+        if not here:
+            raise AgentClientError(
+                f"no live session in {folder} (a session lives in the per-user server while an editor "
+                "or a run has it; agentls chat --session resumes a stored one)",
+                kind="unknownSession",
+            )
+        return here[0]
+    matches = [info for info in live if info.session_id.startswith(typed)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise AgentClientError(f"no live session {typed} in the per-user server", kind="unknownSession")
+    shown = ", ".join(match.session_id[:12] for match in matches[:SHOWN_MATCHES])
+    raise AgentClientError(
+        f"{typed} is the start of {len(matches)} live sessions ({shown}): give more of the id",
         kind="unknownSession",
     )

@@ -70,6 +70,8 @@ class Attachments(Generic[Client]):
         """The client that started the session's last run (it gets the run's edits first)."""
         self.attached: list[Callable[[Client], None]] = []
         """Called with each client that attaches (an open question is asked to it too)."""
+        self.detached: list[Callable[[Client], None]] = []
+        """Called with each client that detaches or goes away (its open questions are withdrawn)."""
 
     def attach(self, client: Client) -> None:
         if client not in self.clients:
@@ -83,6 +85,8 @@ class Attachments(Generic[Client]):
         self.clients.remove(client)
         if self.starter is client:
             self.starter = None
+        for callback in list(self.detached):
+            callback(client)
         return True
 
     def preferred(self) -> list[Client]:

@@ -16,13 +16,13 @@ from __future__ import annotations
 import contextvars
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from agentls.agent import AgentTool
 from agentls.fronts.lsp.attachments import Attachments
 from agentls.fronts.lsp.notifications import AGENT_EVENT, notification
+from agentls.fronts.lsp.peer import Peer
 from agentls.fronts.lsp.questions import DEFAULT_QUESTION_SECONDS, Questions
 from agentls.fronts.lsp.rpc import CancelledByClient, notification_frame
 from agentls.fronts.lsp.session_editor import SessionEditor
@@ -31,27 +31,24 @@ from agentls.session import AgentSession, SessionError, SessionManager
 from agentls.session.events import BashEnded, McpStatusChanged, RunSettled, SessionEvent
 from agentls.tools.editor import EditorWorkspace
 
-if TYPE_CHECKING:
-    from agentls.fronts.lsp.app import AgentServer
-
 logger = logging.getLogger(__name__)
 
 WARNING = 2
 """LSP's ``MessageType.Warning``."""
 
-opening: contextvars.ContextVar[AgentServer | None] = contextvars.ContextVar("opening", default=None)
+opening: contextvars.ContextVar[Peer | None] = contextvars.ContextVar("opening", default=None)
 """The client whose request opens a session (its editor's abilities become the session's)."""
 
 
 class HostFront:
     """The LSP front as one manager's sessions see it (a :class:`~agentls.session.SessionFront`)."""
 
-    def __init__(self, host: SessionHost, owner: AgentServer) -> None:
+    def __init__(self, host: SessionHost, owner: Peer) -> None:
         self.host = host
         self.owner = owner
         """The client that made the manager: the opener when none is known."""
 
-    def _opener(self) -> AgentServer:
+    def _opener(self) -> Peer:
         return opening.get() or self.owner
 
     def editor(self, session_id: str) -> SessionEditor:
@@ -81,19 +78,19 @@ class SessionHost:
     def __init__(self, *, shared: bool, question_timeout: float = DEFAULT_QUESTION_SECONDS) -> None:
         self.shared = shared
         """The per-user server: runs go on when their client goes away."""
-        self.clients: list[AgentServer] = []
+        self.clients: list[Peer] = []
         """The connected clients, in the order they connected."""
         self.managers: dict[str, SessionManager] = {}
         """By the initialization options (as JSON) of the clients that use them."""
-        self._attachments: dict[str, Attachments[AgentServer]] = {}
+        self._attachments: dict[str, Attachments[Peer]] = {}
         self._editors: dict[str, SessionEditor] = {}
-        self.questions = Questions(self, question_timeout)
+        self.questions = Questions(self.attachments, question_timeout)
         self.changed: Callable[[], None] = lambda: None
         """Called when a client leaves or a run or command ends (the per-user server's idle check)."""
 
     # --- managers and sessions -----------------------------------------------------------
 
-    def manager_for(self, client: AgentServer) -> SessionManager:
+    def manager_for(self, client: Peer) -> SessionManager:
         key = client.options.model_dump_json()
         manager = self.managers.get(key)
         if manager is None:
@@ -115,10 +112,11 @@ class SessionHost:
         """A run or a user's command of some session goes on."""
         return any(s.run is not None or s.user_bash.running for s in self.sessions())
 
-    def editor(self, session_id: str, opener: AgentServer) -> SessionEditor:
+    def editor(self, session_id: str, opener: Peer) -> SessionEditor:
         editor = self._editors.get(session_id)
         if editor is None:
-            editor = self._editors[session_id] = SessionEditor(self, session_id, opener)
+            editor = SessionEditor(session_id, opener, self.attached, self.questions)
+            self._editors[session_id] = editor
         return editor
 
     async def close(self) -> None:
@@ -128,13 +126,13 @@ class SessionHost:
 
     # --- attachments ---------------------------------------------------------------------
 
-    def attachments(self, session_id: str) -> Attachments[AgentServer]:
+    def attachments(self, session_id: str) -> Attachments[Peer]:
         attachments = self._attachments.get(session_id)
         if attachments is None:
             attachments = self._attachments[session_id] = Attachments()
         return attachments
 
-    def attached(self, session_id: str) -> list[AgentServer]:
+    def attached(self, session_id: str) -> list[Peer]:
         """The clients attached to the session, the run's starter first."""
         attachments = self._attachments.get(session_id)
         return attachments.preferred() if attachments is not None else []
@@ -148,7 +146,7 @@ class SessionHost:
 
         session.subscribe(publish)
 
-    def attach(self, client: AgentServer, session_id: str, since: int | None = None) -> tuple[int, bool]:
+    def attach(self, client: Peer, session_id: str, since: int | None = None) -> tuple[int, bool]:
         """Attach ``client``, after sending it again what followed ``since``; ``(replayed, gap)``."""
         found = self.live(session_id)
         if found is None:
@@ -165,11 +163,11 @@ class SessionHost:
         attachments.attach(client)
         return replayed, gap
 
-    def detach(self, client: AgentServer, session_id: str) -> bool:
+    def detach(self, client: Peer, session_id: str) -> bool:
         attachments = self._attachments.get(session_id)
         return attachments is not None and attachments.detach(client)
 
-    def started_by(self, client: AgentServer, session_id: str) -> None:
+    def started_by(self, client: Peer, session_id: str) -> None:
         """``client`` starts a run of the session: its editor gets the run's edits first."""
         self.attachments(session_id).starter = client
 
@@ -177,10 +175,10 @@ class SessionHost:
         attachments = self._attachments.get(session_id)
         return len(attachments.clients) if attachments is not None else 0
 
-    def connected(self, client: AgentServer) -> None:
+    def connected(self, client: Peer) -> None:
         self.clients.append(client)
 
-    def disconnected(self, client: AgentServer) -> None:
+    def disconnected(self, client: Peer) -> None:
         """The client is gone: it is detached from every session."""
         if client in self.clients:
             self.clients.remove(client)
@@ -193,9 +191,7 @@ class SessionHost:
         self._attachments.pop(session_id, None)
         self._editors.pop(session_id, None)
 
-    def _publish(
-        self, session: AgentSession, attachments: Attachments[AgentServer], event: SessionEvent
-    ) -> None:
+    def _publish(self, session: AgentSession, attachments: Attachments[Peer], event: SessionEvent) -> None:
         method, params = notification(event)
         clients = attachments.clients
         frame = notification_frame(method, params)
@@ -215,7 +211,7 @@ class SessionHost:
         first attached client is asked with ``window/showMessageRequest``. The first answer wins."""
         session_id = request.session_id
 
-        def can_answer(client: AgentServer) -> bool:
+        def can_answer(client: Peer) -> bool:
             if client.client_agent.request_permission:
                 return True
             clients = self.attached(session_id)
@@ -223,7 +219,7 @@ class SessionHost:
                 bool(clients) and clients[0] is client
             )
 
-        async def ask(client: AgentServer) -> RequestPermissionResult:
+        async def ask(client: Peer) -> RequestPermissionResult:
             return await ask_client(client, request)
 
         def unanswered(reason: str) -> RequestPermissionResult:
@@ -232,7 +228,7 @@ class SessionHost:
         return await self.questions.ask(session_id, can_answer, ask, unanswered)
 
 
-async def ask_client(client: AgentServer, request: RequestPermissionParams) -> RequestPermissionResult:
+async def ask_client(client: Peer, request: RequestPermissionParams) -> RequestPermissionResult:
     """Ask one client: ``agent/requestPermission`` if advertised, else ``window/showMessageRequest``.
 
     Anything but a valid choice (no answer, a malformed one, the client cancelling the

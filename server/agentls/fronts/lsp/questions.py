@@ -2,7 +2,8 @@
 
 A question goes to every attached client that can answer it; the first answer wins and the
 others' requests are cancelled (``$/cancelRequest``: an editor closes the question). A client
-that attaches while it is open is asked too. A client that goes away was not asked. While no
+that attaches while it is open is asked too. A client that detaches or goes away was not asked
+(a detached client's question is cancelled). While no
 client is asked, the question waits for one at most ``timeout`` seconds, and is then answered
 by ``unanswered(reason)``: the model is told nobody was there (``protocol.md``, Live sessions).
 """
@@ -12,13 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
+from agentls.fronts.lsp.attachments import Attachments
+from agentls.fronts.lsp.peer import Peer
 from agentls.fronts.lsp.rpc import ClientGone
-
-if TYPE_CHECKING:
-    from agentls.fronts.lsp.app import AgentServer
-    from agentls.fronts.lsp.host import SessionHost
 
 T = TypeVar("T")
 
@@ -27,23 +26,25 @@ DEFAULT_QUESTION_SECONDS = 300.0
 
 
 class Questions:
-    """The open questions of a :class:`~agentls.fronts.lsp.host.SessionHost`'s sessions."""
+    """The open questions of a host's sessions (``attachments``: the clients of a session, by its id)."""
 
-    def __init__(self, host: SessionHost, timeout: float = DEFAULT_QUESTION_SECONDS) -> None:
-        self.host = host
+    def __init__(
+        self, attachments: Callable[[str], Attachments[Peer]], timeout: float = DEFAULT_QUESTION_SECONDS
+    ) -> None:
+        self._attachments = attachments
         self.timeout = timeout
 
     async def ask(
         self,
         session_id: str,
-        can_answer: Callable[[AgentServer], bool],
-        ask_one: Callable[[AgentServer], Awaitable[T]],
+        can_answer: Callable[[Peer], bool],
+        ask_one: Callable[[Peer], Awaitable[T]],
         unanswered: Callable[[str], T],
     ) -> T:
         """The first answer of a client asked with ``ask_one`` (module doc)."""
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[T] = loop.create_future()
-        asked: dict[AgentServer, asyncio.Task[T]] = {}
+        asked: dict[Peer, asyncio.Task[T]] = {}
         waiting: asyncio.TimerHandle | None = None
 
         def wait_for_a_client() -> None:
@@ -56,21 +57,22 @@ class Questions:
                 seconds = f"{self.timeout:g}"
                 answer.set_result(unanswered(f"no client was attached to answer within {seconds} s"))
 
-        def answered(client: AgentServer, task: asyncio.Task[T]) -> None:
-            asked.pop(client, None)
-            if answer.done() or task.cancelled():
+        def answered(client: Peer, task: asyncio.Task[T]) -> None:
+            if asked.get(client) is task:
+                del asked[client]
+            if answer.done():
                 return
-            error = task.exception()
-            if isinstance(error, ClientGone):
+            if task.cancelled() or isinstance(task.exception(), ClientGone):  # withdrawn, or gone
                 if not asked:
                     wait_for_a_client()
                 return
+            error = task.exception()
             if error is not None:
                 answer.set_exception(error)
             else:
                 answer.set_result(task.result())
 
-        def ask_client(client: AgentServer) -> None:
+        def ask_client(client: Peer) -> None:
             nonlocal waiting
             if answer.done() or client in asked or not can_answer(client):
                 return
@@ -81,8 +83,14 @@ class Questions:
             asked[client] = task
             task.add_done_callback(lambda done: answered(client, done))
 
-        attachments = self.host.attachments(session_id)
+        def withdraw(client: Peer) -> None:
+            task = asked.get(client)
+            if task is not None:
+                task.cancel()  # its request is cancelled at the client ($/cancelRequest)
+
+        attachments = self._attachments(session_id)
         attachments.attached.append(ask_client)
+        attachments.detached.append(withdraw)
         try:
             for client in attachments.preferred():
                 ask_client(client)
@@ -91,6 +99,7 @@ class Questions:
             return await answer
         finally:
             attachments.attached.remove(ask_client)
+            attachments.detached.remove(withdraw)
             if waiting is not None:
                 waiting.cancel()
             for task in asked.values():  # the others' requests are cancelled at their clients

@@ -14,34 +14,36 @@ left to the disk rule (its unsaved text is handled as any editor's).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
+from agentls.fronts.lsp.peer import Peer
+from agentls.fronts.lsp.questions import Questions
 from agentls.fronts.lsp.rpc import ClientGone
 from agentls.tools.editor_connection import EditOutcome, EditSupport, OpenDocument, PositionEncoding
 from agentls.tools.workspace import ToolInputError
-
-if TYPE_CHECKING:
-    from agentls.fronts.lsp.app import AgentServer
-    from agentls.fronts.lsp.host import SessionHost
 
 
 class SessionEditor:
     """The :class:`EditorConnection` of one session, over the clients attached to it (module doc)."""
 
-    def __init__(self, host: SessionHost, session_id: str, opener: AgentServer) -> None:
-        self.host = host
+    def __init__(
+        self, session_id: str, opener: Peer, attached: Callable[[str], list[Peer]], questions: Questions
+    ) -> None:
         self.session_id = session_id
+        self._attached = attached
+        self._questions = questions
         self._answers_review = opener.client_agent.review_edit
         self._answers_diagnostics = opener.client_agent.diagnostics
         self._encoding: PositionEncoding = opener.documents.encoding
         """The opener's, until a client that takes edits is attached."""
 
-    def _clients(self) -> list[AgentServer]:
-        return self.host.attached(self.session_id)
+    def _clients(self) -> list[Peer]:
+        return self._attached(self.session_id)
 
-    def _editors(self) -> list[AgentServer]:
+    def _editors(self) -> list[Peer]:
         """The attached clients that take edits in the main editor's encoding, the run's starter first."""
         editors = [client for client in self._clients() if client.editor.edit_support().apply_edit]
         if not editors:
@@ -49,11 +51,11 @@ class SessionEditor:
         encoding = editors[0].documents.encoding
         return [client for client in editors if client.documents.encoding == encoding]
 
-    def _main(self) -> AgentServer | None:
+    def _main(self) -> Peer | None:
         editors = self._editors()
         return editors[0] if editors else None
 
-    def _owner(self, uri: str) -> AgentServer | None:
+    def _owner(self, uri: str) -> Peer | None:
         """The client that has ``uri`` open (the run's starter first), else the main editor."""
         editors = self._editors()
         wanted = unquote(uri)
@@ -126,16 +128,16 @@ class SessionEditor:
     async def review_edit(self, params: dict[str, Any]) -> Any:
         """``agent/reviewEdit`` to every attached client that reviews; the first answer wins."""
 
-        def reviews(client: AgentServer) -> bool:
+        def reviews(client: Peer) -> bool:
             return client.client_agent.review_edit
 
-        async def review(client: AgentServer) -> Any:
+        async def review(client: Peer) -> Any:
             return await client.editor.review_edit(params)
 
         def unanswered(reason: str) -> Any:
             return {"outcome": "reject", "reason": reason}
 
-        return await self.host.questions.ask(self.session_id, reviews, review, unanswered)
+        return await self._questions.ask(self.session_id, reviews, review, unanswered)
 
 
 def _first_uri(edit: dict[str, Any]) -> str:
