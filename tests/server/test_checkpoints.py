@@ -152,16 +152,18 @@ async def test_a_file_changed_since_is_a_conflict_until_forced(
         assert on_disk(workspace)["b.txt"] is None  # nothing changed
 
         result = await call(client, "agent/rewind", sessionId=session, entryId=target, force=True)
+        # the rename c.txt -> d.txt is undone whole or not at all: c.txt does not come back beside d.txt
         assert result["skipped"] == [
             {
                 "path": "d.txt",
                 "reason": "it was changed since the agent's last change (by the user or another program)",
-            }
+            },
+            {"path": "c.txt", "reason": "it goes back with d.txt (a rename), which cannot be put back"},
         ]
         assert on_disk(workspace) | {"d.txt": "kept"} == {
             "a.txt": A_BEFORE,
             "b.txt": "bee\n",
-            "c.txt": "sea\n",
+            "c.txt": None,
             "d.txt": "kept",
             "e.txt": None,
         }

@@ -115,6 +115,8 @@ from agentls.session.history.rewind import (
     display,
     find_conflicts,
     plan_files,
+    rename_pairs,
+    whole_renames,
 )
 from agentls.session.history.store import SessionWriter
 from agentls.session.history.transcript import BranchSummary, TranscriptEntry
@@ -835,7 +837,8 @@ class AgentSession:
                 else []
             )
             plans = await self._filled(plan_files([s.change for s in undo], [s.change for s in again]))
-        problems = await find_conflicts(self.workspace, plans)
+        conflicts = await find_conflicts(self.workspace, plans)
+        problems = whole_renames(conflicts, rename_pairs(plans), self._shown)
         if problems and not force:
             self._refuse(problems, "or files: false to leave all files as they are")
         refused = {p.path for p in problems}
@@ -969,13 +972,7 @@ class AgentSession:
         except RevertError as error:
             raise SessionError("invalidParams", str(error)) from None
         plans, taken = plan.plans, plan.taken
-        problems = await find_conflicts(self.workspace, plans)
-        for new, old in plan.renames:  # a rename is undone whole or not at all
-            stuck = {p.path for p in problems}
-            for path, other in ((new, old), (old, new)):
-                if other in stuck and path not in stuck:
-                    why = f"it goes back with {self._shown(other)} (a rename), which cannot be put back"
-                    problems.append(FileProblem(path, why))
+        problems = whole_renames(await find_conflicts(self.workspace, plans), plan.renames, self._shown)
         if problems and not params.force:
             self._refuse(problems, "or leave out the files named")
         refused = {p.path for p in problems}

@@ -486,8 +486,13 @@ def create_server(host: SessionHost | None = None) -> AgentServer:
 
     @request("agent/renameSession", RenameSessionParams)
     async def rename_session(ls: AgentServer, p: RenameSessionParams) -> RenameSessionResult:
+        live = ls.host.live(p.session_id) is not None
         manager = ls.session_manager(p.session_id)
-        return RenameSessionResult(name=await manager.rename_session(p.session_id, p.name))
+        with ls.opening():
+            name = await manager.rename_session(p.session_id, p.name)
+        if not live:  # loaded for this client: it hears the session from now on
+            ls.host.attach(ls, p.session_id)
+        return RenameSessionResult(name=name)
 
     @request("agent/deleteSession", SessionParams)
     async def delete_session(ls: AgentServer, p: SessionParams) -> DeleteSessionResult:

@@ -2,10 +2,11 @@
 
 The session's tools see one :class:`~agentls.tools.editor_connection.EditorConnection`. Behind
 it, the documents are those of the attached clients, the run's starter first; an edit goes to
-the client that has the document open (else to the first one that can take edits: a file no
-client has open is written on disk, or created in that editor); questions of review go to every
-attached client that answers them (:mod:`agentls.fronts.lsp.questions`). With one client, as
-under ``agentls serve`` on stdio, it is that client's :class:`~agentls.fronts.lsp.editor.LspEditor`.
+the client that has the document open and takes edits (else to the main editor, the first
+client that takes edits: a file no client has open is written on disk, or created there);
+questions of review go to every attached client that answers them
+(:mod:`agentls.fronts.lsp.questions`). With one client, as under ``agentls serve`` on stdio, it
+behaves as that client's :class:`~agentls.fronts.lsp.editor.LspEditor`.
 
 Positions are in each editor's own encoding: a client whose encoding is not the session's main
 editor's (the first that takes edits) is not asked to edit, so a document open only there is
@@ -43,26 +44,30 @@ class SessionEditor:
     def _clients(self) -> list[Peer]:
         return self._attached(self.session_id)
 
-    def _editors(self) -> list[Peer]:
-        """The attached clients that take edits in the main editor's encoding, the run's starter first."""
-        editors = [client for client in self._clients() if client.editor.edit_support().apply_edit]
-        if not editors:
-            return []
-        encoding = editors[0].documents.encoding
-        return [client for client in editors if client.documents.encoding == encoding]
-
     def _main(self) -> Peer | None:
-        editors = self._editors()
-        return editors[0] if editors else None
+        """The session's main editor: the first attached client (the run's starter first) that takes
+        edits, else the first attached client."""
+        clients = self._clients()
+        editing = [client for client in clients if client.editor.edit_support().apply_edit]
+        return (editing or clients or [None])[0]
+
+    def _editors(self) -> list[Peer]:
+        """The attached clients whose documents the tools see: those in the main editor's encoding,
+        the main editor first."""
+        main = self._main()
+        if main is None:
+            return []
+        encoding = main.documents.encoding
+        return [main, *(c for c in self._clients() if c is not main and c.documents.encoding == encoding)]
 
     def _owner(self, uri: str) -> Peer | None:
-        """The client that has ``uri`` open (the run's starter first), else the main editor."""
-        editors = self._editors()
+        """The client that takes an edit of ``uri``: the first that has it open and takes edits, else
+        the main editor."""
         wanted = unquote(uri)
-        for client in editors:
-            if client.documents.get(wanted) is not None:
+        for client in self._editors():
+            if client.documents.get(wanted) is not None and client.editor.edit_support().apply_edit:
                 return client
-        return editors[0] if editors else None
+        return self._main()
 
     @property
     def position_encoding(self) -> PositionEncoding:

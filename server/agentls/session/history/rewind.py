@@ -10,7 +10,7 @@ touched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,34 @@ async def find_conflicts(workspace: Workspace, plans: Sequence[FilePlan]) -> lis
             problems.append(FileProblem(plan.path, not_recorded(plan.target)))
         elif not holds(plan.expected, now):
             problems.append(FileProblem(plan.path, _why_changed(plan.expected, now)))
+    return problems
+
+
+def rename_pairs(plans: Sequence[FilePlan]) -> list[tuple[str, str]]:
+    """``(new path, old path)`` of each rename the plans undo: a file they delete whose content
+    another file they bring back gets."""
+    deleted = {plan.expected.key: plan.path for plan in plans if plan.target is None and plan.expected}
+    pairs = []
+    for plan in plans:
+        if plan.expected is None and plan.target is not None:
+            source = deleted.pop(plan.target.key, None)
+            if source is not None:
+                pairs.append((source, plan.path))
+    return pairs
+
+
+def whole_renames(
+    problems: list[FileProblem], pairs: Sequence[tuple[str, str]], shown: Callable[[str], str]
+) -> list[FileProblem]:
+    """``problems`` and, for each rename one side of which cannot be put back, the other side: a
+    rename is undone whole or not at all (never the old path back beside a new one kept)."""
+    problems = list(problems)
+    for new, old in pairs:
+        stuck = {problem.path for problem in problems}
+        for path, other in ((new, old), (old, new)):
+            if other in stuck and path not in stuck:
+                why = f"it goes back with {shown(other)} (a rename), which cannot be put back"
+                problems.append(FileProblem(path, why))
     return problems
 
 
