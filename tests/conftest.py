@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +39,14 @@ def _no_agentls_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "OPENAI_BASE_URL",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def socket_dir() -> Iterator[Path]:
+    """A short folder of the test's own (mode 0700) for a per-user server's socket: a Unix
+    socket's path must be short, and the server refuses a folder open to others."""
+    folder = Path(tempfile.mkdtemp(prefix="als-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -10,11 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import socket
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +29,6 @@ from tests.server.test_pytest_lsp import plain
 
 SHORT_SLOW_TEXT = "All work and no play makes a faux model a dull model. " * 3
 """At the slow pace (a 4-character chunk every 50 ms) this streams for about 2 s."""
-
-
-@pytest.fixture
-def socket_dir() -> Iterator[Path]:
-    """A short folder of the test's own (mode 0700) for the socket: a Unix socket's path is short."""
-    folder = Path(tempfile.mkdtemp(prefix="als-"))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 async def start_server(path: Path, *args: str) -> asyncio.subprocess.Process:
@@ -103,6 +91,19 @@ async def bridge(
     )
 
 
+async def slow_run(
+    servers: Servers, path: Path, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> tuple[AgentClient, Recorder, str, str | None]:
+    """A client, its recorder, its new session and the run it started, streaming ``SHORT_SLOW_TEXT``."""
+    faux_script([{"content": SHORT_SLOW_TEXT}], slow=True)
+    client = await bridge(servers, path, data_dir, faux_script)
+    seen = await Recorder(client).start()
+    session = await within(client.new_session(cwd=str(workspace)))
+    run_id = (await within(client.prompt(session, "Write"))).run_id
+    await seen.wait_delta(session)
+    return client, seen, session, run_id
+
+
 def numbered(recorder: Recorder, session: str) -> list[int]:
     return [params["seq"] for params in recorder.of(session)]
 
@@ -110,12 +111,7 @@ def numbered(recorder: Recorder, session: str) -> list[int]:
 async def test_a_run_outlives_its_client_and_a_second_client_attaches_without_a_gap(
     per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
 ) -> None:
-    faux_script([{"content": SHORT_SLOW_TEXT}], slow=True)
-    first = await bridge(bridges, per_user, data_dir, faux_script)
-    first_seen = await Recorder(first).start()
-    session = await within(first.new_session(cwd=str(workspace)))
-    run_id = (await within(first.prompt(session, "Write"))).run_id
-    await first_seen.wait_delta(session)
+    first, first_seen, session, run_id = await slow_run(bridges, per_user, data_dir, faux_script, workspace)
     # the first client's bridge is killed mid-run: the editor window closed
     first._rpc._server.kill()  # type: ignore[union-attr]
     await within(first._rpc._server.wait())  # type: ignore[union-attr]
@@ -148,12 +144,7 @@ async def test_a_run_outlives_its_client_and_a_second_client_attaches_without_a_
 async def test_get_messages_and_attach_join_a_run_midway(
     per_user: Path, bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
 ) -> None:
-    faux_script([{"content": SHORT_SLOW_TEXT}], slow=True)
-    first = await bridge(bridges, per_user, data_dir, faux_script)
-    first_seen = await Recorder(first).start()
-    session = await within(first.new_session(cwd=str(workspace)))
-    run_id = (await within(first.prompt(session, "Write"))).run_id
-    await first_seen.wait_delta(session)
+    first, first_seen, session, run_id = await slow_run(bridges, per_user, data_dir, faux_script, workspace)
 
     second = await bridge(bridges, per_user, data_dir, faux_script)
     recorder = await Recorder(second).start()

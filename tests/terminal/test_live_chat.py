@@ -4,12 +4,8 @@ per-user server mid-run, shows the run as the editor sees it, and either side ca
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from agentls.client import per_user_server_command
 from agentls.protocol import RequestPermissionParams
 
@@ -19,15 +15,6 @@ from tests.terminal.conftest import Pane
 from tests.terminal.test_terminal import workspace
 
 STREAMED = "The editor asked, and the answer streams on while the terminal joins. " * 2
-
-
-@pytest.fixture
-def socket_dir() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="als-"))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 async def test_chat_attach_joins_the_editors_live_run_and_both_drive_the_session(

@@ -20,7 +20,11 @@
 // ready in the panel's MCP menu, allows its echo tool for every tool of the server, clicks
 // Restart in the menu, and opens the server's log from "Agent: MCP Servers". It asserts the checks,
 // then types a prompt into the panel and checks that the streamed answer shows in the
-// panel's DOM and on screen (pixels), and saves screenshots.
+// panel's DOM and on screen (pixels), and saves screenshots. Last, the live-session step: in a
+// second workspace under the per-user server (agentls.server.perUser, on the test's own socket
+// and data folder), a slow run goes on while the driver reloads the window (Developer: Reload
+// Window); the panel reattaches to it (e2e/extension/src/live.ts checks both halves) and shows
+// the whole run; the driver then stops that server by its pid.
 //
 // Environment: AGENTLS_SERVER (the agentls executable), CODE_SERVER, VSIX, E2E_VSIX (the
 // test extension's .vsix: `npm run package:e2e -- -o FILE` makes it), CHROMIUM
@@ -159,6 +163,29 @@ const REQUIRED = [
   'Restart in the MCP menu: the server started again and is ready',
   "Agent: MCP Servers opened the server's log",
 ];
+/**
+ * The live-session step (issue 27): a workspace of its own whose settings turn on the per-user
+ * server on the test's own socket and data folder (never a user's server); e2e/extension/src/live.ts
+ * writes its checks to LIVE_RESULTS, before and after the window reload the driver does.
+ */
+const LIVE_WS = path.join(WORK, 'ws-live');
+const LIVE_RESULTS = path.join(WORK, 'live.jsonl');
+const LIVE_SOCKET = path.join(WORK, 'live', 'serve.sock');
+const LIVE_PART_ONE = 'Part one, before the reload: a slow check first.';
+const LIVE_PART_TWO_END = 'The end of the slow answer.';
+/** Checks the live step must have reported (and passed). */
+const LIVE_REQUIRED = [
+  'agentls.server.perUser starts the bridge: serve --idle-exit 30 --attach --listen unix:SOCKET',
+  'the first answer is in the panel, the slow command running',
+  'the panel shows the session of the window before the reload',
+  'the run goes on: the panel shows it busy',
+  'the text from before the reload is there',
+  'the run ends with agent/settled, stopReason stop',
+  'the whole second answer is there once, from its start to its end',
+  "the slow command's row is done with its output",
+  'no gap was reported',
+  "the panel's answers are those of agent/getMessages, in order",
+];
 /** The permission answers the self-test asks the driver for, in order (the last: every tool of the MCP server). */
 const ANSWERS = ['Allow once (inline)', 'Reject (modal)', 'Allow always (inline)', /^Allow always.*quirky \(inline\)$/];
 /** The MCP server of the MCP step: the repository's quirky test server, run by the .venv's Python. */
@@ -242,6 +269,25 @@ function prepare() {
   const python = path.join(path.dirname(AGENTLS), 'python');
   const mcpJson = { mcpServers: { quirky: { command: python, args: [QUIRKY, '--stderr-noise'] } } };
   fs.writeFileSync(path.join(WORK, 'mcp.json'), JSON.stringify(mcpJson, null, 2));
+  // the live step's workspace: the per-user server on the test's socket, data folder and slow faux script
+  fs.mkdirSync(path.join(LIVE_WS, '.vscode'), { recursive: true });
+  fs.copyFileSync(path.join(here, 'fixture', 'faux-live.json'), path.join(WORK, 'faux-live.json'));
+  const liveData = path.join(WORK, 'data-live');
+  fs.mkdirSync(liveData, { recursive: true });
+  const liveSettings = {
+    'agentls.server.perUser': true,
+    'agentls.server.socket': LIVE_SOCKET,
+    // the bridge passes --idle-exit to the server it starts: it stops by itself too, 30 s after the test
+    'agentls.serverArgs': ['serve', '--idle-exit', '30'],
+    'agentls.serverEnv': { AGENTLS_DATA_DIR: liveData },
+    'agentls.dataDir': liveData,
+    'agentls.fauxScript': path.join(WORK, 'faux-live.json'),
+    'agentls.demo': false,
+    'agentls.model': 'faux/faux-1',
+    'agentls.permissions': { bash: 'allow' },
+  };
+  fs.writeFileSync(path.join(LIVE_WS, '.vscode', 'settings.json'), JSON.stringify(liveSettings, null, 2));
+  fs.writeFileSync(path.join(LIVE_WS, '.agentls-e2e-live.json'), JSON.stringify({ results: LIVE_RESULTS, socket: LIVE_SOCKET }));
 }
 
 /** Install the extension, then the test extension that depends on it. */
@@ -1117,16 +1163,134 @@ async function main() {
     check('the early initialize answer is the one the server gives, for VS Code\'s capabilities',
       !/answered early|capabilities are left out/.test(serverLog),
       serverLog.split('\n').filter((line) => /answered early|capabilities are left out/.test(line)));
+
+    // 5. Live sessions: a run under the per-user server outlives a window reload.
+    await liveSession(browserContext, port, page);
     log(`screenshots in ${ARTIFACTS}`);
   } catch (error) {
     check('no error', false, error instanceof Error ? error.stack : String(error));
   } finally {
     await browser?.close().catch(() => undefined);
     stop(codeServer);
+    if (fs.existsSync(path.join(WORK, 'ws-live'))) {
+      const stopped = await stopLiveServer();
+      check('the per-user server of the live step ran on its socket, and was stopped',
+        stopped.some((p) => !p.argv.includes('--attach')) && liveServerProcesses().length === 0, stopped);
+    }
   }
   const failed = results.filter((r) => !r.ok).length;
   console.log(`\ne2e: ${results.length - failed} passed, ${failed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   process.exit(failed === 0 ? 0 : 1);
+}
+
+/**
+ * 5. Live sessions: in the live workspace (a new page; the first one closes), the self-test
+ * starts a slow run under the per-user server and asks for a reload once its first answer is
+ * in; the driver reloads the window from the palette (Developer: Reload Window), then checks
+ * the panel shows the run busy after the reattach, and at its end the whole transcript.
+ */
+async function liveSession(browserContext, port, firstPage) {
+  const page = await browserContext.newPage();
+  page.on('dialog', (dialog) => dialog.accept().catch(() => undefined));
+  await firstPage.close({ runBeforeUnload: false });
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(LIVE_WS)}`);
+  await page.waitForSelector('.monaco-workbench', { timeout: 30_000 });
+  log('live: workbench loaded');
+  await widenPanel(page, 300);
+  let handled = 0;
+  let reloaded = false;
+  for (const end = Date.now() + 150_000; Date.now() < end; await sleep(250)) {
+    const lines = readResults(LIVE_RESULTS);
+    const requests = lines.filter((line) => line.waiting);
+    while (handled < requests.length) {
+      const request = requests[handled++];
+      try {
+        if (request.waiting === 'reload') {
+          const frame = await panelFrame(page);
+          const text = frame ? (await frame.locator('#transcript').innerText()).replace(/\u00a0/g, ' ') : '';
+          const status = frame ? await frame.locator('#status').getAttribute('data-status') : undefined;
+          check('live: before the reload the panel shows the first answer, the run going',
+            text.includes(LIVE_PART_ONE) && status === 'running', { status, text });
+          await page.screenshot({ path: path.join(ARTIFACTS, 'live-before-reload.png') });
+          await runFromPalette(page, 'Developer: Reload Window');
+          reloaded = true;
+          log('live: reloading the window');
+        } else if (request.waiting === 'reattached') {
+          await page.waitForSelector('.monaco-workbench', { timeout: 30_000 });
+          let frame;
+          for (const until = Date.now() + 15_000; !frame && Date.now() < until; await sleep(200)) frame = await panelFrame(page);
+          if (!frame) throw new Error('the agent panel webview was not found after the reload');
+          await frame.locator('#status[data-status="running"]').waitFor({ timeout: 10_000 });
+          await frame.locator('.row.text', { hasText: LIVE_PART_ONE }).first().waitFor({ timeout: 10_000 });
+          check('live: after the reload the panel shows the first answer and the run busy', true);
+          await page.screenshot({ path: path.join(ARTIFACTS, 'live-reattached.png') });
+        } else {
+          throw new Error(`unknown request ${JSON.stringify(request)}`);
+        }
+      } catch (error) {
+        check(`driver did ${JSON.stringify(request.waiting)}`, false, error instanceof Error ? error.message : String(error));
+      }
+    }
+    if (lines.some((line) => line.done)) break;
+  }
+  const lines = readResults(LIVE_RESULTS);
+  fs.writeFileSync(path.join(ARTIFACTS, 'live.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n'));
+  check('live: the window was reloaded from the palette', reloaded);
+  check('live: the self-test ran again after the reload and finished',
+    lines.some((line) => line.event === 'activated after the reload') && lines.some((line) => line.done), lines.at(-1));
+  for (const line of lines.filter((l) => l.check)) check(`${line.step}: ${line.check}`, line.ok, line.detail);
+  for (const name of LIVE_REQUIRED) check(`live self-test reported "${name}"`, lines.some((l) => l.check === name && l.ok));
+  // the panel's DOM: the whole run, once, and idle
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found at the end of the live step');
+  await frame.locator('#status[data-status="idle"]').waitFor({ timeout: 10_000 });
+  const text = (await frame.locator('#transcript').innerText()).replace(/\u00a0/g, ' ');
+  const count = (needle) => text.split(needle).length - 1;
+  check('live: the panel DOM shows the first answer and the end of the second, each once',
+    count(LIVE_PART_ONE) === 1 && count(LIVE_PART_TWO_END) === 1, text);
+  const tool = await frame.locator('.row.tool[data-status="done"]', { hasText: 'sleep 3' }).count();
+  check('live: the panel DOM shows the slow command done', tool === 1, tool);
+  await frame.locator('.row.text', { hasText: LIVE_PART_TWO_END }).last().scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'live-after-reload.png') });
+  return page;
+}
+
+/** The processes whose command line names the live step's socket (the per-user server, its bridges), by pid. */
+function liveServerProcesses() {
+  const found = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (argv.some((arg) => arg.includes(LIVE_SOCKET))) found.push({ pid: Number(name), argv: argv.join(' ').trim() });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/** Stop the per-user server the live step started (it is detached: stopping code-server leaves it). */
+async function stopLiveServer() {
+  const found = liveServerProcesses();
+  for (const { pid } of found) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  for (const end = Date.now() + 10_000; Date.now() < end && liveServerProcesses().length > 0; await sleep(200));
+  for (const { pid } of liveServerProcesses()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const log = path.join(path.dirname(LIVE_SOCKET), 'serve.log');
+  if (fs.existsSync(log)) fs.copyFileSync(log, path.join(ARTIFACTS, 'live-serve.log'));
+  return found;
 }
 
 /** The text of every agentls.log (the extension's output channel) under code-server's logs folder. */

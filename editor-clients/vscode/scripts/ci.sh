@@ -50,6 +50,14 @@ cleanup() {
   if [ -f "$WORK/e2e/code-server.pid" ]; then
     kill -TERM -- "-$(cat "$WORK/e2e/code-server.pid")" 2>/dev/null || true
   fi
+  # The live step's per-user server is detached from code-server (the driver stops it; this
+  # catches a driver that was killed): the processes whose command line names its socket.
+  local socket="$WORK/e2e/live/serve.sock" file pid
+  for file in /proc/[0-9]*/cmdline; do
+    pid=${file#/proc/}
+    pid=${pid%/cmdline}
+    [ "$pid" != $$ ] && grep -qsF "$socket" "$file" 2>/dev/null && kill -TERM "$pid" 2>/dev/null || true
+  done
   if [ "${AGENTLS_KEEP_WORK:-}" = 1 ] || [ "$status" != 0 ]; then
     echo "vscode CI: scratch folder kept: $WORK"
   else

@@ -97,6 +97,8 @@ export function readSettings(): Settings {
     thinkingLevel: config.get<string>('thinkingLevel', ''),
     permissions: config.get<Record<string, unknown>>('permissions', {}),
     mcpServers: config.get<Record<string, unknown>>('mcpServers', {}),
+    perUser: config.get<boolean>('server.perUser', false) === true,
+    socket: config.get<string>('server.socket', ''),
   };
 }
 

@@ -23,10 +23,28 @@ export interface Settings {
   permissions: Record<string, unknown>;
   /** MCP servers of every session: `{NAME: {command, args?, env?, cwd?} | {type, url, headers?}}` (the `mcpServers` option). */
   mcpServers: Record<string, unknown>;
+  /**
+   * `agentls.server.perUser`: start the stdio bridge to the per-user server (`serve --attach`)
+   * instead of a server of this window, so runs outlive the window and a reload reattaches.
+   */
+  perUser?: boolean;
+  /** `agentls.server.socket`: the per-user server's socket (`--listen unix:PATH`); empty: the server's default. */
+  socket?: string;
 }
 
 /** The settings that take effect only when the server starts again. */
-export const RESTART_SETTINGS = ['serverCommand', 'serverArgs', 'serverEnv', 'dataDir', 'fauxScript', 'demo', 'initializationOptions', 'mcpServers'];
+export const RESTART_SETTINGS = [
+  'serverCommand',
+  'serverArgs',
+  'serverEnv',
+  'dataDir',
+  'fauxScript',
+  'demo',
+  'initializationOptions',
+  'mcpServers',
+  'server.perUser',
+  'server.socket',
+];
 /** The settings of new sessions (passed to `agent/newSession`), `model` and `thinkingLevel` also applied to the current one. */
 export const SESSION_SETTINGS = ['model', 'thinkingLevel', 'permissions'];
 
@@ -111,11 +129,37 @@ function folderAndParents(folder: string): string[] {
 }
 
 /**
+ * The server's arguments: `agentls.serverArgs` (default `serve`); with `agentls.server.perUser`,
+ * `--attach` after them (the stdio bridge to the per-user server, started by it when none
+ * answers) and, with `agentls.server.socket`, `--listen unix:PATH`. Arguments that already
+ * ask for it (`--attach`, `--listen`) are left as they are.
+ */
+export function serverArguments(settings: Settings): string[] {
+  const args = settings.serverArgs.length > 0 ? [...settings.serverArgs] : ['serve'];
+  if (settings.perUser !== true) return args;
+  if (!args.includes('--attach')) args.push('--attach');
+  const socket = settings.socket?.trim() ?? '';
+  const listens = args.some((arg) => arg === '--listen' || arg.startsWith('--listen='));
+  if (socket !== '' && !listens) args.push('--listen', `unix:${socket}`);
+  return args;
+}
+
+/**
+ * Whether restarting the server for a settings change ends a run: not when the server is the
+ * per-user one before and after (the same bridge arguments, `--attach`), since a restart then
+ * only starts a new bridge and the panel reattaches to the run; always for `agentls serve`.
+ */
+export function restartEndsRun(before: readonly string[] | undefined, after: readonly string[]): boolean {
+  const bridge = (args: readonly string[] | undefined): boolean => args?.includes('--attach') === true;
+  return !(bridge(before) && bridge(after) && JSON.stringify(before) === JSON.stringify(after));
+}
+
+/**
  * The server to start: `agentls.serverCommand` if set; else `.venv/bin/agentls` in a
  * workspace folder or one of its parents; else `agentls` on `PATH`.
  */
 export function resolveServerCommand(settings: Settings, env: Environment): ServerCommand {
-  const args = settings.serverArgs.length > 0 ? settings.serverArgs : ['serve'];
+  const args = serverArguments(settings);
   const configured = settings.serverCommand.trim();
   if (configured !== '') {
     const isPath = configured.includes('/') || configured.includes('\\');

@@ -13,6 +13,8 @@ import {
   secretKey,
   serverDataDir,
   serverEnvironment,
+  restartEndsRun,
+  serverArguments,
   sessionDefaults,
   settingsEffect,
   storeApiKey,
@@ -28,6 +30,8 @@ import { SessionController } from './session';
 import { createStatusBar } from './statusBar';
 
 let activeConnection: AgentConnection | undefined;
+/** The workspace state's key of the session the panel shows (restored after a reload with the per-user server). */
+const SESSION_KEY = 'agentls.sessionId';
 
 function workspaceFolder(): string | undefined {
   return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
@@ -61,6 +65,10 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
   );
   activeConnection = connection;
   const controller = new SessionController(connection, workspaceFolder, () => sessionDefaults(readSettings()));
+  // The session the window shows is kept in the workspace's state. With the per-user server
+  // its run outlives the window: after a reload the panel reattaches to it (see reattach).
+  let storedSession = context.workspaceState.get<string>(SESSION_KEY);
+  if (readSettings().perUser && storedSession !== undefined) controller.restoreSessionId = storedSession;
   // An MCP server's log: <dataDir>/mcp-logs/NAME.log, offered once it exists.
   controller.mcpLogFile = (name) => {
     const settings = readSettings();
@@ -84,9 +92,12 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     refreshHistory: () => panel.sendSessions(),
   };
 
-  /** Restart the server for a change it reads at start; asks first while a run goes (the restart ends it). */
+  /**
+   * Restart the server for a change it reads at start; asks first while a run goes (the restart
+   * ends it), unless the per-user server keeps the run (a new bridge to the same server).
+   */
   async function restartForChange(what: string): Promise<void> {
-    if (controller.isRunning) {
+    if (controller.isRunning && restartEndsRun(connection.command?.args, serverArguments(readSettings()))) {
       const choice = await vscode.window.showInformationMessage(
         `agentls: ${what} The agent is running: restart the server now (the run stops) to use it?`,
         'Restart',
@@ -119,6 +130,12 @@ export function activate(context: vscode.ExtensionContext): AgentExtension {
     watchSelection(controller),
     ...registerCommands(ctx),
     connection.onNotification((note) => controller.handleNotification(note)),
+    controller.onChange(() => {
+      const id = controller.sessionId;
+      if (id === undefined || id === storedSession) return;
+      storedSession = id;
+      void context.workspaceState.update(SESSION_KEY, id);
+    }),
     connection.onRunning((running) => {
       // a stopped server answers no review: close their diffs
       if (!running) reviews.book.cancelAll();

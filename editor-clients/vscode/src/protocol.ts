@@ -212,6 +212,7 @@ export interface EventNotification {
   sessionId: string;
   /** `null` for a message that joins the transcript between runs (a user's `agent/bash`). */
   runId: string | null;
+  /** 1 for the session's first notification in this server, one more with each (a missing one: a gap). */
   seq: number;
   event: AgentEvent;
 }
@@ -231,10 +232,14 @@ export interface QueueLists {
 
 export interface QueueNotification extends QueueLists {
   sessionId: string;
+  /** One more than the session's previous notification (see `EventNotification.seq`). */
+  seq?: number;
 }
 
 export interface SettledNotification {
   sessionId: string;
+  /** One more than the session's previous notification (see `EventNotification.seq`). */
+  seq?: number;
   runId: string;
   stopReason: string;
   errorMessage?: string;
@@ -245,6 +250,8 @@ export type CompactionReason = 'threshold' | 'overflow' | 'manual';
 /** `agent/compaction`: a compaction starts (`phase: "start"`) or ends (`"end"`). */
 export interface CompactionNotification {
   sessionId: string;
+  /** One more than the session's previous notification (see `EventNotification.seq`). */
+  seq?: number;
   /** Absent for `agent/compact`. */
   runId?: string;
   phase: 'start' | 'end';
@@ -264,6 +271,8 @@ export interface CompactionNotification {
 /** `agent/bashOutput`: the next piece of a user command's output. */
 export interface BashOutputNotification {
   sessionId: string;
+  /** One more than the session's previous notification (see `EventNotification.seq`). */
+  seq?: number;
   bashId: string;
   chunk: string;
 }
@@ -271,6 +280,8 @@ export interface BashOutputNotification {
 /** `agent/bashEnd`: the command ended; `message` is its `bashExecution` message. */
 export interface BashEndNotification {
   sessionId: string;
+  /** One more than the session's previous notification (see `EventNotification.seq`). */
+  seq?: number;
   bashId: string;
   message: BashExecutionMessage;
 }
@@ -278,6 +289,8 @@ export interface BashEndNotification {
 /** `agent/branch`: the session moved to another branch (a rewind, a branch switch); fetch its transcript again. */
 export interface BranchNotification {
   sessionId: string;
+  /** One more than the session's previous notification (see `EventNotification.seq`). */
+  seq?: number;
   leafId: string | null;
   messageCount: number;
 }
@@ -340,6 +353,19 @@ export interface MessagesResult {
   messages: Message[];
   total: number;
   entryIds: string[];
+  /** The `seq` of the session's last notification the messages reflect (for `agent/attach {since}`); absent from an older server. */
+  seq?: number;
+}
+
+/** `agent/attach`'s result (protocol.md "Live sessions: the per-user server"). */
+export interface AttachResult {
+  attached: boolean;
+  /** How many notifications after `since` were sent again (before this result). */
+  replayed: number;
+  /** Some after `since` are no longer kept (or the server numbers anew): reload with `agent/getMessages`, attach again. */
+  gap: boolean;
+  /** The session's last `seq` when the replay ended. */
+  seq: number;
 }
 
 // --- the session tree (protocol.md "Session tree: rewind, switch branch, fork") -------------
@@ -463,6 +489,10 @@ export interface SessionInfo {
   messageCount: number;
   model?: ModelRef;
   loaded: boolean;
+  /** A run goes on (live sessions, protocol.md "Live sessions: the per-user server"). */
+  running?: boolean;
+  /** How many clients are attached. */
+  clients?: number;
 }
 
 export interface AbortResult {

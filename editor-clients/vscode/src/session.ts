@@ -9,12 +9,14 @@
 
 import { addChip, removeChip, sameAttachment, withoutSent } from './attachments';
 import { formatCost, formatTokens, modelKey, parseModelKey, visibleControls } from './format';
+import { reattachedNotice, type SeqState, seqOf, seqVerdict, UNKNOWN_SEQ } from './live';
 import { applyMcpStatus, mcpSummary, mcpViews } from './mcp';
 import { parsePromptInput } from './promptInput';
 import { questionDetail } from './question';
 import type {
   AbortResult,
   AgentNotification,
+  AttachResult,
   Attachment,
   BashEndNotification,
   BashOutputNotification,
@@ -131,6 +133,15 @@ export class SessionController {
    */
   private branch: { leafId: string | null; loaded: Promise<void> } | undefined;
   private readonly listeners = new Set<() => void>();
+  /** The current session's `seq`: which notification comes next, whether a sync is under way (see live.ts). */
+  private seq: SeqState = { ...UNKNOWN_SEQ };
+  /** The sync a gap started, so that more gaps meanwhile start no other. */
+  private resyncing: Promise<void> | undefined;
+  /**
+   * The session to show again once the server is up (the one the window showed before a reload,
+   * with the per-user server): `connectionChanged` reattaches to it instead of making a new one.
+   */
+  restoreSessionId: string | undefined;
 
   constructor(
     private readonly rpc: AgentRpc,
@@ -214,6 +225,7 @@ export class SessionController {
   // --- notifications -----------------------------------------------------------------------
 
   handleNotification(note: AgentNotification): void {
+    if (note.method !== 'agent/mcpStatus' && !this.inSequence(note.params)) return;
     switch (note.method) {
       case 'agent/event':
         return this.handleEvent(note.params);
@@ -232,6 +244,28 @@ export class SessionController {
       case 'agent/mcpStatus':
         return this.handleMcpStatus(note.params);
     }
+  }
+
+  /**
+   * Whether to apply a notification of a session, by its `seq`: those of another session go
+   * on (their handlers ignore them); of this one, the next in sequence. A lost one (a gap)
+   * brings the transcript up to date: `agent/getMessages`, then `agent/attach` since its `seq`.
+   */
+  private inSequence(params: { sessionId: string }): boolean {
+    if (params.sessionId !== this.sessionId) return true;
+    const seq = seqOf(params);
+    const verdict = seqVerdict(this.seq, seq);
+    if (verdict === 'apply') {
+      if (seq !== undefined) this.seq.last = seq;
+      return true;
+    }
+    if (verdict === 'gap') void this.resync();
+    return false;
+  }
+
+  /** The `seq` of the last notification of the current session applied (`undefined`: not known). */
+  get lastSeq(): number | undefined {
+    return this.seq.last;
   }
 
   handleEvent(note: EventNotification): void {
@@ -435,14 +469,29 @@ export class SessionController {
     }
     this.error = undefined;
     if (this.sessionId !== undefined) {
-      // A restarted server has no session loaded: load the stored one again.
+      // The session again: still live in a per-user server (attach, replaying what this window
+      // missed), else loaded from its file (a restarted server has no session loaded).
       const id = this.sessionId;
       this.sessionId = undefined;
       try {
-        await this.loadSession(id);
+        await this.reattach(id);
       } catch {
         this.transcript.addNotice('The server restarted; the session could not be loaded again.', 'warning');
       }
+    } else if (this.restoreSessionId !== undefined && this.creating === undefined) {
+      // After a window reload: the session the window showed, else (it is gone) a new one.
+      const id = this.restoreSessionId;
+      this.restoreSessionId = undefined;
+      const restoring: Promise<string> = this.reattach(id)
+        .then(
+          () => id,
+          () => this.createSession({}),
+        )
+        .finally(() => {
+          if (this.creating === restoring) this.creating = undefined;
+        });
+      this.creating = restoring;
+      await restoring.catch(() => undefined); // the panel reports a failed new session when it asks for one
     }
     this.changed();
   }
@@ -501,14 +550,50 @@ export class SessionController {
    */
   async loadSession(sessionId: string, title?: string): Promise<void> {
     await this.rpc.request('agent/loadSession', { sessionId });
-    title ??= await this.listSessions().then(
+    title ??= await this.titleOf(sessionId);
+    // A session live in a per-user server may be running: its messages, then what followed them.
+    await this.syncLive(sessionId, true);
+    this.transcript.addNotice(loadedNotice(sessionId, title, this.messageCount));
+    await this.refreshAll();
+    this.changed();
+  }
+
+  /**
+   * Show a session that may be live in the server (after a window reload with the per-user
+   * server, or when the connection came back): `agent/getMessages`, then `agent/attach` since
+   * their `seq`, which replays what the messages lack (the message being streamed, the tool
+   * calls going, the run's end), and the run streams on with no gap; the header shows it busy
+   * while it goes. A session that is not live (the server ended meanwhile) is loaded from its
+   * file (`agent/loadSession`). Returns which it was.
+   */
+  async reattach(sessionId: string, title?: string): Promise<'attached' | 'loaded'> {
+    title ??= await this.titleOf(sessionId);
+    let attached: AttachResult | undefined;
+    try {
+      attached = await this.syncLive(sessionId, true);
+    } catch (error) {
+      if (errorKind(error) !== 'unknownSession') throw error;
+    }
+    if (attached === undefined) {
+      // not live, or a server without agent/attach: load it (which attaches to a live one)
+      await this.loadSession(sessionId, title);
+      return 'loaded';
+    }
+    await this.refreshAll();
+    this.transcript.addNotice(reattachedNotice(sessionName(sessionId, title), this.messageCount, this.isRunning));
+    this.changed();
+    return 'attached';
+  }
+
+  /** The session's title, from `agent/listSessions` (best effort). */
+  private async titleOf(sessionId: string): Promise<string | undefined> {
+    return this.listSessions().then(
       (sessions) => sessions.find((s) => s.sessionId === sessionId)?.title,
       () => undefined,
     );
-    const { messages } = await this.rpc.request<MessagesResult>('agent/getMessages', { sessionId });
-    this.reset(sessionId);
-    this.showMessages(messages);
-    this.transcript.addNotice(loadedNotice(sessionId, title, messages.length));
+  }
+
+  private async refreshAll(): Promise<void> {
     await Promise.all([
       this.refreshState(),
       this.refreshModels(),
@@ -516,7 +601,83 @@ export class SessionController {
       this.refreshBranches(),
       this.refreshMcpServers(),
     ]);
-    this.changed();
+  }
+
+  /**
+   * Bring the transcript of `sessionId` up to date with the server: its messages
+   * (`agent/getMessages`; `fresh`: as a session newly shown, everything else reset), then
+   * `agent/attach {since: seq}`, whose replay comes before its answer. A `gap` in the answer
+   * (the server no longer keeps all of them, or numbers anew) does it again. The answer of
+   * the last attach; `undefined` from a server without `seq` (nothing attached). Throws
+   * `unknownSession` when the session is not live.
+   */
+  private async syncLive(sessionId: string, fresh: boolean): Promise<AttachResult | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      if (sessionId === this.sessionId) this.seq.syncing = true;
+      let result: MessagesResult;
+      try {
+        result = await this.rpc.request<MessagesResult>('agent/getMessages', { sessionId });
+      } catch (error) {
+        if (sessionId === this.sessionId) this.seq.syncing = false;
+        throw error;
+      }
+      if (fresh) this.reset(sessionId);
+      else if (sessionId !== this.sessionId) return undefined; // another session is shown meanwhile
+      fresh = false;
+      this.showMessages(result.messages);
+      const since = typeof result.seq === 'number' ? result.seq : undefined;
+      this.seq = { last: since, syncing: false, attaching: since !== undefined };
+      if (since === undefined) return undefined;
+      let attached: AttachResult;
+      try {
+        attached = await this.rpc.request<AttachResult>('agent/attach', { sessionId, since });
+      } finally {
+        if (sessionId === this.sessionId) this.seq.attaching = false;
+      }
+      if (sessionId !== this.sessionId) return attached;
+      // Every notification up to `attached.seq` came before the answer: a missing one is a gap too.
+      const behind = this.seq.last === undefined || this.seq.last < attached.seq;
+      if ((!attached.gap && !behind) || attempt >= 3) {
+        if (attached.gap || behind) {
+          this.transcript.addNotice('Some of the run may be missing here: the server no longer had all of it.', 'warning');
+        }
+        return attached;
+      }
+    }
+  }
+
+  /** A gap in the notifications: sync the current session again (once however many gaps meanwhile). */
+  private resync(): Promise<void> {
+    if (this.resyncing !== undefined) return this.resyncing;
+    const sessionId = this.sessionId;
+    if (sessionId === undefined) return Promise.resolve();
+    this.seq.syncing = true;
+    const run = this.syncLive(sessionId, false)
+      .then(async (attached) => {
+        if (sessionId !== this.sessionId) return;
+        if (attached === undefined) await this.reloadTranscript(); // a server without agent/attach
+        const state = await this.rpc.request<StateResult>('agent/getState', { sessionId });
+        if (sessionId !== this.sessionId) return;
+        this.applyState(state);
+        // the run is over: its agent/settled may have been among what was lost
+        if (!state.isRunning) this.runId = undefined;
+        this.changed();
+      })
+      .catch((error: unknown) => {
+        if (sessionId !== this.sessionId) return;
+        const why = error instanceof Error ? error.message : String(error);
+        this.transcript.addNotice(`Notifications of the session were lost and it could not be read again: ${why}`, 'warning');
+        this.changed();
+      })
+      .finally(() => {
+        if (this.resyncing === run) this.resyncing = undefined;
+        if (sessionId === this.sessionId) {
+          this.seq.syncing = false;
+          this.seq.attaching = false;
+        }
+      });
+    this.resyncing = run;
+    return run;
   }
 
   private showMessages(messages: readonly Message[]): void {
@@ -675,6 +836,7 @@ export class SessionController {
     // another session's transcript: its questions can no longer be answered here
     for (const finish of [...this.questions.values()]) finish('reject');
     this.settled.length = 0;
+    this.seq = { ...UNKNOWN_SEQ };
     this.setMcpServers([]);
     this.mcpError = undefined;
     this.mcpProblems = [];
@@ -957,7 +1119,17 @@ function withContext(context: readonly Attachment[]): { context?: Attachment[] }
 
 /** The notice after a load: `Loaded "Fix the tests" (12 messages).`, the id when the session has no title. */
 export function loadedNotice(sessionId: string, title: string | undefined, messages: number): string {
+  return `Loaded ${sessionName(sessionId, title)} (${messages} ${messages === 1 ? 'message' : 'messages'}).`;
+}
+
+/** A session as notices name it: `"Fix the tests"` (its title, on one line, at most 80 characters), else `session ID`. */
+export function sessionName(sessionId: string, title: string | undefined): string {
   const flat = title?.trim().replace(/\s+/g, ' ') ?? '';
-  const name = flat ? `"${flat.length > 80 ? `${flat.slice(0, 79)}…` : flat}"` : `session ${sessionId}`;
-  return `Loaded ${name} (${messages} ${messages === 1 ? 'message' : 'messages'}).`;
+  return flat ? `"${flat.length > 80 ? `${flat.slice(0, 79)}…` : flat}"` : `session ${sessionId}`;
+}
+
+/** The `data.kind` of a failed request (`AgentError`), if it has one. */
+function errorKind(error: unknown): string | undefined {
+  const kind = (error as { kind?: unknown } | null)?.kind;
+  return typeof kind === 'string' ? kind : undefined;
 }

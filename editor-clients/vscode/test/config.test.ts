@@ -8,6 +8,8 @@ import {
   serverDataDir,
   ServerNotFoundError,
   secretKey,
+  restartEndsRun,
+  serverArguments,
   serverEnvironment,
   sessionDefaults,
   type Settings,
@@ -35,6 +37,55 @@ const env = (executables: string[], over: Partial<Environment> = {}): Environmen
   platform: 'linux',
   isExecutable: (file) => executables.includes(file),
   ...over,
+});
+
+describe('the per-user server', () => {
+  it('agentls.server.perUser starts the bridge: serve --attach', () => {
+    expect(serverArguments(settings())).toEqual(['serve']);
+    expect(serverArguments(settings({ perUser: true }))).toEqual(['serve', '--attach']);
+    expect(resolveServerCommand(settings({ perUser: true }), env(['/usr/bin/agentls']))).toEqual({
+      command: '/usr/bin/agentls',
+      args: ['serve', '--attach'],
+      source: 'path',
+    });
+  });
+
+  it('agentls.server.socket is passed as --listen unix:PATH', () => {
+    expect(serverArguments(settings({ perUser: true, socket: ' /run/me/a.sock ' }))).toEqual([
+      'serve',
+      '--attach',
+      '--listen',
+      'unix:/run/me/a.sock',
+    ]);
+    // without the per-user server the socket does nothing
+    expect(serverArguments(settings({ socket: '/run/me/a.sock' }))).toEqual(['serve']);
+  });
+
+  it('leaves arguments that already ask for it as they are', () => {
+    const args = ['serve', '--attach', '--listen', 'unix:/x.sock'];
+    expect(serverArguments(settings({ perUser: true, socket: '/y.sock', serverArgs: args }))).toEqual(args);
+    expect(serverArguments(settings({ perUser: true, serverArgs: ['serve', '--log-level', 'debug'] }))).toEqual([
+      'serve',
+      '--log-level',
+      'debug',
+      '--attach',
+    ]);
+  });
+
+  it('a restart ends the run, unless a new bridge reaches the same per-user server', () => {
+    const bridge = ['serve', '--attach', '--listen', 'unix:/a.sock'];
+    expect(restartEndsRun(['serve'], ['serve'])).toBe(true);
+    expect(restartEndsRun(undefined, bridge)).toBe(true);
+    expect(restartEndsRun(['serve'], bridge)).toBe(true);
+    expect(restartEndsRun(bridge, ['serve'])).toBe(true);
+    expect(restartEndsRun(bridge, ['serve', '--attach', '--listen', 'unix:/b.sock'])).toBe(true);
+    expect(restartEndsRun(bridge, [...bridge])).toBe(false);
+  });
+
+  it('a change of either restarts the server', () => {
+    expect(settingsEffect((section) => section === 'agentls.server.perUser')).toEqual({ restart: true, session: [] });
+    expect(settingsEffect((section) => section === 'agentls.server.socket')).toEqual({ restart: true, session: [] });
+  });
 });
 
 describe('finding the server', () => {

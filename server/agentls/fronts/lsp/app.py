@@ -405,9 +405,8 @@ def create_server(host: SessionHost | None = None) -> AgentServer:
 
     @request("agent/newSession", NewSessionParams)
     async def new_session(ls: AgentServer, p: NewSessionParams) -> NewSessionResult:
-        with ls.opening():
+        with ls.opening():  # attached as it opens
             session = await ls.manager.new_session(p)
-        ls.host.attach(ls, session.session_id)
         return NewSessionResult(session_id=session.session_id)
 
     @request("agent/listSessions", ListSessionsParams)
@@ -423,14 +422,14 @@ def create_server(host: SessionHost | None = None) -> AgentServer:
     @request("agent/loadSession", LoadSessionParams)
     async def load_session(ls: AgentServer, p: LoadSessionParams) -> LoadSessionResult:
         live = ls.host.live(p.session_id)
-        if live is not None:
+        if live is not None:  # live in the server: this client joins it
             session = live[1]
+            ls.host.attach(ls, session.session_id)
         else:
             with ls.opening():
                 session = await ls.manager.load_session(
                     p.session_id, p.permissions, p.allow_outside_workspace
                 )
-        ls.host.attach(ls, session.session_id)
         return LoadSessionResult(
             session_id=session.session_id,
             message_count=len(session.transcript),
@@ -441,7 +440,6 @@ def create_server(host: SessionHost | None = None) -> AgentServer:
     async def fork(ls: AgentServer, p: ForkParams) -> NewSessionResult:
         with ls.opening():
             session_id = await ls.session_manager(p.session_id).fork_session(p.session_id, p.entry_id)
-        ls.host.attach(ls, session_id)
         return NewSessionResult(session_id=session_id)
 
     @request("agent/getTree", SessionParams)
@@ -486,12 +484,9 @@ def create_server(host: SessionHost | None = None) -> AgentServer:
 
     @request("agent/renameSession", RenameSessionParams)
     async def rename_session(ls: AgentServer, p: RenameSessionParams) -> RenameSessionResult:
-        live = ls.host.live(p.session_id) is not None
         manager = ls.session_manager(p.session_id)
-        with ls.opening():
+        with ls.opening():  # a stored session it loads is attached to this client
             name = await manager.rename_session(p.session_id, p.name)
-        if not live:  # loaded for this client: it hears the session from now on
-            ls.host.attach(ls, p.session_id)
         return RenameSessionResult(name=name)
 
     @request("agent/deleteSession", SessionParams)

@@ -61,7 +61,12 @@ class HostFront:
         return tools
 
     def session_opened(self, session: AgentSession) -> None:
+        """A session was created or loaded: the client whose request opened it is attached at once,
+        before the session asks anything (the folder's trust question comes as it opens)."""
         self.host.opened(session)
+        opener = opening.get()
+        if opener is not None:
+            self.host.attach(opener, session.session_id)
 
     def mcp_status_changed(self, event: McpStatusChanged) -> None:
         method, params = notification(event)

@@ -6,6 +6,7 @@
 
 import * as vscode from 'vscode';
 import type { AgentExtension } from '../../../src/api';
+import { liveMarker, runLiveTest } from './live';
 import { runSelfTest, SELFTEST_ENV } from './selftest';
 
 const AGENTLS_ID = 'agentls.agentls';
@@ -15,6 +16,8 @@ export function activate(): void {
   if (!resultFile) return;
   const agentls = vscode.extensions.getExtension<AgentExtension>(AGENTLS_ID);
   if (!agentls) throw new Error(`${AGENTLS_ID} is not installed`);
+  // The live-session step has a workspace of its own (and runs again after the reload it asks for).
+  const live = liveMarker();
   // Not awaited: the self-test takes minutes, the activation ends now.
-  void agentls.activate().then((api) => runSelfTest(api, resultFile));
+  void agentls.activate().then((api) => (live ? runLiveTest(api, live) : runSelfTest(api, resultFile)));
 }

@@ -252,7 +252,7 @@ interface PermissionRule {
   toolName: string;
 }
 
-class Recorder {
+export class Recorder {
   passed = 0;
   failed = 0;
   constructor(private readonly file: string) {}
@@ -273,7 +273,7 @@ class Recorder {
   }
 }
 
-async function waitFor(
+export async function waitFor(
   api: AgentExtension,
   condition: () => boolean,
   timeoutMs: number,
