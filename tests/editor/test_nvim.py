@@ -14,9 +14,9 @@ from __future__ import annotations
 import os
 import re
 import select
-import shutil
 import signal
-import tempfile
+import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -73,77 +73,67 @@ def test_neovim_mcp_servers(tmp_path: Path) -> None:
     assert failed == 0 and passed > 0, report
 
 
-def _socket_holders(socket: Path) -> set[int]:
-    """The processes that hold a Unix socket bound to ``socket``: the per-user server listening
-    on it (and serving its connections), found from ``/proc/net/unix`` and each process's fds."""
-    inodes = set()
-    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
-        fields = line.split()
-        if len(fields) >= 8 and fields[7] == str(socket):
-            inodes.add(f"socket:[{fields[6]}]")
-    holders = set()
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
+def _server_pid(path: Path) -> int | None:
+    """The pid of the per-user server listening on ``path`` (``SO_PEERCRED`` of a connection to
+    it); None when nothing answers there."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         try:
-            links = {os.readlink(fd) for fd in (proc / "fd").iterdir()}
+            connection.connect(str(path))
         except OSError:
-            continue
-        if links & inodes:
-            holders.add(int(proc.name))
-    return holders
+            return None
+        credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    return int.from_bytes(credentials[:4], sys.byteorder)
 
 
-def _stop_server(socket: Path) -> None:
-    """Stop the per-user server of ``socket`` (SIGTERM, then SIGKILL after 10 s) and wait for it
-    to end (a pidfd becomes readable when its process has ended)."""
-    for pid in _socket_holders(socket):
-        try:
-            pidfd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            continue
-        try:
-            os.kill(pid, signal.SIGTERM)
-            if not select.select([pidfd], [], [], 10)[0]:
-                os.kill(pid, signal.SIGKILL)
-                select.select([pidfd], [], [], 10)
-        except ProcessLookupError:
-            pass
-        finally:
-            os.close(pidfd)
+def _stop_server(path: Path) -> None:
+    """Stop the per-user server of ``path`` (SIGTERM, then SIGKILL after 10 s) and wait for it to
+    end (it is not the test's child: a pidfd becomes readable when it has ended)."""
+    pid = _server_pid(path)
+    if pid is None:
+        return
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        os.kill(pid, signal.SIGTERM)
+        if not select.select([pidfd], [], [], 10)[0]:
+            os.kill(pid, signal.SIGKILL)
+            select.select([pidfd], [], [], 10)
+    except ProcessLookupError:
+        pass
+    finally:
+        os.close(pidfd)
 
 
-def test_neovim_reattach(tmp_path: Path) -> None:
+def test_neovim_reattach(tmp_path: Path, socket_dir: Path) -> None:
     """Neovim A starts a run on the per-user server and is killed mid-run; the run goes on;
     Neovim B (same options, same stdpath("state")) comes back to the session with the whole
     transcript and the run's end, then quits; the server outlives it. After the server is
     stopped, Neovim C loads the remembered session from disk into a new one."""
-    if not Path("/proc/net/unix").exists():
-        pytest.skip("finding the per-user server to stop it needs Linux's /proc")
-    # a short folder of its own for the socket (a Unix socket's path is at most 107 bytes)
-    sockets = Path(tempfile.mkdtemp(prefix="agentls-nvim-"))
-    socket = sockets / "serve.sock"
+    if sys.platform != "linux":
+        pytest.skip("stopping the per-user server uses Linux's SO_PEERCRED and pidfd")
+    path = socket_dir / "serve.sock"
     root = tmp_path / "reattach"
     env = {
         "AGENTLS_REATTACH_ROOT": str(root),
-        "AGENTLS_REATTACH_SOCKET": str(socket),
-        # the server's own data (its log beside the socket, any default) stays in the test's folder
+        "AGENTLS_REATTACH_SOCKET": str(path),
+        # the server's own data (any default) stays in the test's folder
         "AGENTLS_DATA_DIR": str(root / "data"),
-        "AGENTLS_SOCKET": str(socket),
+        "AGENTLS_SOCKET": str(path),
     }
     try:
         passed, failed, report = run_script(
             REATTACH_SCRIPT, ["before"], tmp_path, tmp_path, TIMEOUT, env, killed=True
         )
         assert failed == 0 and passed > 0, report
-        assert _socket_holders(socket), "the per-user server went with Neovim A\n" + report
+        assert _server_pid(path), "the per-user server went with Neovim A\n" + report
         passed, failed, report = run_script(REATTACH_SCRIPT, ["after"], tmp_path, tmp_path, TIMEOUT, env)
         assert failed == 0 and passed > 0, report
-        assert _socket_holders(socket), "the per-user server went with Neovim B's quit\n" + report
-        _stop_server(socket)
-        assert not _socket_holders(socket), "the per-user server did not stop"
+        assert _server_pid(path), "the per-user server went with Neovim B's quit\n" + report
+        _stop_server(path)
+        assert _server_pid(path) is None, "the per-user server did not stop"
         passed, failed, report = run_script(REATTACH_SCRIPT, ["stored"], tmp_path, tmp_path, TIMEOUT, env)
         assert failed == 0 and passed > 0, report
     finally:
-        _stop_server(socket)
-        shutil.rmtree(sockets, ignore_errors=True)
+        _stop_server(path)
