@@ -341,7 +341,8 @@ local function session_label(info)
   local title = info.title and info.title ~= vim.NIL and info.title or "(untitled)"
   title = vim.split(title, "\n", { plain = true })[1]
   local current = info.sessionId == state.current and "  [current]" or ""
-  return ("%s  %s  (%d messages)%s"):format(when, title, info.messageCount or 0, current)
+  local running = info.running == true and "  [running]" or "" -- in another client, or left running
+  return ("%s  %s  (%d messages)%s%s"):format(when, title, info.messageCount or 0, current, running)
 end
 
 --- Pick one of the workspace's sessions with vim.ui.select, then `on_choice(session)`.
@@ -588,12 +589,10 @@ local function list_sessions(callback)
   end)
 end
 
---- The label of a session in :AgentAttach's list: live, running, attached clients.
+--- The label of a session in :AgentAttach's list: its id's start, the :AgentSessions label
+--- (running or not), and how many clients are attached, or that it is only stored.
 local function live_label(info)
   local marks = {}
-  if info.running then
-    marks[#marks + 1] = "running"
-  end
   if info.loaded and type(info.clients) == "number" then
     marks[#marks + 1] = ("%d client%s"):format(info.clients, info.clients == 1 and "" or "s")
   end
