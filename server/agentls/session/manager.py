@@ -16,6 +16,7 @@ from agentls.data import DEMO_SCRIPT
 from agentls.data_dir import default_data_dir
 from agentls.mcp.hub import McpHub, McpStatusChanged, SessionMcp
 from agentls.protocol import (
+    BudgetSettings,
     CompactionSettings,
     InitializationOptions,
     McpServerInfo,
@@ -25,6 +26,7 @@ from agentls.protocol import (
     PermissionRule,
     RequestPermissionParams,
     RequestPermissionResult,
+    SandboxSettings,
     SessionInfo,
 )
 from agentls.session.editor_context import EditorContext
@@ -46,7 +48,12 @@ from agentls.session.instructions.instructions import (
     PromptSettings,
     SessionInstructions,
 )
-from agentls.session.policy.permissions import PermissionRules, loaded_policy, permission_hook
+from agentls.session.policy.permissions import (
+    PermissionRules,
+    loaded_policy,
+    permission_hook,
+    sandbox_escalation,
+)
 from agentls.session.policy.project_trust import FolderTrust
 from agentls.session.policy.providers import (
     MODELS_FILE,
@@ -56,7 +63,7 @@ from agentls.session.policy.providers import (
     session_models,
 )
 from agentls.session.session import AgentSession
-from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
+from agentls.tools import DiskWorkspace, Escalate, ProcessTracker, Sandbox, Workspace, coding_tools
 from agentls.tools.bounds import OutputFiles, with_outputs
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor_connection import EditorConnection
@@ -171,16 +178,27 @@ class SessionManager:
         mcp: SessionMcp,
         permissions: dict[str, PermissionMode] | None,
         instructions: SessionInstructions,
+        sandbox_settings: SandboxSettings | None = None,
+        budget: BudgetSettings | None = None,
     ) -> AgentSession:
-        """A session with its tools, workspace and policy, registered, its MCP servers started."""
+        """A session with its tools, workspace and policy, registered, its MCP servers started.
+
+        ``sandbox_settings`` and ``budget``: the session's own (``agent/newSession``'s), else the server's.
+        """
         session_id, cwd, allow_outside = header.id, header.cwd, header.allow_outside_workspace
+        sandbox = Sandbox(sandbox_settings or self.options.sandbox or SandboxSettings(), cwd)
+
+        async def record(kind: str, data: Any) -> None:
+            await writer.append_custom(kind, data, data)
+
+        escalate = sandbox_escalation(session_id=session_id, ask=self.front.ask, record=record)
         processes = ProcessTracker(ToolEnvironment.of(self.providers.models_file, self.options.pass_keys))
         workspace = self._workspace(session_id, cwd, allow_outside)
         reviews = self._reviews(session_id)
         changes = ChangeLog()
         modes = {**(self.options.permissions or {}), **(permissions or {})}
         outputs = OutputFiles(processes.outputs)  # beside bash's cut outputs
-        tools = self._tools(with_outputs(workspace, outputs), processes, reviews, changes)
+        tools = self._tools(with_outputs(workspace, outputs), processes, reviews, changes, sandbox, escalate)
         tools = self.front.tools(session_id, cwd, tools)
         session = AgentSession(
             session_id=session_id,
@@ -211,6 +229,9 @@ class SessionManager:
             mcp=mcp,
             outputs=outputs,
             checkpoints=Checkpoints.of(self.store.root, cwd, self.options.checkpoints, workspace.protected),
+            sandbox=sandbox,
+            budget=budget or self.options.budget,
+            ask=self.front.ask,
         )
         self.sessions[session_id] = session
         self._policies[session_id] = (permissions, allow_outside)
@@ -248,10 +269,16 @@ class SessionManager:
         return workspace
 
     def _tools(
-        self, workspace: Workspace, processes: ProcessTracker, reviews: EditReviews | None, changes: ChangeLog
+        self,
+        workspace: Workspace,
+        processes: ProcessTracker,
+        reviews: EditReviews | None,
+        changes: ChangeLog,
+        sandbox: Sandbox,
+        escalate: Escalate,
     ) -> list[AgentTool]:
         """The coding tools over ``workspace``, and ``diagnostics`` when the editor answers for it."""
-        tools = coding_tools(workspace, processes, reviews, changes.record)
+        tools = coding_tools(workspace, processes, reviews, changes.record, sandbox, escalate)
         if self.editor is not None and self.editor.answers_diagnostics:
             tools.append(diagnostics_tool(workspace, self.editor.diagnostics))
         return tools
@@ -319,6 +346,8 @@ class SessionManager:
             mcp,
             params.permissions,
             SessionInstructions(cwd, self.store.root, prompt, self.trust),
+            params.sandbox,
+            params.budget,
         )
         if params.permission_preset is not None:
             session.permissions.use_preset(params.permission_preset)
