@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -122,7 +121,7 @@ async def test_git_commit_fails_in_the_folders_git_unless_it_is_a_writable_root(
     commit = "git -c user.name=t -c user.email=t@example.com commit -qm sandboxed"
     result = await bash(workspace, f"git add a.txt && {commit}")
     assert isinstance(result, BashCommandError) and "Read-only file system" in text(result)
-    assert subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, capture_output=True).returncode != 0
+    assert list((workspace / ".git" / "refs" / "heads").iterdir()) == []  # no commit
     assert (workspace / "a.txt").exists()  # the folder itself stays writable
 
     allowed = await bash(workspace, f"git add a.txt && {commit}", writableRoots=[".git"])
@@ -275,4 +274,3 @@ async def test_state_reports_the_sandbox(folders: tuple[Path, Path]) -> None:
         str(workspace / ".git")
     ]
     assert Sandbox(SandboxSettings(), str(workspace)).state().status == "off"
-    assert os.path.isdir(workspace)
