@@ -30,6 +30,16 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number, not {text!r}")
+    return value
+
+
 def _env_positive_int(parser: argparse.ArgumentParser, name: str) -> int | None:
     text = os.environ.get(name, "").strip()
     if not text:
@@ -84,6 +94,24 @@ def build_parser() -> argparse.ArgumentParser:
             help="leave the folder's AGENTS.md, skills and prompt templates out, unasked (this run only)",
         )
 
+    def safety_options(command: argparse.ArgumentParser) -> None:
+        """The sandbox of the agent's bash and the budget of each run (see protocol.md)."""
+        command.add_argument(
+            "--sandbox",
+            choices=("off", "workspace-write", "read-only"),
+            help="confine the agent's bash: workspace-write (writes only in the folder, its .git read-only), "
+            "read-only, or off (the default)",
+        )
+        command.add_argument(
+            "--sandbox-network", action="store_true", help="let sandboxed commands use the network (TCP)"
+        )
+        command.add_argument(
+            "--max-cost", type=_positive_float, metavar="DOLLARS", help="stop a run before it spends more"
+        )
+        command.add_argument(
+            "--max-turns", type=_positive_int, metavar="N", help="stop a run after N turns (responses)"
+        )
+
     acp = commands.add_parser(
         "acp", help="run the agent for Agent Client Protocol clients (Zed, JetBrains, ...) on stdio"
     )
@@ -121,6 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp_option(run)
     trust_options(run)
+    safety_options(run)
     server_options(run)
 
     chat = commands.add_parser("chat", help="an interactive session on the terminal")
@@ -138,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp_option(chat)
     trust_options(chat)
+    safety_options(chat)
     server_options(chat)
 
     models = commands.add_parser("models", help="list the models of the configured providers")
