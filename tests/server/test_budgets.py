@@ -3,18 +3,16 @@ client whether to go on with the limit raised, and says which limit stopped it i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from agentls.client import AgentClient, AgentClientError
-from agentls.protocol import RequestPermissionParams, SettledNotification
+from agentls.protocol import SettledNotification
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, a_tool
 from tests.ai.providers.mock_http import MockServer
-from tests.server.conftest import FauxScript, server_options, tool_call, within
+from tests.server.conftest import Answers, FauxScript, tool_call, within
 from tests.server.test_providers_e2e import MODEL, NO_KEYS, point_anthropic_at
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -26,34 +24,6 @@ def turns_of_ls(count: int) -> list[Any]:
         {"content": [tool_call(f"t{n}", "ls", {"path": "."})], "stopReason": "toolUse"} for n in range(count)
     ]
     return [*calls, {"content": "all done"}]
-
-
-class Answers:
-    def __init__(self, *answers: str) -> None:
-        self.answers = list(answers)
-        self.asked: list[RequestPermissionParams] = []
-
-    async def __call__(self, request: RequestPermissionParams) -> str:
-        self.asked.append(request)
-        return self.answers.pop(0) if self.answers else "reject"
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def start(tmp_path: Path, faux_script: FauxScript) -> AsyncIterator[Any]:
-    clients: list[AgentClient] = []
-
-    async def start_client(answers: Answers | None = None, **options: Any) -> AgentClient:
-        client = AgentClient(
-            initialization_options={**server_options(tmp_path / "data", faux_script), **options},
-            on_permission=answers,
-        )
-        await within(client.start())
-        clients.append(client)
-        return client
-
-    yield start_client
-    for client in clients:
-        await within(client.close())
 
 
 async def assistant_turns(client: AgentClient, session: str) -> int:

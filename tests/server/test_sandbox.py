@@ -3,42 +3,22 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
-from agentls.client import AgentClient, AgentClientError
-from agentls.protocol import BashEndNotification, RequestPermissionParams, SettledNotification
+from agentls.client import AgentClientError
+from agentls.protocol import BashEndNotification, SettledNotification
 
-from tests.server.conftest import FauxScript, server_options, tool_call, within
+from tests.server.conftest import Answers, FauxScript, within
+from tests.server.test_permissions import bash_then_answer, tool_result
+from tests.server.test_providers_e2e import connected_to
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 WORKSPACE_WRITE = {"mode": "workspace-write"}
-
-
-def bash_then_answer(command: str) -> list[Any]:
-    return [
-        {"content": [tool_call("b1", "bash", {"command": command})], "stopReason": "toolUse"},
-        {"content": "done"},
-    ]
-
-
-class Answers:
-    """The client's answers to the server's questions, and the questions asked."""
-
-    def __init__(self, *answers: str) -> None:
-        self.answers = list(answers)
-        self.asked: list[RequestPermissionParams] = []
-
-    async def __call__(self, request: RequestPermissionParams) -> str:
-        self.asked.append(request)
-        return self.answers.pop(0) if self.answers else "reject"
 
 
 @pytest.fixture
@@ -49,32 +29,15 @@ def home(tmp_path: Path) -> Path:
     return path
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def start(tmp_path: Path, faux_script: FauxScript, home: Path) -> AsyncIterator[Any]:
-    clients: list[AgentClient] = []
+@pytest.fixture
+def start_with_home(start: Any, home: Path) -> Any:
+    """``start``, with ``bash`` allowed and the commands' ``$HOME`` outside the workspace."""
 
     async def start_client(answers: Answers | None = None, env: dict[str, str] | None = None, **options: Any):
-        client = AgentClient(
-            initialization_options={
-                **server_options(tmp_path / "data", faux_script),
-                "permissions": {"bash": "allow"},
-                **options,
-            },
-            on_permission=answers,
-            env={"HOME": str(home), **(env or {})},
-        )
-        await within(client.start())
-        clients.append(client)
-        return client
+        options = {"permissions": {"bash": "allow"}, **options}
+        return await start_with_home(answers, env={"HOME": str(home), **(env or {})}, **options)
 
-    yield start_client
-    for client in clients:
-        await within(client.close())
-
-
-async def tool_result(client: AgentClient, session: str) -> dict[str, Any]:
-    messages = (await within(client.get_messages(session))).messages
-    return next(m for m in messages if m["role"] == "toolResult")
+    return start_client
 
 
 def result_text(result: dict[str, Any]) -> str:
@@ -82,10 +45,10 @@ def result_text(result: dict[str, Any]) -> str:
 
 
 async def test_get_state_reports_the_sandbox_of_the_session_or_the_server(
-    start: Any, workspace: Path
+    start_with_home: Any, workspace: Path
 ) -> None:
     (workspace / ".git").mkdir()
-    client = await start(sandbox={"mode": "read-only", "network": True})
+    client = await start_with_home(sandbox={"mode": "read-only", "network": True})
     server_default = await within(client.new_session(cwd=str(workspace)))
     own = await within(
         client.new_session(cwd=str(workspace), sandbox={**WORKSPACE_WRITE, "writableRoots": ["out"]})
@@ -99,8 +62,10 @@ async def test_get_state_reports_the_sandbox_of_the_session_or_the_server(
     assert state.read_only == [str(workspace / ".git")] and state.fallback == "refuse"
 
 
-async def test_bad_sandbox_settings_are_invalid_params_naming_the_field(start: Any, workspace: Path) -> None:
-    client = await start()
+async def test_bad_sandbox_settings_are_invalid_params_naming_the_field(
+    start_with_home: Any, workspace: Path
+) -> None:
+    client = await start_with_home()
     for sandbox, field in (
         ({"mode": "sandboxed"}, "sandbox.mode"),
         ({"mode": "read-only", "network": "perhaps"}, "sandbox.network"),
@@ -114,16 +79,16 @@ async def test_bad_sandbox_settings_are_invalid_params_naming_the_field(start: A
 
 
 async def test_a_denied_write_asks_to_run_once_outside_and_the_answer_is_recorded(
-    start: Any, faux_script: FauxScript, workspace: Path, home: Path, tmp_path: Path
+    start_with_home: Any, faux_script: FauxScript, workspace: Path, home: Path, tmp_path: Path
 ) -> None:
     faux_script(bash_then_answer('echo x > "$HOME/outside"'))
     answers = Answers("runUnsandboxed")
-    client = await start(answers)
+    client = await start_with_home(answers)
     session = await within(client.new_session(cwd=str(workspace), sandbox=WORKSPACE_WRITE))
     settled = await within(client.prompt(session, "go", wait=True))
     assert isinstance(settled, SettledNotification) and settled.stop_reason == "stop"
     [question] = answers.asked
-    assert question.kind == "sandbox" and question.tool_call_id == "b1" and question.tool_name == "bash"
+    assert question.kind == "sandbox" and question.tool_call_id == "b0" and question.tool_name == "bash"
     assert [option.id for option in question.options] == ["runUnsandboxed", "reject"]
     assert "Permission denied" in question.title and f"{home}/outside" in question.title
     result = await tool_result(client, session)
@@ -132,16 +97,16 @@ async def test_a_denied_write_asks_to_run_once_outside_and_the_answer_is_recorde
     lines = (tmp_path / "data" / "sessions" / f"{session}.jsonl").read_text().splitlines()
     recorded = [json.loads(line) for line in lines if "agentls/sandboxEscalation" in line]
     assert [entry["data"] for entry in recorded] == [
-        {"toolCallId": "b1", "command": 'echo x > "$HOME/outside"', "allowed": True}
+        {"toolCallId": "b0", "command": 'echo x > "$HOME/outside"', "allowed": True}
     ]
 
 
 async def test_a_rejected_escalation_keeps_the_failure_with_what_was_denied(
-    start: Any, faux_script: FauxScript, workspace: Path
+    start_with_home: Any, faux_script: FauxScript, workspace: Path
 ) -> None:
     faux_script(bash_then_answer("touch ../escaped"))
     answers = Answers("reject")
-    client = await start(answers)
+    client = await start_with_home(answers)
     session = await within(client.new_session(cwd=str(workspace), sandbox=WORKSPACE_WRITE))
     await within(client.prompt(session, "go", wait=True))
     result = await tool_result(client, session)
@@ -153,20 +118,12 @@ async def test_a_rejected_escalation_keeps_the_failure_with_what_was_denied(
 
 
 async def test_no_network_from_the_agents_bash_with_network_from_the_users_own_command(
-    start: Any, faux_script: FauxScript, workspace: Path, home: Path
+    start_with_home: Any, faux_script: FauxScript, workspace: Path, home: Path
 ) -> None:
-    connected = asyncio.Event()
-
-    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connected.set()
-        writer.close()
-
-    listener = await asyncio.start_server(accept, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    child = f"import socket; socket.create_connection(('127.0.0.1', {port})).close()"
-    faux_script(bash_then_answer(f'{sys.executable} -c "{child}"'))
-    try:
-        client = await start(Answers("reject"))
+    async with connected_to() as (port, connected):
+        child = f"import socket; socket.create_connection(('127.0.0.1', {port})).close()"
+        faux_script(bash_then_answer(f'{sys.executable} -c "{child}"'))
+        client = await start_with_home(Answers("reject"))
         session = await within(client.new_session(cwd=str(workspace), sandbox=WORKSPACE_WRITE))
         await within(client.prompt(session, "go", wait=True))
         result = await tool_result(client, session)
@@ -179,17 +136,14 @@ async def test_no_network_from_the_agents_bash_with_network_from_the_users_own_c
         assert isinstance(end, BashEndNotification) and end.message["exitCode"] == 0
         await within(connected.wait())
         assert (home / "mine").read_text() == "y\n"
-    finally:
-        listener.close()
-        await listener.wait_closed()
 
 
 async def test_a_kernel_without_support_refuses_with_a_clear_message_unless_the_fallback_allows(
-    start: Any, faux_script: FauxScript, workspace: Path, home: Path
+    start_with_home: Any, faux_script: FauxScript, workspace: Path, home: Path
 ) -> None:
     faux_script(bash_then_answer('echo x > "$HOME/outside"'))
     unsupported = {"AGENTLS_SANDBOX_PROBE": "unsupported"}
-    client = await start(Answers(), env=unsupported, sandbox=WORKSPACE_WRITE)
+    client = await start_with_home(Answers(), env=unsupported, sandbox=WORKSPACE_WRITE)
     session = await within(client.new_session(cwd=str(workspace)))
     state = (await within(client.get_state(session))).sandbox
     assert state is not None and state.status == "refused" and "no Landlock" in (state.reason or "")

@@ -4,10 +4,8 @@ the keeper to real ``bash`` commands and their children, and the refusal where i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import subprocess
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from agentls.tools.sandbox import Confinement, Sandbox, SandboxRefused
 from agentls.tools.shell import ShellCommand
 from agentls.tools.workspace import DiskWorkspace
 
+from tests.server.test_providers_e2e import connected_to
 from tests.tools.test_bash import wait_gone
 
 
@@ -153,26 +152,9 @@ async def test_writable_roots_add_folders(folders: tuple[Path, Path]) -> None:
     assert (home / "allowed").read_text() == "x\n"
 
 
-@contextlib.asynccontextmanager
-async def listener() -> AsyncIterator[tuple[int, asyncio.Event]]:
-    """A TCP server on 127.0.0.1: its port, and an event set when something connects."""
-    connected = asyncio.Event()
-
-    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connected.set()
-        writer.close()
-
-    server = await asyncio.start_server(accept, "127.0.0.1", 0)
-    try:
-        yield server.sockets[0].getsockname()[1], connected
-    finally:
-        server.close()
-        await server.wait_closed()
-
-
 async def test_without_network_no_connection_leaves_from_bash_or_a_child(folders: tuple[Path, Path]) -> None:
     workspace, _ = folders
-    async with listener() as (port, connected):
+    async with connected_to() as (port, connected):
         from_bash = await bash(workspace, f"exec 3<>/dev/tcp/127.0.0.1/{port}")
         child = f"import socket; socket.create_connection(('127.0.0.1', {port}))"
         from_child = await bash(workspace, f'{sys.executable} -c "{child}"')
@@ -187,7 +169,7 @@ async def test_without_network_no_connection_leaves_from_bash_or_a_child(folders
 
 async def test_with_network_the_connection_is_made(folders: tuple[Path, Path]) -> None:
     workspace, _ = folders
-    async with listener() as (port, connected):
+    async with connected_to() as (port, connected):
         child = f"import socket; socket.create_connection(('127.0.0.1', {port})).close()"
         result = await bash(workspace, f'{sys.executable} -c "{child}"', network=True)
         assert not isinstance(result, BashCommandError), text(result)
