@@ -35,7 +35,7 @@ def start_with_home(start: Any, home: Path) -> Any:
 
     async def start_client(answers: Answers | None = None, env: dict[str, str] | None = None, **options: Any):
         options = {"permissions": {"bash": "allow"}, **options}
-        return await start_with_home(answers, env={"HOME": str(home), **(env or {})}, **options)
+        return await start(answers, env={"HOME": str(home), **(env or {})}, **options)
 
     return start_client
 

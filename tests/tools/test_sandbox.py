@@ -167,6 +167,33 @@ async def test_without_network_no_connection_leaves_from_bash_or_a_child(folders
     assert not connected.is_set()
 
 
+async def test_without_network_no_udp_datagram_leaves_but_unix_sockets_work(
+    folders: tuple[Path, Path],
+) -> None:
+    workspace, _ = folders
+    loop = asyncio.get_running_loop()
+    received: asyncio.Future[bytes] = loop.create_future()
+
+    class Receiver(asyncio.DatagramProtocol):
+        def datagram_received(self, data: bytes, addr: Any) -> None:
+            if not received.done():
+                received.set_result(data)
+
+    transport, _ = await loop.create_datagram_endpoint(Receiver, local_addr=("127.0.0.1", 0))
+    port = transport.get_extra_info("sockname")[1]
+    unix = "import socket; a, b = socket.socketpair(); a.send(b'x'); print(b.recv(1))"
+    try:
+        denied = await bash(workspace, f"echo hi > /dev/udp/127.0.0.1/{port}")
+        child = await bash(workspace, f'{sys.executable} -c "{unix}"')
+        allowed = await bash(workspace, f"echo hi > /dev/udp/127.0.0.1/{port}", network=True)
+        assert not isinstance(allowed, BashCommandError), text(allowed)
+        assert await asyncio.wait_for(received, 5) == b"hi\n"
+    finally:
+        transport.close()
+    assert isinstance(denied, BashCommandError) and "socket: Permission denied" in text(denied)
+    assert not isinstance(child, BashCommandError) and text(child) == "b'x'"
+
+
 async def test_with_network_the_connection_is_made(folders: tuple[Path, Path]) -> None:
     workspace, _ = folders
     async with connected_to() as (port, connected):

@@ -18,8 +18,10 @@ What :func:`confine` does, from a plan (:func:`agentls.tools.sandbox.Sandbox.pla
   not run.
 - Network (``network: false``): Landlock's network rules with no port allowed, so no TCP
   ``connect`` or ``bind`` at all (loopback included), and with ABI 6 or newer no connection to
-  an abstract unix socket made outside the sandbox. Not covered: UDP and raw sockets, and unix
-  sockets that are files (a socket file outside the writable folders can still be connected).
+  an abstract unix socket made outside the sandbox; and a seccomp filter (:func:`_no_sockets`)
+  that fails every ``socket()`` but a unix one with ``EACCES`` (so no UDP, raw, netlink or
+  other socket either) and ``io_uring_setup`` (whose requests could make sockets past it).
+  Not covered: unix sockets that are files (a socket file can still be connected to).
 
 The system-call numbers are the generic ones (x86_64 and aarch64 share them).
 """
@@ -72,6 +74,21 @@ _MOUNT_FLAGS = {  # statvfs's f_flag bit -> the mount flag to keep on a remount 
     2048: 2048,  # nodiratime
     4096: 1 << 21,  # relatime
 }
+
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+EACCES = 13
+AF_UNIX = 1
+AUDIT_ARCH_X86_64 = 0xC000003E
+AUDIT_ARCH_AARCH64 = 0xC00000B7
+AUDIT_ARCH_I386 = 0x40000003
+SYS_IO_URING_SETUP = 425
+SOCKET_CALLS = {AUDIT_ARCH_X86_64: 41, AUDIT_ARCH_AARCH64: 198}
+"""``socket(2)``'s number on each 64-bit architecture this filter knows."""
+I386_SOCKETCALL, I386_SOCKET = 102, 359
+X32_BIT = 0x40000000
 
 PROBE_ENV = "AGENTLS_SANDBOX_PROBE"
 """Set to ``unsupported`` to make :func:`abi` report no Landlock (for tests of the refusal)."""
@@ -148,10 +165,89 @@ def _landlock(writable: list[str], network: bool, version: int) -> None:
             _add_rule(libc, ruleset, path, fs)
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise _failed("prctl(PR_SET_NO_NEW_PRIVS)")
+        if not network:
+            _no_sockets(libc)
         if libc.syscall(SYS_RESTRICT_SELF, ruleset, 0) != 0:
             raise _failed("landlock_restrict_self")
     finally:
         os.close(ruleset)
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    ]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+_LOAD, _JEQ, _JGE, _RET = 0x20, 0x15, 0x35, 0x06
+"""Classic BPF: load a word of ``seccomp_data`` (``nr`` at 0, ``arch`` at 4, the first argument's
+low word at 16), jump if equal / greater or equal, return."""
+
+
+def _assemble(program: list[tuple[int, int, str | None, str | None] | str]) -> list[_SockFilter]:
+    """``(code, k, jump_true, jump_false)`` instructions (jumps to labels, ``None``: the next one);
+    a string is a label for the instruction after it."""
+    labels: dict[str, int] = {}
+    instructions: list[tuple[int, int, str | None, str | None]] = []
+    for item in program:
+        if isinstance(item, str):
+            labels[item] = len(instructions)
+        else:
+            instructions.append(item)
+
+    def offset(at: int, label: str | None) -> int:
+        return 0 if label is None else labels[label] - at - 1
+
+    return [
+        _SockFilter(code, offset(i, jt), offset(i, jf), k) for i, (code, k, jt, jf) in enumerate(instructions)
+    ]
+
+
+def socket_filter(arch: int) -> list[_SockFilter]:
+    """The seccomp program of ``network: false`` for a kernel of architecture ``arch``."""
+    native = SOCKET_CALLS[arch]
+    program: list[tuple[int, int, str | None, str | None] | str] = [
+        (_LOAD, 4, None, None),
+        (_JEQ, arch, None, "other arch"),
+        (_LOAD, 0, None, None),
+        (_JGE, X32_BIT, "deny", None),  # x86_64's x32 calls: none of them is needed here
+        (_JEQ, SYS_IO_URING_SETUP, "deny", None),
+        (_JEQ, native, "domain", "allow"),
+        "other arch",
+        (_JEQ, AUDIT_ARCH_I386, None, "allow"),  # 32-bit programs on x86_64: socketcall cannot be read
+        (_LOAD, 0, None, None),
+        (_JEQ, I386_SOCKETCALL, "deny", None),
+        (_JEQ, SYS_IO_URING_SETUP, "deny", None),
+        (_JEQ, I386_SOCKET, "domain", "allow"),
+        "domain",
+        (_LOAD, 16, None, None),
+        (_JEQ, AF_UNIX, "allow", "deny"),
+        "allow",
+        (_RET, SECCOMP_RET_ALLOW, None, None),
+        "deny",
+        (_RET, SECCOMP_RET_ERRNO | EACCES, None, None),
+    ]
+    return _assemble(program)
+
+
+def _no_sockets(libc: ctypes.CDLL) -> None:
+    """Install :func:`socket_filter` for this machine (after ``no_new_privs``)."""
+    machine = os.uname().machine
+    arch = {"x86_64": AUDIT_ARCH_X86_64, "aarch64": AUDIT_ARCH_AARCH64}.get(machine)
+    if arch is None:
+        raise ConfineError(0, f"no seccomp filter for the {machine} architecture")
+    program = socket_filter(arch)
+    array = (_SockFilter * len(program))(*program)
+    fprog = _SockFprog(len(program), ctypes.cast(array, ctypes.POINTER(_SockFilter)))
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        raise _failed("the seccomp filter of network: false")
 
 
 def _own_mount_namespace(libc: ctypes.CDLL) -> None:
