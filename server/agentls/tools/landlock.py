@@ -21,7 +21,8 @@ What :func:`confine` does, from a plan (:func:`agentls.tools.sandbox.Sandbox.pla
   an abstract unix socket made outside the sandbox; and a seccomp filter (:func:`_no_sockets`)
   that fails every ``socket()`` but a unix one with ``EACCES`` (so no UDP, raw, netlink or
   other socket either) and ``io_uring_setup`` (whose requests could make sockets past it).
-  Not covered: unix sockets that are files (a socket file can still be connected to).
+  Not covered: unix sockets that are files (a socket file can still be connected to), and
+  32-bit ARM programs on aarch64 (the filter knows x86_64, its i386 and x32 calls, and aarch64).
 
 The system-call numbers are the generic ones (x86_64 and aarch64 share them).
 """
