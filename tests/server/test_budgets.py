@@ -161,3 +161,24 @@ async def test_max_cost_stops_when_the_cost_the_anthropic_api_reported_passes_it
     assert settled.budget.used == pytest.approx(sum(costs))
     [question] = answers.asked
     assert question.kind == "budget" and "0.5" in question.title
+
+
+async def test_a_loaded_session_keeps_its_budget_where_it_narrows_the_servers(
+    start: Any, workspace: Path
+) -> None:
+    first = await start()
+    tight = await within(first.new_session(cwd=str(workspace), budget={"maxTurns": 2}))
+    loose = await within(first.new_session(cwd=str(workspace), budget={"maxTurns": 50}))
+    await within(first.close())
+
+    server = await start(budget={"maxTurns": 10})
+    assert (await within(server.load_session(tight))).warnings is None
+    state = (await within(server.get_state(tight))).budget
+    assert state is not None and state.limits.max_turns == 2
+    loaded = await within(server.load_session(loose))
+    assert loaded.warnings == [
+        "The session file's budget was not applied (it would let runs spend more than this server's); "
+        "the server's applies."
+    ]
+    state = (await within(server.get_state(loose))).budget
+    assert state is not None and state.limits.max_turns == 10

@@ -162,3 +162,29 @@ async def test_a_kernel_without_support_refuses_with_a_clear_message_unless_the_
     await within(client.prompt(fallback, "go", wait=True))
     assert (await tool_result(client, fallback))["isError"] is False
     assert (home / "outside").read_text() == "x\n"
+
+
+async def test_a_loaded_session_keeps_its_sandbox_where_it_narrows_the_servers(
+    start_with_home: Any, workspace: Path
+) -> None:
+    first = await start_with_home()
+    confined = await within(first.new_session(cwd=str(workspace), sandbox=WORKSPACE_WRITE))
+    wide = await within(
+        first.new_session(cwd=str(workspace), sandbox={**WORKSPACE_WRITE, "writableRoots": ["/"]})
+    )
+    await within(first.close())
+
+    unconfined_server = await start_with_home()
+    loaded = await within(unconfined_server.load_session(confined))
+    assert loaded.warnings is None
+    state = (await within(unconfined_server.get_state(confined))).sandbox
+    assert state is not None and state.mode == "workspace-write" and state.status == "enforced"
+
+    read_only_server = await start_with_home(sandbox={"mode": "read-only"})
+    loaded = await within(read_only_server.load_session(wide))
+    assert loaded.warnings == [
+        "The session file's sandbox was not applied (it would let bash do more than this server's); "
+        "the server's applies."
+    ]
+    state = (await within(read_only_server.get_state(wide))).sandbox
+    assert state is not None and state.mode == "read-only" and state.writable_roots == []

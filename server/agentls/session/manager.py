@@ -62,6 +62,7 @@ from agentls.session.policy.providers import (
     resolve_model,
     session_models,
 )
+from agentls.session.policy.stored_limits import stored_limits
 from agentls.session.session import AgentSession
 from agentls.tools import DiskWorkspace, Escalate, ProcessTracker, Sandbox, Workspace, coding_tools
 from agentls.tools.bounds import OutputFiles, with_outputs
@@ -331,6 +332,8 @@ class SessionManager:
             context_files=prompt.context_files,
             compaction=params.compaction.model_dump(by_alias=True) if params.compaction else None,
             mcp_servers=params.mcp_servers or None,
+            sandbox=params.sandbox.wire() if params.sandbox else None,
+            budget=params.budget.wire() if params.budget else None,
         )
         mcp = await self.mcp.for_session(session_id, cwd, self.options.mcp_servers, header.mcp_servers)
         try:
@@ -405,9 +408,22 @@ class SessionManager:
             asked_outside=allow_outside,
         )
         header = replace(loaded.header, allow_outside_workspace=policy.allow_outside)
-        session = self._open(header, models, model, level, writer, mcp, policy.permissions, instructions)
+        sandbox, budget, limit_warnings = stored_limits(
+            header.sandbox,
+            header.budget,
+            server_sandbox=self.options.sandbox or SandboxSettings(),
+            server_budget=self.options.budget or BudgetSettings(),
+            cwd=header.cwd,
+        )
+        session = self._open(
+            header, models, model, level, writer, mcp, policy.permissions, instructions, sandbox, budget
+        )
         await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
-        session.load_warnings = [*policy.warnings, *await interrupted_report(loaded.tree, session.workspace)]
+        session.load_warnings = [
+            *policy.warnings,
+            *limit_warnings,
+            *await interrupted_report(loaded.tree, session.workspace),
+        ]
         if session.load_warnings:
             logger.warning("session %s: %s", session_id, " ".join(session.load_warnings))
         await session.refresh_instructions()

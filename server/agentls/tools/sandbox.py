@@ -62,9 +62,11 @@ class Sandbox:
         return self.settings.mode != "off"
 
     def _writable(self) -> list[str]:
+        """The folders a command may write in (``writableRoots`` count in ``workspace-write`` only)."""
+        if self.settings.mode != "workspace-write":
+            return [self._temp] if self._temp else []
         extra = [os.path.realpath(os.path.join(self.root, path)) for path in self.settings.writable_roots]
-        own = [self.root] if self.settings.mode == "workspace-write" else []
-        return [*own, *([self._temp] if self._temp else []), *extra]
+        return [self.root, *([self._temp] if self._temp else []), *extra]
 
     def _read_only(self) -> list[str]:
         if self.settings.mode != "workspace-write":
