@@ -4,8 +4,12 @@ the keeper to real ``bash`` commands and their children, and the refusal where i
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -283,3 +287,57 @@ async def test_state_reports_the_sandbox(folders: tuple[Path, Path]) -> None:
         str(workspace / ".git")
     ]
     assert Sandbox(SandboxSettings(), str(workspace)).state().status == "off"
+
+
+def _confined_child(plan: dict[str, Any], attempts: list[str]) -> list[str]:
+    """In a forked child that is no root (``nobody`` when this process is root), confine itself as
+    ``plan`` says, then try to create each of ``attempts``: the errors, ``"ok"`` for a success."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: one thread, as unshare(CLONE_NEWUSER) needs
+        try:
+            os.close(read)
+            if os.geteuid() == 0:
+                os.setgroups([])
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(65534, 65534, 65534)
+                # a process that changed its uid is not dumpable, so its /proc/self/uid_map is root's;
+                # a process started as the user (the keeper) is
+                ctypes.CDLL(None, use_errno=True).prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+            landlock.confine(plan)
+            said = []
+            for path in attempts:
+                try:
+                    os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o644))
+                    said.append("ok")
+                except OSError as error:
+                    said.append(error.strerror or str(error))
+            os.write(write, "\n".join(said).encode())
+        except BaseException as error:  # reported to the parent, whatever it is
+            os.write(write, f"failed: {error}".encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as answer:
+        said = answer.read()
+    os.waitpid(pid, 0)
+    return said.split("\n")
+
+
+def test_an_unprivileged_process_keeps_git_read_only_through_a_user_namespace() -> None:
+    root = Path(tempfile.mkdtemp(prefix="agentls-sandbox-test-"))  # not under root's private tmp_path
+    try:
+        (root / "ws" / ".git").mkdir(parents=True)
+        (root / "outside").mkdir()
+        if os.geteuid() == 0:
+            for path in (root, root / "ws", root / "ws" / ".git", root / "outside"):
+                os.chown(path, 65534, 65534)
+        ws = root / "ws"
+        plan = {"writable": [str(ws)], "readOnly": [str(ws / ".git")], "network": False}
+        said = _confined_child(
+            plan, [str(ws / "in.txt"), str(ws / ".git" / "x"), str(root / "outside" / "y")]
+        )
+        assert said == ["ok", "Read-only file system", "Permission denied"]
+        assert (ws / "in.txt").exists() and not (ws / ".git" / "x").exists()
+    finally:
+        shutil.rmtree(root)

@@ -236,6 +236,13 @@ async def _start_shell(
     return asyncio.subprocess.Process(transport, protocol, loop), protocol
 
 
+async def _closed(process: asyncio.subprocess.Process, shell: _ShellProtocol) -> None:
+    """Until a keeper that has nothing more to say has exited and closed its output."""
+    await shell.keeper_exited
+    if process.stdout is not None:
+        await process.stdout.read()
+
+
 class ShellCommand:
     """A running command: its output so far (:meth:`tail`), and :meth:`wait` for its end.
 
@@ -278,6 +285,8 @@ class ShellCommand:
             # bash never ran: no one waits for its exit, whose failure is then expected
             shell.exited.add_done_callback(lambda done: done.cancelled() or done.exception())
             await asyncio.shield(call.terminate())
+            with contextlib.suppress(Exception):  # its pipes closed while the loop runs, not at collection
+                await asyncio.wait_for(asyncio.shield(_closed(process, shell)), KEEPER_EXIT)
             raise
         return cls(process, shell, call, tracker.outputs, on_chunk)
 
