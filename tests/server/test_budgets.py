@@ -93,6 +93,21 @@ async def test_without_an_answer_the_run_ends_and_a_run_that_ends_by_itself_asks
     assert isinstance(settled, SettledNotification) and settled.budget is None and answers.asked == []
 
 
+async def test_max_tokens_counts_the_usage_each_response_reported(
+    start: Any, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script(turns_of_ls(5))
+    answers = Answers()
+    client = await start(answers)
+    session = await within(client.new_session(cwd=str(workspace), budget={"maxTokens": 1}))
+    settled = await within(client.prompt(session, "go", wait=True))
+    messages = (await within(client.get_messages(session))).messages
+    [used] = [m["usage"]["totalTokens"] for m in messages if m["role"] == "assistant"]
+    assert isinstance(settled, SettledNotification) and settled.budget is not None
+    assert settled.budget.wire() == {"kind": "maxTokens", "scope": "run", "limit": 1, "used": used}
+    assert len(answers.asked) == 1 and used > 1
+
+
 async def test_a_session_budget_counts_across_runs_and_set_budget_changes_it(
     start: Any, faux_script: FauxScript, workspace: Path
 ) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from agentls.agent import AgentToolResult
-from agentls.ai import AbortSignal, TextContent
+from agentls.ai import AbortController, AbortSignal, TextContent
 from agentls.protocol import SandboxSettings
 from agentls.tools import landlock
 from agentls.tools.bash import BashCommandError, bash_tool
@@ -341,3 +341,27 @@ def test_an_unprivileged_process_keeps_git_read_only_through_a_user_namespace() 
         assert (ws / "in.txt").exists() and not (ws / ".git" / "x").exists()
     finally:
         shutil.rmtree(root)
+
+
+async def test_an_abort_ends_every_process_of_a_sandboxed_call(folders: tuple[Path, Path]) -> None:
+    workspace, _ = folders
+    controller = AbortController()
+    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    def on_update(partial: AgentToolResult) -> None:
+        if not started.done() and text(partial).strip():
+            started.set_result(int(text(partial).split()[0]))
+
+    sandbox = Sandbox(SandboxSettings(mode="workspace-write"), str(workspace))
+    tool = bash_tool(DiskWorkspace(workspace), ProcessTracker(), sandbox)
+    command = {"command": "setsid sleep 60 & echo $!; wait"}
+    task = asyncio.create_task(tool.execute("call-1", command, controller.signal, on_update))
+    try:
+        pid = await asyncio.wait_for(started, 5)
+        controller.abort()
+        with pytest.raises(BashCommandError) as caught:
+            await task
+    finally:
+        sandbox.close()
+    assert caught.value.reason == "aborted"
+    assert await wait_gone(pid)
