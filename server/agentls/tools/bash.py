@@ -143,8 +143,9 @@ def bash_tool(
     :mod:`agentls.tools.sandbox`); a confined command that fails with what looks like a
     denial gets a note saying so, and ``escalate`` may let it run once more unconfined.
 
-    ``details`` is ``{exitCode, truncated, fullOutputPath?}``; partial results sent
-    to ``on_update`` carry ``{exitCode: None, truncated}`` and the output so far.
+    ``details`` is ``{exitCode, truncated, fullOutputPath?, sandbox?}`` (``sandbox``: ``"denied"``
+    when the note says the sandbox may have denied the call, ``"outside"`` when it ran outside);
+    partial results sent to ``on_update`` carry ``{exitCode: None, truncated}`` and the output so far.
     """
     tracker = processes if processes is not None else ProcessTracker()
 
