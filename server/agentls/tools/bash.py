@@ -129,6 +129,18 @@ async def _run(
             updater.cancel()
 
 
+def _refusal(error: SandboxRefused) -> str:
+    """The result of a command the sandbox kept from running: the sandbox's own words, or the keeper's."""
+    said = str(error)
+    if said.startswith("The command was not run"):
+        return said
+    return (
+        f"The command was not run: the sandbox could not be set up here ({said}). Run it with the "
+        'sandbox off (sandbox mode "off"), or, when the read-only .git is what fails, list ".git" in '
+        "the sandbox's writableRoots."
+    )
+
+
 def bash_tool(
     workspace: Workspace,
     processes: ProcessTracker | None = None,
@@ -166,9 +178,9 @@ def bash_tool(
 
         try:
             confinement = await asyncio.to_thread(sandbox.confinement) if sandbox is not None else None
+            result = await _run(command, cwd, tracker, confinement, signal, timeout, on_update)
         except SandboxRefused as error:
-            raise BashCommandError(str(error), reason="sandbox", exit_code=None, details={}) from None
-        result = await _run(command, cwd, tracker, confinement, signal, timeout, on_update)
+            raise BashCommandError(_refusal(error), reason="sandbox", exit_code=None, details={}) from None
         note, outside = None, False
         if confinement is not None and result.exit_code not in (0, None):
             assert sandbox is not None
