@@ -259,8 +259,12 @@ def _own_mount_namespace(libc: ctypes.CDLL) -> None:
     if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:
         raise _failed("a mount namespace to keep folders read-only (unshare)")
     for name, text in (("uid_map", f"{uid} {uid} 1"), ("setgroups", "deny"), ("gid_map", f"{gid} {gid} 1")):
-        with open(f"/proc/self/{name}", "w") as file:
-            file.write(text)
+        try:
+            with open(f"/proc/self/{name}", "w") as file:
+                file.write(text)
+        except OSError as error:
+            what = f"a user namespace to keep folders read-only ({name}): {error.strerror or error}"
+            raise ConfineError(error.errno or 0, what) from None
 
 
 def _read_only(paths: list[str]) -> None:
