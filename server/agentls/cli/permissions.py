@@ -72,7 +72,8 @@ def permission_choices(tool_name: str, options: list[Any]) -> list[Choice]:
                 Choice("o", outcome, "run [o]nce outside the sandbox", "run once outside the sandbox")
             )
         elif outcome == "raiseBudget":
-            choices.append(Choice("c", outcome, f"[c]ontinue ({label})", "continued, the limit raised"))
+            raised = label.removeprefix("Continue, ")
+            choices.append(Choice("c", outcome, f"[c]ontinue ({raised})", f"continued, {raised}"))
         elif outcome == "reject":
             said = "not trusted: the servers stay stopped" if trust else "rejected"
             choices.append(Choice("r", outcome, "[r]eject", said))
