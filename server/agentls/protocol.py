@@ -212,6 +212,8 @@ class InitializationOptions(ProtocolModel):
     ``fauxScript`` is given: ``agentls chat --demo`` for editors."""
     sandbox: SandboxSettings | None = None
     """The sandbox of the agent's ``bash`` in new sessions (default: ``off``)."""
+    sandbox_mcp_servers: bool = False
+    """Run the stdio MCP servers in ``sandbox`` too (each with its folder as the session's folder)."""
     budget: BudgetSettings | None = None
     """The spending limits of new sessions' runs and sessions (default: none)."""
     project_trust: Literal["ask", "always", "never"] = "ask"

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,9 @@ import pytest
 from agentls.client import AgentClientError
 from agentls.protocol import BashEndNotification, SettledNotification
 
-from tests.server.conftest import Answers, FauxScript, within
+from tests.mcp.conftest import git_command
+from tests.server.conftest import Answers, FauxScript, Recorder, tool_call, within
+from tests.server.test_mcp import calls, ready, results, stdio, text
 from tests.server.test_permissions import bash_then_answer, tool_result
 from tests.server.test_providers_e2e import connected_to
 
@@ -188,3 +192,34 @@ async def test_a_loaded_session_keeps_its_sandbox_where_it_narrows_the_servers(
     ]
     state = (await within(read_only_server.get_state(wide))).sandbox
     assert state is not None and state.mode == "read-only" and state.writable_roots == []
+
+
+async def test_sandboxed_stdio_mcp_servers_cannot_commit_in_git_and_a_kernel_without_support_fails_them(
+    start_with_home: Any, faux_script: FauxScript, workspace: Path
+) -> None:
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "a.txt").write_text("a\n")
+    await asyncio.to_thread(subprocess.run, ["git", "-C", str(workspace), "add", "a.txt"], check=True)
+    commit = {"repo_path": str(workspace), "message": "from the MCP server"}
+    faux_script(calls(tool_call("g1", "mcp__git__git_commit", commit)))
+    options = {
+        "mcpServers": {"git": stdio(git_command(workspace))},
+        "permissions": {"mcp__git__*": "allow"},
+        "sandbox": WORKSPACE_WRITE,
+        "sandboxMcpServers": True,
+    }
+    client = await start_with_home(**options)
+    recorder = await Recorder(client).start()
+    session = await within(client.new_session(cwd=str(workspace)))
+    await ready(recorder, "git")
+    await within(client.prompt(session, "commit", wait=True))
+    await recorder.stop()
+    [result] = await results(client, session)
+    assert result["isError"] is True and "Read-only file system" in text(result)
+    assert list((workspace / ".git" / "refs" / "heads").iterdir()) == []
+
+    refusing = await start_with_home(env={"AGENTLS_SANDBOX_PROBE": "unsupported"}, **options)
+    session = await within(refusing.new_session(cwd=str(workspace)))
+    await within(refusing.prompt(session, "commit", wait=True))
+    [git] = (await within(refusing.list_mcp_servers(session))).servers
+    assert git.status == "failed" and "no Landlock" in (git.error or "")

@@ -150,8 +150,14 @@ class SessionManager:
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
         self.trust = FolderTrust(self.permission_rules, options.project_trust)
         """Whether the user trusts a folder's project files (asked with its MCP servers)."""
+        confine_mcp = options.sandbox if options.sandbox_mcp_servers and options.sandbox else None
         self.mcp = McpHub(
-            self.store.root, front.mcp_status_changed, front.ask, self.permission_rules, self.trust
+            self.store.root,
+            front.mcp_status_changed,
+            front.ask,
+            self.permission_rules,
+            self.trust,
+            confine_mcp,
         )
         """The MCP servers of every session, shared by the sessions of a folder."""
         self._refreshing: set[asyncio.Task[None]] = set()

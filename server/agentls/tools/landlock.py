@@ -283,6 +283,10 @@ def _read_only(paths: list[str]) -> None:
             raise _failed(f"making {path} read-only")
 
 
+LAUNCHER = __file__
+"""``python -I -S LAUNCHER PLAN COMMAND ARGS...`` runs COMMAND confined as PLAN says (:func:`main`)."""
+
+
 def confine(plan: dict[str, object]) -> None:
     """Confine this process and what it starts as ``plan`` says (``ConfineError`` if it cannot).
 
@@ -297,3 +301,27 @@ def confine(plan: dict[str, object]) -> None:
     if read_only:
         _read_only(read_only)
     _landlock(list(plan.get("writable", [])), network, version)  # type: ignore[call-overload]
+
+
+def main(argv: list[str]) -> int:
+    """``landlock.py PLAN COMMAND ARGS...``: confine this process, then become COMMAND (a stdio MCP
+    server); when it cannot be confined, say so on stderr and exit 126 without running it."""
+    import json
+    import sys
+
+    try:
+        confine(json.loads(argv[0]))
+    except OSError as error:
+        sys.stderr.write(f"agentls: the sandbox could not be set up: {error.strerror or error}\n")
+        return 126
+    try:
+        os.execvp(argv[1], argv[1:])
+    except OSError as error:
+        sys.stderr.write(f"agentls: cannot run {argv[1]}: {error.strerror or error}\n")
+        return 127
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))

@@ -20,9 +20,11 @@ result says why, unless ``fallback`` is ``unconfined``.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass
 from typing import Any
@@ -128,6 +130,15 @@ class Sandbox:
             "network": self.settings.network,
         }
         return Confinement(plan, {"TMPDIR": self._temp})
+
+    def command(self, command: list[str]) -> tuple[list[str], dict[str, str]]:
+        """``command`` run through the confining launcher, and the variables to add to its
+        environment (a stdio MCP server's); :class:`SandboxRefused` as :meth:`confinement`. Blocks."""
+        confinement = self.confinement()
+        if confinement is None:
+            return command, {}
+        launcher = [sys.executable, "-I", "-S", landlock.LAUNCHER, json.dumps(confinement.plan)]
+        return [*launcher, *command], confinement.environment
 
     def denial_note(self, output: str) -> str | None:
         """A note for the result of a confined command that failed, when its output shows a denial."""
