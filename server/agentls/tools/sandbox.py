@@ -149,7 +149,7 @@ class Sandbox:
         more = f"\n  ... and {len(lines) - _MAX_NOTED} more" if len(lines) > _MAX_NOTED else ""
         where = ", ".join(self._writable()) or "nowhere"
         kept = "".join(f"; {path} stays read-only" for path in self._read_only())
-        network = "allowed" if self.settings.network else "off (no TCP connection or listening)"
+        network = "allowed" if self.settings.network else "off (no socket but unix ones)"
         return (
             f"[The sandbox ({self.settings.mode}) may have denied this. It lets commands write only in "
             f"{where}{kept}; network: {network}. Denied:\n{shown}{more}]"
