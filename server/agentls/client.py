@@ -35,6 +35,7 @@ from agentls.protocol import (
     BashEndNotification,
     BashParams,
     BashResult,
+    BudgetSettings,
     ChangesResult,
     ClearQueueParams,
     CommandInfo,
@@ -71,8 +72,10 @@ from agentls.protocol import (
     RewindParams,
     RewindResult,
     RunResult,
+    SandboxSettings,
     SessionInfo,
     SessionParams,
+    SetBudgetParams,
     SetModelParams,
     SetPermissionPresetParams,
     SetQueueModesParams,
@@ -387,8 +390,13 @@ class AgentClient:
         compaction: CompactionSettings | None = None,
         mcp_servers: dict[str, Any] | list[Any] | None = None,
         permission_preset: str | None = None,
+        sandbox: SandboxSettings | dict[str, Any] | None = None,
+        budget: BudgetSettings | dict[str, Any] | None = None,
     ) -> str:
         """Create a session; ``permissions`` (``{tool: allow|ask|deny}``) is stored with it.
+
+        ``sandbox`` (``{mode, network?, writableRoots?, fallback?}``) confines its ``bash``;
+        ``budget`` (``{maxCostUsd?, maxTokens?, maxTurns?, session?}``) limits what its runs spend.
 
         ``mcp_servers`` (``{NAME: {command, args?, env?, cwd?} | {type, url, headers?}}``) adds MCP
         servers for this session.
@@ -408,6 +416,8 @@ class AgentClient:
             compaction=compaction,
             mcp_servers=mcp_servers,
             permission_preset=permission_preset,
+            sandbox=SandboxSettings.model_validate(sandbox) if isinstance(sandbox, dict) else sandbox,
+            budget=BudgetSettings.model_validate(budget) if isinstance(budget, dict) else budget,
         )  # type: ignore[arg-type]
         return (await self.request("agent/newSession", params, NewSessionResult)).session_id
 
@@ -668,6 +678,13 @@ class AgentClient:
     ) -> StateResult:
         params = SetQueueModesParams(session_id=session_id, steering=steering, follow_up=follow_up)  # type: ignore[arg-type]
         return await self.request("agent/setQueueModes", params, StateResult)
+
+    async def set_budget(self, session_id: str, budget: BudgetSettings | dict[str, Any]) -> StateResult:
+        """The session's spending limits, from now on (``{}`` lifts them)."""
+        limits = BudgetSettings.model_validate(budget) if isinstance(budget, dict) else budget
+        return await self.request(
+            "agent/setBudget", SetBudgetParams(session_id=session_id, budget=limits), StateResult
+        )
 
     async def get_stats(self, session_id: str) -> StatsResult:
         return await self.request("agent/getStats", SessionParams(session_id=session_id), StatsResult)

@@ -23,10 +23,14 @@ QueueModeName = Literal["all", "one-at-a-time"]
 ThinkingLevelName = ModelThinkingLevel
 WhenBusy = Literal["steer", "followUp", "reject"]
 PermissionMode = Literal["allow", "ask", "deny", "review"]
-PermissionOutcome = Literal["allowOnce", "allowAlways", "allowAlwaysServer", "reject"]
+PermissionOutcome = Literal[
+    "allowOnce", "allowAlways", "allowAlwaysServer", "runUnsandboxed", "raiseBudget", "reject"
+]
 PermissionPresetName = Literal["ask", "acceptEdits", "plan", "bypass"]
 """A session's permission preset (the "modes" of Claude Code and ACP), in the order a switch cycles."""
-"""``allowAlwaysServer``: every tool of the MCP server the tool belongs to (``mcp__SERVER__*``)."""
+"""``allowAlwaysServer``: every tool of the MCP server the tool belongs to (``mcp__SERVER__*``);
+``runUnsandboxed``: run this ``bash`` call once outside the sandbox; ``raiseBudget``: go on with
+the limit raised."""
 
 
 class ProtocolModel(BaseModel):
@@ -106,6 +110,64 @@ class CheckpointSettings(ProtocolModel):
     """The shadow repository's objects past this: the oldest snapshots are pruned."""
 
 
+SandboxMode = Literal["off", "workspace-write", "read-only"]
+
+
+class SandboxSettings(ProtocolModel):
+    """Where the agent's ``bash`` commands may write and connect (see protocol.md: Sandbox)."""
+
+    mode: SandboxMode = "off"
+    """``workspace-write`` (recommended for unattended runs): writes only in the session's folder
+    (its ``.git`` read-only), the command's temporary folder and ``writableRoots``; ``read-only``:
+    only in the temporary folder; ``off``: unconfined."""
+    network: bool = False
+    """Whether confined commands may open TCP connections and listen (loopback included)."""
+    writable_roots: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    """More folders a ``workspace-write`` command may write in (relative: to the session's folder)."""
+    fallback: Literal["refuse", "unconfined"] = "refuse"
+    """What a kernel that cannot enforce the mode does: refuse to run the command, or run it unconfined."""
+
+
+class BudgetLimits(ProtocolModel):
+    """Limits on what a run (or a whole session) spends, checked between turns."""
+
+    max_cost_usd: float | None = Field(None, gt=0)
+    max_tokens: int | None = Field(None, gt=0)
+    max_turns: int | None = Field(None, gt=0)
+
+
+class BudgetSettings(BudgetLimits):
+    """``budget``: the limits of each run, and of the session as a whole under ``session``."""
+
+    session: BudgetLimits | None = None
+
+
+class BudgetUsage(ResultModel):
+    """A limit that was reached: which (``maxTurns``, of a ``run`` or the ``session``), and what was used."""
+
+    kind: Literal["maxCostUsd", "maxTokens", "maxTurns"]
+    scope: Literal["run", "session"]
+    limit: float
+    used: float
+
+
+class SandboxState(ResultModel):
+    """The sandbox in force for a session's ``bash`` (``agent/getState``)."""
+
+    mode: SandboxMode
+    network: bool
+    writable_roots: list[str]
+    """Every folder a confined command may write in (the session's folder, its temporary one, the others)."""
+    read_only: list[str]
+    """Folders kept read-only inside a writable one (the session's ``.git``)."""
+    fallback: Literal["refuse", "unconfined"]
+    status: Literal["off", "enforced", "refused", "unconfined"]
+    """``enforced``: commands run confined; ``refused``: the kernel cannot, commands do not run;
+    ``unconfined``: the kernel cannot and ``fallback`` lets them run unconfined."""
+    reason: str | None = None
+    """Why the kernel cannot enforce it."""
+
+
 FAUX_SCRIPT_ENV = "AGENTLS_FAUX_SCRIPT"
 """The environment variable naming a faux script when ``fauxScript`` does not."""
 
@@ -148,6 +210,12 @@ class InitializationOptions(ProtocolModel):
     demo: bool = False
     """Answer with the bundled demo faux script (it reads ``README.md``, then answers) when no
     ``fauxScript`` is given: ``agentls chat --demo`` for editors."""
+    sandbox: SandboxSettings | None = None
+    """The sandbox of the agent's ``bash`` in new sessions (default: ``off``)."""
+    sandbox_mcp_servers: bool = False
+    """Run the stdio MCP servers in ``sandbox`` too (each with its folder as the session's folder)."""
+    budget: BudgetSettings | None = None
+    """The spending limits of new sessions' runs and sessions (default: none)."""
     project_trust: Literal["ask", "always", "never"] = "ask"
     """Whether a folder's project files (its ``AGENTS.md``, skills, prompt templates) load: ``ask``
     once per folder (remembered), ``always`` unasked, ``never``. A project's MCP servers are asked
@@ -190,6 +258,10 @@ class NewSessionParams(ProtocolModel):
     """MCP servers of this session, over the others of the same name (stored with the session)."""
     permission_preset: PermissionPresetName | None = None
     """The session's preset at its start (default ``acceptEdits``: its own modes, unchanged)."""
+    sandbox: SandboxSettings | None = None
+    """The sandbox of this session's ``bash`` instead of the server's."""
+    budget: BudgetSettings | None = None
+    """This session's spending limits instead of the server's."""
 
 
 class SessionParams(ProtocolModel):
@@ -619,6 +691,23 @@ class StateResult(ResultModel):
     """Every preset, in the order a one-key switch cycles them."""
     checkpoints: CheckpointState | None = None
     """Whether the session snapshots its folder."""
+    sandbox: SandboxState | None = None
+    """The sandbox of the agent's ``bash``."""
+    budget: BudgetState | None = None
+    """The spending limits and what the current (or last) run and the session have spent."""
+
+
+class BudgetSpent(ResultModel):
+    cost_usd: float
+    tokens: int
+    turns: int
+
+
+class BudgetState(ResultModel):
+    limits: BudgetSettings
+    run: BudgetSpent
+    """The run going on, or the last one."""
+    session: BudgetSpent
 
 
 class CheckpointState(ResultModel):
@@ -670,6 +759,11 @@ class SetThinkingLevelParams(SessionParams):
 
 class SetPermissionPresetParams(SessionParams):
     preset: PermissionPresetName
+
+
+class SetBudgetParams(SessionParams):
+    budget: BudgetSettings
+    """The session's new limits (they replace the old ones; ``{}`` lifts them all)."""
 
 
 class SetQueueModesParams(SessionParams):
@@ -788,6 +882,11 @@ class RequestPermissionParams(ResultModel):
     args: Any = None
     title: str
     options: list[PermissionOption]
+    kind: Literal["tool", "sandbox", "budget"] = "tool"
+    """``tool``: may the call run; ``sandbox``: the sandbox denied the call, run it outside once?;
+    ``budget``: the run reached a limit (``budget``), go on?"""
+    budget: BudgetUsage | None = None
+    """With ``kind: "budget"``: the limit reached."""
 
 
 class RequestPermissionResult(ProtocolModel):
@@ -907,6 +1006,8 @@ class SettledNotification(ResultModel):
     run_id: str
     stop_reason: str
     error_message: str | None = None
+    budget: BudgetUsage | None = None
+    """The run stopped because it reached this limit."""
 
 
 class BranchNotification(ResultModel):
@@ -988,6 +1089,7 @@ REQUESTS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "agent/listModels": (ListModelsParams, ModelsResult),
     "agent/setThinkingLevel": (SetThinkingLevelParams, StateResult),
     "agent/setQueueModes": (SetQueueModesParams, StateResult),
+    "agent/setBudget": (SetBudgetParams, StateResult),
     "agent/setPermissionPreset": (SetPermissionPresetParams, StateResult),
     "agent/getStats": (SessionParams, StatsResult),
     "agent/compact": (CompactParams, CompactResult),

@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from agentls.client import AgentClient, Notification
+from agentls.protocol import RequestPermissionParams
 
 WAIT = 10.0
 """Seconds any single wait (a notification, a request, a server exit) may take."""
@@ -290,6 +291,41 @@ async def recorder(client: AgentClient) -> AsyncIterator[Recorder]:
     recording = await Recorder(client).start()
     yield recording
     await recording.stop()
+
+
+class Answers:
+    """A client's answers to the server's questions, in order (then ``reject``), and the questions asked."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.asked: list[RequestPermissionParams] = []
+
+    async def __call__(self, request: RequestPermissionParams) -> str:
+        self.asked.append(request)
+        return self.answers.pop(0) if self.answers else "reject"
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def start(tmp_path: Path, faux_script: FauxScript) -> AsyncIterator[Any]:
+    """Starts clients of servers on the test's data dir and faux script: ``await start(answers,
+    env=None, **initialization_options)`` (``answers`` answers the permission questions); closes them."""
+    clients: list[AgentClient] = []
+
+    async def start_client(
+        answers: Any = None, env: dict[str, str] | None = None, **options: Any
+    ) -> AgentClient:
+        client = AgentClient(
+            initialization_options={**server_options(tmp_path / "data", faux_script), **options},
+            on_permission=answers,
+            env=env,
+        )
+        await within(client.start())
+        clients.append(client)
+        return client
+
+    yield start_client
+    for client in clients:
+        await within(client.close())
 
 
 @dataclass

@@ -542,6 +542,7 @@ SESSION_REQUESTS: dict[str, dict[str, Any]] = {
     "agent/listModels": {},
     "agent/setThinkingLevel": {"level": "low"},
     "agent/setQueueModes": {"steering": "all"},
+    "agent/setBudget": {"budget": {"maxTurns": 3}},
     "agent/setPermissionPreset": {"preset": "plan"},
     "agent/getStats": {},
     "agent/listCommands": {},

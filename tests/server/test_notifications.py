@@ -65,7 +65,7 @@ def test_session_notifications_keep_their_shapes() -> None:
         "agent/settled",
         json.dumps({"sessionId": "s", "seq": 4, "runId": "run-1", "stopReason": "stop"}),
     )
-    assert sent(RunSettled("s", "run-1", "error", "boom", 5))[1] == json.dumps(
+    assert sent(RunSettled("s", "run-1", "error", "boom", seq=5))[1] == json.dumps(
         {"sessionId": "s", "seq": 5, "runId": "run-1", "stopReason": "error", "errorMessage": "boom"}
     )
     assert sent(BranchMoved("s", None, 0, 6)) == (

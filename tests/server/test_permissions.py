@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from agentls.client import AgentClient
 from agentls.protocol import RequestPermissionParams, SettledNotification
 
-from tests.server.conftest import FauxScript, server_options, tool_call, within
+from tests.server.conftest import FauxScript, tool_call, within
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -44,24 +42,6 @@ class Answers:
         if not self.answers:
             await self.never.wait()  # a client that never answers
         return self.answers.pop(0)
-
-
-@pytest_asyncio.fixture(loop_scope="module")
-async def start(tmp_path: Path, faux_script: FauxScript) -> AsyncIterator[Any]:
-    clients: list[AgentClient] = []
-
-    async def start_client(answers: Answers | None, **options: Any) -> AgentClient:
-        client = AgentClient(
-            initialization_options={**server_options(tmp_path / "data", faux_script), **options},
-            on_permission=answers,
-        )
-        await within(client.start())
-        clients.append(client)
-        return client
-
-    yield start_client
-    for client in clients:
-        await within(client.close())
 
 
 async def tool_result(client: AgentClient, session: str) -> dict[str, Any]:

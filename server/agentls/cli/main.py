@@ -30,14 +30,23 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
-def _seconds(text: str) -> float:
+def _number(text: str, *, zero: bool, what: str) -> float:
+    """A finite number of the command line (``zero``: 0 allowed; negative never)."""
     try:
         value = float(text)
     except ValueError:
         value = -1.0
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds (0 or more), not {text!r}")
+    if not (value >= 0 if zero else value > 0) or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected {what}, not {text!r}")
     return value
+
+
+def _seconds(text: str) -> float:
+    return _number(text, zero=True, what="a number of seconds (0 or more)")
+
+
+def _positive_float(text: str) -> float:
+    return _number(text, zero=False, what="a positive number")
 
 
 def _env_positive_int(parser: argparse.ArgumentParser, name: str) -> int | None:
@@ -118,6 +127,24 @@ def build_parser() -> argparse.ArgumentParser:
             help="leave the folder's AGENTS.md, skills and prompt templates out, unasked (this run only)",
         )
 
+    def safety_options(command: argparse.ArgumentParser) -> None:
+        """The sandbox of the agent's bash and the budget of each run (see protocol.md)."""
+        command.add_argument(
+            "--sandbox",
+            choices=("off", "workspace-write", "read-only"),
+            help="confine the agent's bash: workspace-write (writes only in the folder, its .git read-only), "
+            "read-only, or off (the default)",
+        )
+        command.add_argument(
+            "--sandbox-network", action="store_true", help="let sandboxed commands use the network (TCP)"
+        )
+        command.add_argument(
+            "--max-cost", type=_positive_float, metavar="DOLLARS", help="stop a run before it spends more"
+        )
+        command.add_argument(
+            "--max-turns", type=_positive_int, metavar="N", help="stop a run after N turns (responses)"
+        )
+
     acp = commands.add_parser(
         "acp", help="run the agent for Agent Client Protocol clients (Zed, JetBrains, ...) on stdio"
     )
@@ -155,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp_option(run)
     trust_options(run)
+    safety_options(run)
     server_options(run)
 
     chat = commands.add_parser("chat", help="an interactive session on the terminal")
@@ -186,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp_option(chat)
     trust_options(chat)
+    safety_options(chat)
     server_options(chat)
 
     models = commands.add_parser("models", help="list the models of the configured providers")

@@ -35,6 +35,11 @@ def client_options(args: argparse.Namespace) -> dict[str, Any]:
         options["mcpServers"] = args.mcp_servers
     if getattr(args, "approve", None) is not None:
         options["projectTrust"] = "always" if args.approve else "never"
+    if getattr(args, "sandbox", None):
+        options["sandbox"] = {"mode": args.sandbox, "network": bool(args.sandbox_network)}
+    budget = {"maxCostUsd": getattr(args, "max_cost", None), "maxTurns": getattr(args, "max_turns", None)}
+    if any(value is not None for value in budget.values()):
+        options["budget"] = {name: value for name, value in budget.items() if value is not None}
     return options
 
 

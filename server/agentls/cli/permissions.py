@@ -67,20 +67,27 @@ def permission_choices(tool_name: str, options: list[Any]) -> list[Choice]:
             choices.append(
                 Choice("s", outcome, f"[s] always: {every}", f"allowed always: {every} (in this folder)")
             )
+        elif outcome == "runUnsandboxed":
+            choices.append(
+                Choice("o", outcome, "run [o]nce outside the sandbox", "run once outside the sandbox")
+            )
+        elif outcome == "raiseBudget":
+            raised = label.removeprefix("Continue, ")
+            choices.append(Choice("c", outcome, f"[c]ontinue ({raised})", f"continued, {raised}"))
         elif outcome == "reject":
             said = "not trusted: the servers stay stopped" if trust else "rejected"
             choices.append(Choice("r", outcome, "[r]eject", said))
     return choices
 
 
-KEYS = {"o": "o", "y": "o", "a": "a", "s": "s", "t": "t", "r": "r", "n": "r"}
+KEYS = {"o": "o", "y": "o", "a": "a", "s": "s", "t": "t", "c": "c", "r": "r", "n": "r"}
 """The keys that answer a question (``run`` and ``chat``): each stands for a key of
 :func:`permission_choices`."""
 
 REJECT_KEYS = ("\x1b", "\x04")
 """Escape and Ctrl+D: a rejection, whatever the question offers."""
 
-WORDS = {"once": "o", "always": "a", "yes": "o", "trust": "t", "server": "s"}
+WORDS = {"once": "o", "always": "a", "yes": "o", "trust": "t", "server": "s", "continue": "c"}
 """Words typed (a line on input that is no terminal) for the keys of :func:`permission_choices`."""
 
 
@@ -91,6 +98,8 @@ def outcome_of_key(request: Any, key: str) -> str | None:
         return None
     if request.tool_name == "mcp" and choice_key in ("a", "o"):
         choice_key = "t"  # the trust question: "yes" is trust
+    if getattr(request, "kind", "tool") == "budget" and choice_key == "o":
+        choice_key = "c"  # the budget question: "yes" is continue
     choices = permission_choices(request.tool_name, request.options)
     return next((choice.outcome for choice in choices if choice.key == choice_key), None)
 
@@ -151,7 +160,8 @@ def _question(tool_name: str, choices: list[Choice]) -> str:
         words[1] += " (in this folder)"
     elif tool_name == "mcp":
         words = [f"{words[0]} (in this folder)", *words[1:]]
-    verb = "" if tool_name == "mcp" else "allow "
+    asks_to_allow = tool_name != "mcp" and choices[0].outcome not in ("runUnsandboxed", "raiseBudget")
+    verb = "allow " if asks_to_allow else ""
     return f"{verb}{', '.join(words[:-1])}, or {words[-1]}? " if len(words) > 1 else f"{words[0]}? "
 
 
@@ -229,6 +239,8 @@ def refuser() -> Any:
             print(visible(_refusal(request)), file=sys.stderr)
         if request.tool_name == "mcp":  # the trust question: no tool call to tell
             return RequestPermissionResult(outcome="reject")
+        if getattr(request, "kind", "tool") != "tool":  # the sandbox's or the budget's: the failure stands
+            return RequestPermissionResult(outcome="reject", reason=NO_TERMINAL)
         return RequestPermissionResult(outcome="reject", reason=f"{NO_TERMINAL}; {_allow(request.tool_name)}")
 
     return refuse
@@ -249,6 +261,13 @@ def _refusal(request: Any) -> str:
     name = request.tool_name
     if name == "mcp":
         return _trust_refusal(request.args if isinstance(request.args, dict) else {})
+    if getattr(request, "kind", "tool") == "sandbox":
+        return f"agentls: the sandbox denied a bash command and there is {NO_TERMINAL}: it stays failed"
+    if getattr(request, "kind", "tool") == "budget":
+        return (
+            f"agentls: the run reached its budget and there is {NO_TERMINAL}: it stops "
+            "(pass a higher --max-turns or --max-cost)"
+        )
     if server := _server_of(name):
         return (
             f"agentls: {name} needs permission and there is {NO_TERMINAL}: rejected "

@@ -153,6 +153,13 @@ async def run(args: argparse.Namespace) -> int:
         if settled.error_message:
             _errors().print(visible_text(f"agentls run: {settled.error_message}", "red"))
         return 1
+    if (budget := settled.budget) is not None:
+        print(
+            f"agentls run: the {budget.scope} reached its budget ({budget.kind}: {budget.used:g} of "
+            f"{budget.limit:g}) and stopped; raise it with --max-turns or --max-cost",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

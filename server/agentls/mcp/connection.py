@@ -26,6 +26,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from agentls import __version__
 from agentls.mcp.config import ServerConfig
 from agentls.mcp.stdio import stdio_transport
+from agentls.tools.sandbox import Sandbox
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +45,15 @@ class McpConnection:
     """A configured server, started on demand."""
 
     def __init__(
-        self, config: ServerConfig, log_dir: Path, on_change: Callable[[McpConnection], None]
+        self,
+        config: ServerConfig,
+        log_dir: Path,
+        on_change: Callable[[McpConnection], None],
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.config = config
+        self.sandbox = sandbox
+        """Confines a stdio server (``sandboxMcpServers``); ``None``: it runs unconfined."""
         self.log_path = log_dir / f"{config.name}.log"
         self._on_change = on_change
         self.status: Status = "needsTrust" if config.needs_trust else "starting"
@@ -117,7 +124,7 @@ class McpConnection:
             log.flush()
             try:
                 async with Client(
-                    self._transport(log),
+                    await self._transport(log),
                     mode="legacy",
                     message_handler=self._on_message,
                     client_info=mcp_types.Implementation(name="agentls", version=__version__),
@@ -143,12 +150,16 @@ class McpConnection:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         return open(self.log_path, "a", encoding="utf-8", errors="replace")  # closed by _run
 
-    def _transport(self, log: IO[str]) -> Any:
+    async def _transport(self, log: IO[str]) -> Any:
         config = self.config
         if config.transport == "stdio":
             assert config.command is not None
+            command, env = [config.command, *config.args], dict(config.env)
+            if self.sandbox is not None:  # SandboxRefused: the start fails, saying why
+                command, extra = await asyncio.to_thread(self.sandbox.command, command)
+                env.update(extra)
             parameters = StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env) or None, cwd=config.cwd
+                command=command[0], args=command[1:], env=env or None, cwd=config.cwd
             )
             return stdio_transport(parameters, errlog=log)
         assert config.url is not None

@@ -30,7 +30,8 @@ from agentls.mcp.config import ServerConfig, session_servers
 from agentls.mcp.display import changes
 from agentls.mcp.ports import FolderTrustQuestion, TrustRules
 from agentls.mcp.trusted import TrustedForms
-from agentls.protocol import Ask, McpServerInfo, PermissionOption, RequestPermissionParams
+from agentls.protocol import Ask, McpServerInfo, PermissionOption, RequestPermissionParams, SandboxSettings
+from agentls.tools.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from agentls.mcp.connection import McpConnection
@@ -39,7 +40,6 @@ START_WAIT_SECONDS = 15.0
 """How long a prompt's first turn waits for the MCP servers a trust answer starts."""
 
 logger = logging.getLogger(__name__)
-
 
 
 @dataclass(slots=True)
@@ -111,9 +111,17 @@ class SessionMcp:
 
 class McpHub:
     def __init__(
-        self, data_dir: Path, notify: Notify, ask: Ask, rules: TrustRules, trust: FolderTrustQuestion
+        self,
+        data_dir: Path,
+        notify: Notify,
+        ask: Ask,
+        rules: TrustRules,
+        trust: FolderTrustQuestion,
+        sandbox: SandboxSettings | None = None,
     ) -> None:
         self.data_dir = data_dir
+        self._sandbox = sandbox
+        """Confines the stdio servers (each in its folder's sandbox); ``None``: they run unconfined."""
         self._notify = notify
         self._ask = ask
         self._rules = rules
@@ -149,7 +157,10 @@ class McpHub:
             connection = self._connections.get(key)
             if connection is None:
                 assert self._sdk is not None
-                connection = self._sdk.McpConnection(config, self.data_dir / "mcp-logs", self._changed)
+                sandbox = Sandbox(self._sandbox, cwd) if self._sandbox is not None else None
+                connection = self._sdk.McpConnection(
+                    config, self.data_dir / "mcp-logs", self._changed, sandbox
+                )
                 self._connections[key] = connection
                 self._folders[id(connection)] = cwd
             connections.append(connection)

@@ -18,7 +18,7 @@ from typing import TypeAlias
 from agentls.agent import AgentEvent
 from agentls.ai import AgentMessage
 from agentls.mcp.hub import McpStatusChanged
-from agentls.protocol import CompactionReason, QueueState
+from agentls.protocol import BudgetUsage, CompactionReason, QueueState
 
 
 @dataclass(slots=True)
@@ -54,6 +54,8 @@ class RunSettled:
     """The last response's (``stop`` without one), ``error`` when the run failed outside the model."""
     error_message: str | None = None
     """Only when ``stop_reason`` is ``error`` or ``aborted``."""
+    budget: BudgetUsage | None = None
+    """The limit that stopped the run, when one did."""
     seq: int = 0
     """Set by the session when it publishes the event (one numbering with :class:`KernelEvent`'s)."""
 

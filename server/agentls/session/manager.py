@@ -16,6 +16,7 @@ from agentls.data import DEMO_SCRIPT
 from agentls.data_dir import default_data_dir
 from agentls.mcp.hub import McpHub, McpStatusChanged, SessionMcp
 from agentls.protocol import (
+    BudgetSettings,
     CompactionSettings,
     InitializationOptions,
     McpServerInfo,
@@ -25,6 +26,7 @@ from agentls.protocol import (
     PermissionRule,
     RequestPermissionParams,
     RequestPermissionResult,
+    SandboxSettings,
     SessionInfo,
 )
 from agentls.session.editor_context import EditorContext
@@ -46,7 +48,12 @@ from agentls.session.instructions.instructions import (
     PromptSettings,
     SessionInstructions,
 )
-from agentls.session.policy.permissions import PermissionRules, loaded_policy, permission_hook
+from agentls.session.policy.permissions import (
+    PermissionRules,
+    loaded_policy,
+    permission_hook,
+    sandbox_escalation,
+)
 from agentls.session.policy.project_trust import FolderTrust
 from agentls.session.policy.providers import (
     MODELS_FILE,
@@ -55,8 +62,9 @@ from agentls.session.policy.providers import (
     resolve_model,
     session_models,
 )
+from agentls.session.policy.stored_limits import stored_limits
 from agentls.session.session import AgentSession
-from agentls.tools import DiskWorkspace, ProcessTracker, Workspace, coding_tools
+from agentls.tools import DiskWorkspace, Escalate, ProcessTracker, Sandbox, Workspace, coding_tools
 from agentls.tools.bounds import OutputFiles, with_outputs
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor_connection import EditorConnection
@@ -140,8 +148,14 @@ class SessionManager:
         self.permission_rules = PermissionRules(self.store.root / "permissions.json")
         self.trust = FolderTrust(self.permission_rules, options.project_trust)
         """Whether the user trusts a folder's project files (asked with its MCP servers)."""
+        confine_mcp = options.sandbox if options.sandbox_mcp_servers and options.sandbox else None
         self.mcp = McpHub(
-            self.store.root, front.mcp_status_changed, front.ask, self.permission_rules, self.trust
+            self.store.root,
+            front.mcp_status_changed,
+            front.ask,
+            self.permission_rules,
+            self.trust,
+            confine_mcp,
         )
         """The MCP servers of every session, shared by the sessions of a folder."""
         self._refreshing: set[asyncio.Task[None]] = set()
@@ -169,9 +183,20 @@ class SessionManager:
         mcp: SessionMcp,
         permissions: dict[str, PermissionMode] | None,
         instructions: SessionInstructions,
+        sandbox_settings: SandboxSettings | None = None,
+        budget: BudgetSettings | None = None,
     ) -> AgentSession:
-        """A session with its tools, workspace and policy, registered, its MCP servers started."""
+        """A session with its tools, workspace and policy, registered, its MCP servers started.
+
+        ``sandbox_settings`` and ``budget``: the session's own (``agent/newSession``'s), else the server's.
+        """
         session_id, cwd, allow_outside = header.id, header.cwd, header.allow_outside_workspace
+        sandbox = Sandbox(sandbox_settings or self.options.sandbox or SandboxSettings(), cwd)
+
+        async def record(kind: str, data: Any) -> None:
+            await writer.append_custom(kind, data, data)
+
+        escalate = sandbox_escalation(session_id=session_id, ask=self.front.ask, record=record)
         processes = ProcessTracker(ToolEnvironment.of(self.providers.models_file, self.options.pass_keys))
         workspace = self._workspace(session_id, cwd, allow_outside)
         editor = self.front.editor(session_id)
@@ -179,7 +204,9 @@ class SessionManager:
         changes = ChangeLog()
         modes = {**(self.options.permissions or {}), **(permissions or {})}
         outputs = OutputFiles(processes.outputs)  # beside bash's cut outputs
-        tools = self._tools(with_outputs(workspace, outputs), processes, reviews, changes, editor)
+        tools = self._tools(
+            with_outputs(workspace, outputs), processes, reviews, changes, editor, sandbox, escalate
+        )
         tools = self.front.tools(session_id, cwd, tools)
         session = AgentSession(
             session_id=session_id,
@@ -210,6 +237,9 @@ class SessionManager:
             mcp=mcp,
             outputs=outputs,
             checkpoints=Checkpoints.of(self.store.root, cwd, self.options.checkpoints, workspace.protected),
+            sandbox=sandbox,
+            budget=budget or self.options.budget,
+            ask=self.front.ask,
         )
         self.sessions[session_id] = session
         self._policies[session_id] = (permissions, allow_outside)
@@ -253,9 +283,11 @@ class SessionManager:
         reviews: EditReviews | None,
         changes: ChangeLog,
         editor: EditorConnection | None,
+        sandbox: Sandbox,
+        escalate: Escalate,
     ) -> list[AgentTool]:
         """The coding tools over ``workspace``, and ``diagnostics`` when the editor answers for it."""
-        tools = coding_tools(workspace, processes, reviews, changes.record)
+        tools = coding_tools(workspace, processes, reviews, changes.record, sandbox, escalate)
         if editor is not None and editor.answers_diagnostics:
             tools.append(diagnostics_tool(workspace, editor.diagnostics))
         return tools
@@ -308,6 +340,8 @@ class SessionManager:
             context_files=prompt.context_files,
             compaction=params.compaction.model_dump(by_alias=True) if params.compaction else None,
             mcp_servers=params.mcp_servers or None,
+            sandbox=params.sandbox.wire() if params.sandbox else None,
+            budget=params.budget.wire() if params.budget else None,
         )
         mcp = await self.mcp.for_session(session_id, cwd, self.options.mcp_servers, header.mcp_servers)
         try:
@@ -323,6 +357,8 @@ class SessionManager:
             mcp,
             params.permissions,
             SessionInstructions(cwd, self.store.root, prompt, self.trust),
+            params.sandbox,
+            params.budget,
         )
         if params.permission_preset is not None:
             session.permissions.use_preset(params.permission_preset)
@@ -380,9 +416,22 @@ class SessionManager:
             asked_outside=allow_outside,
         )
         header = replace(loaded.header, allow_outside_workspace=policy.allow_outside)
-        session = self._open(header, models, model, level, writer, mcp, policy.permissions, instructions)
+        sandbox, budget, limit_warnings = stored_limits(
+            header.sandbox,
+            header.budget,
+            server_sandbox=self.options.sandbox or SandboxSettings(),
+            server_budget=self.options.budget or BudgetSettings(),
+            cwd=header.cwd,
+        )
+        session = self._open(
+            header, models, model, level, writer, mcp, policy.permissions, instructions, sandbox, budget
+        )
         await remove_stale_temp_files(session.cwd, (node.data for node in session.tree))
-        session.load_warnings = [*policy.warnings, *await interrupted_report(loaded.tree, session.workspace)]
+        session.load_warnings = [
+            *policy.warnings,
+            *limit_warnings,
+            *await interrupted_report(loaded.tree, session.workspace),
+        ]
         if session.load_warnings:
             logger.warning("session %s: %s", session_id, " ".join(session.load_warnings))
         await session.refresh_instructions()

@@ -59,6 +59,9 @@ from agentls.ai.models import clamp_thinking_level, supported_thinking_levels
 from agentls.mcp.hub import SessionMcp
 from agentls.protocol import (
     AbortResult,
+    Ask,
+    BudgetSettings,
+    BudgetUsage,
     ChangesResult,
     ChangesSpan,
     CommandInfo,
@@ -135,12 +138,15 @@ from agentls.session.instructions.instructions import (
     SessionInstructions,
 )
 from agentls.session.messages import branch_summary_message, convert_to_llm, custom_message
+from agentls.session.policy.budget import SessionBudget, Spent
 from agentls.session.policy.permission_presets import PRESET_INFOS, SessionPermissions
+from agentls.session.policy.permissions import ask_budget
 from agentls.session.policy.providers import resolve_model
 from agentls.session.user_bash import UserBash
 from agentls.tools.bounds import OutputFiles, bound_results
 from agentls.tools.hunks import hunk_list
 from agentls.tools.processes import ProcessTracker
+from agentls.tools.sandbox import Sandbox
 from agentls.tools.workspace import Workspace
 
 TRUST_WAIT_SECONDS = 300.0
@@ -227,8 +233,15 @@ class AgentSession:
         permission_modes: dict[str, PermissionMode] | None = None,
         outputs: OutputFiles | None = None,
         checkpoints: Checkpoints | None = None,
+        sandbox: Sandbox | None = None,
+        budget: BudgetSettings | None = None,
+        ask: Ask | None = None,
     ) -> None:
         self.session_id = session_id
+        self.sandbox = sandbox
+        """The sandbox of the session's ``bash`` (reported by :meth:`state`; the tool applies it)."""
+        self._ask = ask
+        """Asks the user (the budget's question); ``None``: no one to ask, a limit reached stops the run."""
         self.checkpoints = checkpoints or Checkpoints(None, "off", None)
         """Snapshots of the folder around what else than write and edit can change it (bash, MCP tools)."""
         self._last_tree: str | None = None
@@ -263,6 +276,14 @@ class AgentSession:
         self.load_warnings: list[str] = []
         """What loading the session found to report (a rewind that was cut short)."""
         transcript = self.tree.transcript(self.tree.leaf_id)
+        spent = Spent()
+        for entry in transcript.entries:
+            if isinstance(entry.message, AssistantMessage):
+                spent.add(entry.message)
+        self.budget = SessionBudget(budget, spent)
+        """The session's spending limits and what it spent (checked between turns, :meth:`_budget_stop`)."""
+        self._budget_stopped: BudgetUsage | None = None
+        """The limit that stopped the run going on."""
         self._listeners: tuple[SessionListener, ...] = ()
         self._seq = 0
         """The last event's number (:meth:`_publish`)."""
@@ -302,6 +323,7 @@ class AgentSession:
             before_tool_call=before_tool_call,
             after_tool_call=bound_results(self.outputs),
             prepare_next_turn_with_context=self._prepare_next_turn,
+            should_stop_after_turn=self._budget_stop,
         )
         self.agent.subscribe(self._on_event)
         self.transcript = transcript
@@ -349,6 +371,8 @@ class AgentSession:
                 await self._mark_run()
             elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
                 await self._before_batch(event.message)
+            if isinstance(event, TurnEndEvent) and isinstance(event.message, AssistantMessage):
+                self.budget.add(event.message)
             await self._emit(event)
             if isinstance(event, TurnEndEvent | AgentEndEvent) and self._batch is not None:
                 await self._after_batch()
@@ -470,6 +494,8 @@ class AgentSession:
             raise SessionError("busy", busy)
         run = Run(_new_id("run"))
         self._run = run
+        self.budget.start_run()
+        self._budget_stopped = None
         task = None
         if not prompt:
             try:
@@ -501,7 +527,7 @@ class AgentSession:
             await task
             while not run.aborted:
                 proceed = await self.compactor.after_run()  # an overflow retry, or what is queued
-                if run.aborted or not (proceed or self._can_continue_queued()):
+                if run.aborted or self._budget_stopped or not (proceed or self._can_continue_queued()):
                     break
                 await self.refresh_instructions()
                 await self.agent.continue_()
@@ -523,11 +549,29 @@ class AgentSession:
                 run.run_id,
                 stop_reason,
                 error_message if error_message and stop_reason in ("error", "aborted") else None,
+                self._budget_stopped,
             )
             self._publish_queue()
             self._publish(settled)
             if not run.settled.done():
                 run.settled.set_result(settled)
+
+    async def _budget_stop(self, turn: TurnContext, signal: AbortSignal | None) -> bool:
+        """The kernel's ``should_stop_after_turn``: stop before another turn once a limit is reached,
+        unless the user lets the run go on with the limit raised."""
+        run = self._run
+        while (reached := self.budget.reached()) is not None and run is not None:
+            calls = any(isinstance(block, ToolCall) for block in turn.message.content)
+            if not (calls and turn.message.stop_reason == "toolUse") and not self.agent.has_queued_messages():
+                return False  # no other turn would start: the run ends by itself
+            raised = self.budget.raised(reached)
+            if self._ask is None or not await ask_budget(
+                self._ask, self.session_id, run.run_id, reached, raised, signal
+            ):
+                self._budget_stopped = reached
+                return True
+            self.budget.raise_limit(reached)
+        return False
 
     def _can_continue_queued(self) -> bool:
         if not self.agent.has_queued_messages():
@@ -1098,6 +1142,8 @@ class AgentSession:
             permission_preset=self.permissions.preset,
             permission_presets=PRESET_INFOS,
             checkpoints=self.checkpoints.wire_state(),
+            sandbox=self.sandbox.state() if self.sandbox is not None else None,
+            budget=self.budget.state(),
         )
 
     def messages(self, since: int) -> MessagesResult:
@@ -1192,4 +1238,6 @@ class AgentSession:
         if self.processes is not None:
             await self.processes.close()
         await self.outputs.close()
+        if self.sandbox is not None:
+            await asyncio.to_thread(self.sandbox.close)
         self.writer.close()

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from agentls.agent.types import AgentTool, AgentToolResult, ToolUpdateCallback
 from agentls.ai import AbortSignal, TextContent
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.read import format_size
+from agentls.tools.sandbox import Confinement, Sandbox, SandboxRefused
 from agentls.tools.shell import MAX_BYTES, MAX_LINES, ShellCommand, ShellResult
 from agentls.tools.workspace import ToolInputError, Workspace
 
@@ -45,13 +47,14 @@ BASH_PARAMETERS: dict[str, Any] = {
 
 
 class BashCommandError(RuntimeError):
-    """The command failed: non-zero exit, aborted or timed out. The message includes the output tail."""
+    """The command failed: non-zero exit, aborted, timed out, or refused by the sandbox. The message
+    includes the output tail."""
 
     def __init__(
         self,
         message: str,
         *,
-        reason: Literal["exit", "aborted", "timeout"],
+        reason: Literal["exit", "aborted", "timeout", "sandbox"],
         exit_code: int | None,
         details: dict[str, Any],
     ) -> None:
@@ -103,14 +106,58 @@ async def _stream_updates(shell: ShellCommand, emit: ToolUpdateCallback) -> None
             )
 
 
-def bash_tool(workspace: Workspace, processes: ProcessTracker | None = None) -> AgentTool:
+Escalate = Callable[[str, str, str, AbortSignal | None], Awaitable[bool]]
+"""Asked with ``(tool_call_id, command, note, signal)`` when the sandbox denied a call: whether to
+run it once more, outside the sandbox."""
+
+
+async def _run(
+    command: str,
+    cwd: str,
+    tracker: ProcessTracker,
+    confinement: Confinement | None,
+    signal: AbortSignal | None,
+    time_limit: float | None,
+    on_update: ToolUpdateCallback | None,
+) -> ShellResult:
+    shell = await ShellCommand.start(command, cwd, tracker, confinement=confinement)
+    updater = asyncio.ensure_future(_stream_updates(shell, on_update)) if on_update is not None else None
+    try:
+        return await shell.wait(signal, time_limit)
+    finally:
+        if updater is not None:
+            updater.cancel()
+
+
+def _refusal(error: SandboxRefused) -> str:
+    """The result of a command the sandbox kept from running: the sandbox's own words, or the keeper's."""
+    said = str(error)
+    if said.startswith("The command was not run"):
+        return said
+    return (
+        f"The command was not run: the sandbox could not be set up here ({said}). Run it with the "
+        'sandbox off (sandbox mode "off"), or, when the read-only .git is what fails, list ".git" in '
+        "the sandbox's writableRoots."
+    )
+
+
+def bash_tool(
+    workspace: Workspace,
+    processes: ProcessTracker | None = None,
+    sandbox: Sandbox | None = None,
+    escalate: Escalate | None = None,
+) -> AgentTool:
     """The ``bash`` tool, running commands in ``workspace.root``; ``processes`` tracks what they start.
 
     Without a tracker the tool has one of its own, which nothing ends before this
     process exits: a session passes the tracker it ends at the end of each run.
+    With a ``sandbox`` each command runs confined (or is refused, see
+    :mod:`agentls.tools.sandbox`); a confined command that fails with what looks like a
+    denial gets a note saying so, and ``escalate`` may let it run once more unconfined.
 
-    ``details`` is ``{exitCode, truncated, fullOutputPath?}``; partial results sent
-    to ``on_update`` carry ``{exitCode: None, truncated}`` and the output so far.
+    ``details`` is ``{exitCode, truncated, fullOutputPath?, sandbox?}`` (``sandbox``: ``"denied"``
+    when the note says the sandbox may have denied the call, ``"outside"`` when it ran outside);
+    partial results sent to ``on_update`` carry ``{exitCode: None, truncated}`` and the output so far.
     """
     tracker = processes if processes is not None else ProcessTracker()
 
@@ -129,15 +176,22 @@ def bash_tool(workspace: Workspace, processes: ProcessTracker | None = None) -> 
         if not await asyncio.to_thread(os.path.isdir, cwd):
             raise ToolInputError(f"The workspace root {cwd} does not exist or is not a directory")
 
-        shell = await ShellCommand.start(command, cwd, tracker)
-        updater = asyncio.ensure_future(_stream_updates(shell, on_update)) if on_update is not None else None
         try:
-            result = await shell.wait(signal, timeout)
-        finally:
-            if updater is not None:
-                updater.cancel()
-
+            confinement = await asyncio.to_thread(sandbox.confinement) if sandbox is not None else None
+            result = await _run(command, cwd, tracker, confinement, signal, timeout, on_update)
+        except SandboxRefused as error:
+            raise BashCommandError(_refusal(error), reason="sandbox", exit_code=None, details={}) from None
+        note, outside = None, False
+        if confinement is not None and result.exit_code not in (0, None):
+            assert sandbox is not None
+            note = sandbox.denial_note(result.output)
+        if note is not None and escalate is not None and await escalate(tool_call_id, command, note, signal):
+            result = await _run(command, cwd, tracker, None, signal, timeout, on_update)
+            note, outside = "[Run outside the sandbox, once, as the user allowed.]", True
         text, details = _text_and_details(result)
+        if note is not None:
+            text = f"{text}\n\n{note}"
+            details["sandbox"] = "outside" if outside else "denied"
         if result.ended_by == "aborted":
             raise BashCommandError(
                 f"{text}\n\nCommand aborted", reason="aborted", exit_code=None, details=details

@@ -17,6 +17,11 @@ code: killed by that signal); it then closes fd 2. It ignores SIGTERM, SIGINT an
 SIGHUP (bash gets them back to their defaults): when a call is ended, its processes
 are signalled and the keeper, their reaper, outlives them.
 
+Sandboxed: ``keeper.py --confine PLAN bash -c COMMAND`` first confines itself as the JSON
+``PLAN`` says (:func:`agentls.tools.landlock.confine`, loaded by path), so bash and everything
+it starts inherit the sandbox, and stays the subreaper all the same. If it cannot, it writes
+``refused TEXT`` on fd 2 and exits 126 without starting bash.
+
 Where ``prctl`` is missing (macOS) orphans go to init as usual; the keeper then exits
 with bash, and the call's processes are found by process group only. This file is run
 by path with ``-I -S``: it imports nothing of agentls and only what starts fast.
@@ -24,6 +29,8 @@ by path with ``-I -S``: it imports nothing of agentls and only what starts fast.
 
 import contextlib
 import ctypes
+import importlib.util
+import json
 import os
 import signal
 import sys
@@ -43,8 +50,27 @@ def report(line: str) -> None:
     os.write(2, f"{line}\n".encode("utf-8", "replace"))
 
 
+def confine(plan: str) -> str | None:
+    """Confine this process as ``plan`` says; what went wrong, if anything."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")
+    spec = importlib.util.spec_from_file_location("agentls_landlock", path)
+    assert spec is not None and spec.loader is not None
+    landlock = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(landlock)
+    try:
+        landlock.confine(json.loads(plan))
+    except OSError as error:
+        return str(error.strerror or error)
+    return None
+
+
 def main(argv: list[str]) -> int:
     become_subreaper()
+    if argv[0] == "--confine":
+        if (problem := confine(argv[1])) is not None:
+            report(f"refused {problem}")
+            return 126
+        argv = argv[2:]
     for sig in IGNORED:
         signal.signal(sig, signal.SIG_IGN)
     try:

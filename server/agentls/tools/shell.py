@@ -12,6 +12,8 @@ the two follow one set of rules:
   grace); background processes of a command that finished live on until its tracker's
   owner ends them (see :mod:`agentls.tools.processes`). The command itself ends
   :data:`EOF_GRACE` after bash exits even when such a process still holds the output pipe.
+- A :class:`~agentls.tools.sandbox.Confinement` (the ``bash`` tool's, when a sandbox is set)
+  makes the keeper confine itself, and so bash and all it starts, before bash runs.
 - Output is read as it arrives and comes back tail-truncated: the END of the output is
   kept, at most :data:`MAX_LINES` lines or :data:`MAX_BYTES` bytes. When output is cut,
   the full output is written to a file of the tracker's output folder
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -34,6 +37,7 @@ from typing import IO, Any, Literal
 from agentls.ai import AbortSignal
 from agentls.tools.output_files import OutputFolder
 from agentls.tools.processes import ProcessTracker, TrackedCall
+from agentls.tools.sandbox import Confinement, SandboxRefused
 
 MAX_LINES = 2000
 MAX_BYTES = 50 * 1024
@@ -187,6 +191,8 @@ class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
             self.spawned.set_result(None)
         elif kind == "error" and not self.spawned.done():
             self.spawned.set_exception(OSError(f"cannot run {value}"))
+        elif kind == "refused" and not self.spawned.done():
+            self.spawned.set_exception(SandboxRefused(value))
         elif kind == "exit" and not self.exited.done():
             self.exited.set_result(int(value))
 
@@ -201,17 +207,22 @@ class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
 
 
 async def _start_shell(
-    command: str, cwd: str, env: dict[str, str]
+    command: str, cwd: str, env: dict[str, str], confinement: Confinement | None
 ) -> tuple[asyncio.subprocess.Process, _ShellProtocol]:
     """``bash -c COMMAND`` under its keeper, in their own session, stdin from ``/dev/null``, stdout
-    and stderr on one pipe; returns once bash runs (``OSError`` if it cannot start)."""
+    and stderr on one pipe, confined when ``confinement`` says so; returns once bash runs
+    (``OSError`` if it cannot start, :class:`SandboxRefused` if it cannot be confined)."""
     loop = asyncio.get_running_loop()
+    confine = ["--confine", json.dumps(confinement.plan)] if confinement is not None else []
+    if confinement is not None:
+        env = {**env, **confinement.environment}
     transport, protocol = await loop.subprocess_exec(
         lambda: _ShellProtocol(loop),
         sys.executable,
         "-I",
         "-S",
         KEEPER,
+        *confine,
         "bash",
         "-c",
         command,
@@ -223,6 +234,13 @@ async def _start_shell(
         start_new_session=True,
     )
     return asyncio.subprocess.Process(transport, protocol, loop), protocol
+
+
+async def _closed(process: asyncio.subprocess.Process, shell: _ShellProtocol) -> None:
+    """Until a keeper that has nothing more to say has exited and closed its output."""
+    await shell.keeper_exited
+    if process.stdout is not None:
+        await process.stdout.read()
 
 
 class ShellCommand:
@@ -250,15 +268,25 @@ class ShellCommand:
 
     @classmethod
     async def start(
-        cls, command: str, cwd: str, tracker: ProcessTracker, on_chunk: Callable[[str], None] | None = None
+        cls,
+        command: str,
+        cwd: str,
+        tracker: ProcessTracker,
+        on_chunk: Callable[[str], None] | None = None,
+        confinement: Confinement | None = None,
     ) -> ShellCommand:
-        """Start ``command`` in ``cwd`` as a call of ``tracker``; ``OSError`` if it cannot start."""
-        process, shell = await _start_shell(command, cwd, tracker.environment.build())
+        """Start ``command`` in ``cwd`` as a call of ``tracker``, in the sandbox ``confinement``
+        describes if any; ``OSError`` if it cannot start."""
+        process, shell = await _start_shell(command, cwd, tracker.environment.build(), confinement)
         call = tracker.track(process.pid)  # before anything can fail: the keeper is ended with the rest
         try:
             await shell.spawned
         except BaseException:
+            # bash never ran: no one waits for its exit, whose failure is then expected
+            shell.exited.add_done_callback(lambda done: done.cancelled() or done.exception())
             await asyncio.shield(call.terminate())
+            with contextlib.suppress(Exception):  # its pipes closed while the loop runs, not at collection
+                await asyncio.wait_for(asyncio.shield(_closed(process, shell)), KEEPER_EXIT)
             raise
         return cls(process, shell, call, tracker.outputs, on_chunk)
 

@@ -91,7 +91,13 @@ AUTH_METHODS = {
 }
 """``authenticate`` methods when no provider is configured: name and environment variable."""
 
-OPTION_KINDS = {"allowOnce": "allow_once", "allowAlways": "allow_always", "allowAlwaysServer": "allow_always"}
+OPTION_KINDS = {
+    "allowOnce": "allow_once",
+    "allowAlways": "allow_always",
+    "allowAlwaysServer": "allow_always",
+    "runUnsandboxed": "allow_once",
+    "raiseBudget": "allow_once",
+}
 """agentls's answers as ACP option kinds; ``reject`` is offered as both reject kinds."""
 
 

@@ -101,6 +101,7 @@ from agentls.protocol import (
     RewindResult,
     RunResult,
     SessionParams,
+    SetBudgetParams,
     SetLabelParams,
     SetLabelResult,
     SetModelParams,
@@ -569,6 +570,12 @@ def create_server(host: SessionHost | None = None) -> AgentServer:
     async def set_queue_modes(ls: AgentServer, p: SetQueueModesParams) -> Any:
         session = ls.session(p.session_id)
         session.set_queue_modes(p.steering, p.follow_up)
+        return session.state()
+
+    @request("agent/setBudget", SetBudgetParams)
+    async def set_budget(ls: AgentServer, p: SetBudgetParams) -> Any:
+        session = ls.manager.get(p.session_id)
+        session.budget.set_limits(p.budget)
         return session.state()
 
     @request("agent/listPermissionRules", ListPermissionRulesParams)

@@ -45,13 +45,14 @@ def notification(event: SessionEvent | McpStatusChanged) -> tuple[str, dict[str,
                 session_id=session_id, seq=seq, steering=queue.steering, follow_up=queue.follow_up
             )
             return "agent/queue", note.wire()
-        case RunSettled(session_id, run_id, stop_reason, error_message, seq):
+        case RunSettled(session_id, run_id, stop_reason, error_message, budget, seq):
             settled = SettledNotification(
                 session_id=session_id,
                 seq=seq,
                 run_id=run_id,
                 stop_reason=stop_reason,
                 error_message=error_message,
+                budget=budget,
             )
             return "agent/settled", settled.wire()
         case CompactionStarted(session_id, run_id, reason, tokens_before, seq):

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Strict, ValidationEr
 from pydantic.alias_generators import to_camel
 from pydantic_core.core_schema import ValidatorFunctionWrapHandler
 
+from agentls.protocol import BudgetSettings, SandboxSettings
 from agentls.session.history.entries import Count, Text, Timestamp, damaged_fields, one_line
 from agentls.session.history.session_lines import brief
 
@@ -52,6 +53,10 @@ class SessionHeader:
     """``(session id, entry id)`` of the session and entry this one was forked from (``agent/fork``)."""
     mcp_servers: dict[str, Any] | list[Any] | None = None
     """The MCP servers ``agent/newSession`` gave the session, as given (checked when it starts)."""
+    sandbox: dict[str, Any] | None = None
+    """The sandbox ``agent/newSession`` gave the session (wire names), if it gave one."""
+    budget: dict[str, Any] | None = None
+    """The budget ``agent/newSession`` gave the session (wire names), if it gave one."""
 
 
 def header_to_wire(header: SessionHeader) -> dict[str, Any]:
@@ -76,6 +81,8 @@ def header_to_wire(header: SessionHeader) -> dict[str, Any]:
             else {}
         ),
         **({"mcpServers": header.mcp_servers} if header.mcp_servers else {}),
+        **({"sandbox": header.sandbox} if header.sandbox is not None else {}),
+        **({"budget": header.budget} if header.budget is not None else {}),
     }
 
 
@@ -113,6 +120,14 @@ def _compaction_settings(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+def _sandbox_settings(value: dict[str, Any]) -> dict[str, Any]:
+    return SandboxSettings.model_validate(value).wire()
+
+
+def _budget_settings(value: dict[str, Any]) -> dict[str, Any]:
+    return BudgetSettings.model_validate(value).wire()
+
+
 class ForkedFrom(_Wire):
     session_id: Text
     entry_id: Text
@@ -137,6 +152,8 @@ class HeaderLine(_Wire):
     context_files: Any = None
     forked_from: ForkedFrom | None = None
     mcp_servers: McpServers = None
+    sandbox: Annotated[dict[str, Any], AfterValidator(_sandbox_settings)] | None = None
+    budget: Annotated[dict[str, Any], AfterValidator(_budget_settings)] | None = None
 
     reasons: ClassVar[dict[str, str]] = {
         "id": "the header has no string id",
@@ -153,10 +170,11 @@ class HeaderLine(_Wire):
         ),
     }
 
-    @field_validator("forked_from", "mcp_servers", mode="wrap")
+    @field_validator("forked_from", "mcp_servers", "sandbox", "budget", mode="wrap")
     @classmethod
     def _informational(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        """A malformed informational field is no value rather than a damaged header."""
+        """A malformed informational field is no value rather than a damaged header (a sandbox or
+        budget of the file only ever narrows the server's: without it, the server's applies)."""
         try:
             return handler(value)
         except ValidationError:
@@ -178,6 +196,8 @@ class HeaderLine(_Wire):
             compaction=self.compaction or None,
             forked_from=(forked.session_id, forked.entry_id) if forked is not None else None,
             mcp_servers=self.mcp_servers or None,
+            sandbox=self.sandbox,
+            budget=self.budget,
         )
 
 

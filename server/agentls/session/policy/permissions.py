@@ -26,7 +26,14 @@ from agentls.agent import BeforeToolCallContext, BeforeToolCallResult
 from agentls.ai import AbortSignal, to_wire
 from agentls.ai.abort import AbortError, unless_aborted
 from agentls.ai.local_files import read_json_file, write_json_file
-from agentls.protocol import Ask, PermissionMode, PermissionOption, PermissionRule, RequestPermissionParams
+from agentls.protocol import (
+    Ask,
+    BudgetUsage,
+    PermissionMode,
+    PermissionOption,
+    PermissionRule,
+    RequestPermissionParams,
+)
 from agentls.tools.mcp_names import server_of, server_wildcard
 from agentls.tools.review import EditReviews
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
@@ -54,7 +61,7 @@ OPTIONS = [
     PermissionOption(id="allowAlways", label="Allow always"),
     PermissionOption(id="reject", label="Reject"),
 ]
-ALLOWING = ("allowOnce", "allowAlways", "allowAlwaysServer")
+ALLOWING = ("allowOnce", "allowAlways", "allowAlwaysServer", "runUnsandboxed", "raiseBudget")
 """The answers that let a call run (when they were offered)."""
 
 
@@ -340,6 +347,58 @@ async def _ask_unless_aborted(
     if answer.outcome in offered and answer.outcome in ALLOWING:
         return answer.outcome
     return f"The {request.tool_name} call was rejected: {answer.reason}" if answer.reason else None
+
+
+SANDBOX_ESCALATION = "agentls/sandboxEscalation"
+"""The custom entry recording a question to run a ``bash`` call outside the sandbox, and its answer."""
+
+
+def sandbox_escalation(
+    *, session_id: str, ask: Ask, record: Callable[[str, Any], Awaitable[Any]]
+) -> Callable[[str, str, str, AbortSignal | None], Awaitable[bool]]:
+    """The ``bash`` tool's ``escalate``: asks the user whether a call the sandbox denied may run
+    once outside it (Codex's escalation); each question and its answer are ``record``-ed."""
+
+    async def escalate(tool_call_id: str, command: str, note: str, signal: AbortSignal | None) -> bool:
+        request = RequestPermissionParams(
+            session_id=session_id,
+            tool_call_id=tool_call_id,
+            tool_name="bash",
+            args={"command": command},
+            title=f"The sandbox denied the command: {command}\nRun it once outside the sandbox?\n{note}",
+            options=[
+                PermissionOption(id="runUnsandboxed", label="Run once outside the sandbox"),
+                PermissionOption(id="reject", label="Keep the failure"),
+            ],
+            kind="sandbox",
+        )
+        allowed = await _ask_unless_aborted(ask, request, signal) == "runUnsandboxed"
+        data = {"toolCallId": tool_call_id, "command": command, "allowed": allowed}
+        await record(SANDBOX_ESCALATION, data)
+        return allowed
+
+    return escalate
+
+
+async def ask_budget(
+    ask: Ask, session_id: str, run_id: str, reached: BudgetUsage, raised: float, signal: AbortSignal | None
+) -> bool:
+    """Whether the user lets a run that reached a limit go on (the limit raised to ``raised``)."""
+    noun = {"maxCostUsd": "dollars", "maxTokens": "tokens", "maxTurns": "turns"}[reached.kind]
+    request = RequestPermissionParams(
+        session_id=session_id,
+        tool_call_id=run_id,
+        tool_name="budget",
+        args=reached.wire(),
+        title=f"The {reached.scope} reached its budget: {reached.used:g} of {reached.limit:g} {noun}. Go on?",
+        options=[
+            PermissionOption(id="raiseBudget", label=f"Continue, the limit raised to {raised:g} {noun}"),
+            PermissionOption(id="reject", label="Stop"),
+        ],
+        kind="budget",
+        budget=reached,
+    )
+    return await _ask_unless_aborted(ask, request, signal) == "raiseBudget"
 
 
 def _title(tool_name: str, args: Any, *, outside_workspace: bool = False) -> str:
