@@ -66,9 +66,11 @@ local client = require("agentls.client")
 local config = require("agentls.config")
 local state = require("agentls.state")
 
---- A bash call that waits for `gate` (after touching `reached`, if given), then says `done`.
+--- A bash call that waits for `gate` (after touching `reached`, if given), then says `done`. It
+--- gives up after a minute, should the test that opens the gate have failed.
 local function waiting_call(id, text, gate, reached, done)
-  local command = ("until [ -e %s ]; do sleep 0.05; done; echo %s"):format(vim.fn.shellescape(gate), done)
+  local wait = "i=0; until [ -e %s ] || [ $i -ge 1200 ]; do sleep 0.05; i=$((i+1)); done; echo %s"
+  local command = wait:format(vim.fn.shellescape(gate), done)
   if reached then
     command = ("touch %s; %s"):format(vim.fn.shellescape(reached), command)
   end
