@@ -107,6 +107,14 @@ command("AgentMode", "mode", {
     end, require("agentls.commands").presets())
   end,
 })
+command("AgentBudget", "budget", {
+  nargs = "*",
+  desc = "agentls: the session's budget: LIMIT=N or LIMIT=off (max_cost_usd, max_turns, max_tokens, session.*), off; "
+    .. "shows it without arguments",
+  complete = function(lead, line)
+    return require("agentls.commands").complete_budget(lead, line)
+  end,
+})
 command("AgentStats", "stats", { nargs = 0, desc = "agentls: the session's tokens, cost and context size" })
 command("AgentRename", "rename", {
   nargs = "*",

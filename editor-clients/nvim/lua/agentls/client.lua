@@ -59,6 +59,12 @@ function M.init_options()
   if config.options.permissions then -- over init_options.permissions, tool by tool
     options.permissions = vim.tbl_extend("force", options.permissions or {}, config.options.permissions)
   end
+  if config.options.sandbox then -- over init_options.sandbox
+    options.sandbox = config.wire_sandbox(config.options.sandbox)
+  end
+  if config.options.budget then -- over init_options.budget
+    options.budget = config.wire_budget(config.options.budget)
+  end
   return options
 end
 

@@ -792,6 +792,146 @@ function M.cycle_mode()
   set_preset(ids[index % #ids + 1])
 end
 
+-- :AgentBudget -------------------------------------------------------------------------------
+
+--- The limits :AgentBudget takes (`session.` prefixed: the whole session's), for completion.
+function M.budget_keys()
+  local keys = {}
+  for _, prefix in ipairs({ "", "session." }) do
+    for _, limit in ipairs(config.BUDGET_LIMITS) do
+      keys[#keys + 1] = prefix .. limit.key
+    end
+  end
+  return keys
+end
+
+--- Completion of :AgentBudget: `off`, and `LIMIT=` for the limits not given yet.
+function M.complete_budget(lead, line)
+  local given = {}
+  for key in (line or ""):gmatch("([%w_.]+)=") do
+    given[key] = true
+  end
+  local items = {}
+  if not lead:find("=", 1, true) then
+    for _, key in ipairs(M.budget_keys()) do
+      if not given[key] and (key .. "="):find(lead, 1, true) == 1 then
+        items[#items + 1] = key .. "="
+      end
+    end
+    if not next(given) and ("off"):find(lead, 1, true) == 1 then
+      items[#items + 1] = "off"
+    end
+  end
+  return items
+end
+
+--- The wire name of a :AgentBudget limit (`max_turns`, `maxTurns`), and its BUDGET_LIMITS entry.
+local function budget_limit(name)
+  for _, limit in ipairs(config.BUDGET_LIMITS) do
+    if name == limit.key or name == limit.wire then
+      return limit
+    end
+  end
+  return nil
+end
+
+--- Parse :AgentBudget's arguments over `limits` (the session's, on the wire): `LIMIT=N` sets a
+--- limit, `LIMIT=off` lifts it, `session.LIMIT` is the session's, `off` alone lifts them all.
+--- Returns the new limits, or nil and the error.
+function M.parse_budget(text, limits)
+  local words = vim.split(vim.trim(text or ""), "%s+", { trimempty = true })
+  if #words == 1 and (words[1] == "off" or words[1] == "none") then
+    return vim.empty_dict()
+  end
+  local new = vim.deepcopy(type(limits) == "table" and limits or {})
+  for _, word in ipairs(words) do
+    local name, value = word:match("^([%w_.]+)=(.*)$")
+    if not name then
+      return nil, ("not LIMIT=VALUE: %q (e.g. :AgentBudget max_turns=20 max_cost_usd=1.5, or off)"):format(word)
+    end
+    local session, key = name:match("^(session)%.(.+)$")
+    local limit = budget_limit(key or name)
+    if not limit then
+      local known = {}
+      for _, k in ipairs(M.budget_keys()) do
+        known[k] = true
+      end
+      local guess = config.closest(name, known)
+      return nil, ("unknown limit %s (%s)"):format(name, guess and ("did you mean " .. guess .. "?")
+        or ("the limits: " .. table.concat(M.budget_keys(), ", ")))
+    end
+    local target = new
+    if session then
+      new.session = type(new.session) == "table" and new.session or {}
+      target = new.session
+    end
+    if value == "off" or value == "none" then
+      target[limit.wire] = nil
+    else
+      local number = tonumber(value)
+      local ok, what = config.check_limit(number, limit.integer)
+      if not ok then
+        return nil, ("%s must be %s or off, not %q"):format(name, what, value)
+      end
+      target[limit.wire] = number
+    end
+  end
+  if type(new.session) == "table" and next(new.session) == nil then
+    new.session = nil
+  end
+  return next(new) and new or vim.empty_dict()
+end
+
+--- The session's limits and spend in words, for :AgentBudget without arguments.
+local function budget_text(t)
+  local spend = require("agentls.render").budget_spend(t and t.budget)
+  if not spend then
+    return "no budget limits (:AgentBudget max_turns=20 max_cost_usd=1.5 sets them)"
+  end
+  return ("budget (spent of the limit): %s (:AgentBudget LIMIT=N|off changes it)"):format(spend.text)
+end
+
+--- :AgentBudget [LIMIT=N|off ...|off]: change the current session's limits (`agent/setBudget`;
+--- the limits not named stay); without arguments, show them and the spend.
+function M.budget(text)
+  text = vim.trim(text or "")
+  if text == "" then
+    return with_current("show the budget of", function(session_id)
+      state.refresh_state(session_id, function(err)
+        if err then
+          return fail(err)
+        end
+        notify(budget_text(state.transcripts[session_id]))
+      end)
+    end)
+  end
+  local _, parse_err = M.parse_budget(text, {})
+  if parse_err then
+    return notify(":AgentBudget: " .. parse_err, levels.ERROR)
+  end
+  with_session(function(session_id)
+    -- the current limits first: those not named stay as they are
+    client.request("agent/getState", { sessionId = session_id }, function(err, current)
+      if err then
+        return fail(err)
+      end
+      local limits = type(current) == "table" and type(current.budget) == "table" and current.budget.limits or {}
+      local budget = M.parse_budget(text, limits)
+      client.request("agent/setBudget", { sessionId = session_id, budget = budget }, function(set_err, result)
+        if set_err then
+          return fail(set_err)
+        end
+        local t = state.transcript(session_id)
+        if type(result) == "table" then
+          t:set_state(result)
+        end
+        state.changed(session_id)
+        notify(budget_text(t))
+      end)
+    end)
+  end)
+end
+
 --- :AgentStats: the session's tokens, cost and context (the panel's winbar shows them too).
 function M.stats()
   with_current("show the figures of", function(session_id)

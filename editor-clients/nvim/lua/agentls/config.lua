@@ -25,6 +25,10 @@ local M = {}
 ---@field root_dir string|fun(): string the workspace: sessions' cwd; buffers under it are synchronised
 ---@field permissions table<string, "allow"|"ask"|"deny"|"review">? the tools' modes (initializationOptions.permissions)
 ---@field mcp_servers table? MCP servers of every session: { NAME = { command = ..., args = {...} } | { type = "http", url = ... } } (initializationOptions.mcpServers)
+---@field sandbox {mode: "off"|"workspace-write"|"read-only", network: boolean?, writable_roots: string[]?, fallback: "refuse"|"unconfined"?}?
+---       the kernel-enforced sandbox of the agent's bash in new sessions (initializationOptions.sandbox)
+---@field budget {max_cost_usd: number?, max_turns: integer?, max_tokens: integer?, session: table?}? the spending
+---       limits of each run (and under `session`, of each session as a whole) (initializationOptions.budget)
 ---@field init_options table other initializationOptions (dataDir, fauxScript, systemPrompt, ...)
 ---@field demo boolean the bundled demo on the offline faux model, no configuration needed: it
 ---       reads the workspace's README.md, then answers (initializationOptions.demo, as `agentls chat --demo`)
@@ -50,6 +54,8 @@ M.defaults = {
   end,
   permissions = nil,
   mcp_servers = nil,
+  sandbox = nil,
+  budget = nil,
   init_options = {},
   demo = false,
   prompt_when_busy = "steer",
@@ -124,6 +130,22 @@ local PERMISSION_MODES = { "allow", "ask", "deny", "review" }
 local FREE_FORM = { cmd = true, socket = true, cmd_env = true, model = true, root_dir = true, permissions = true,
   mcp_servers = true, init_options = true }
 
+--- The keys of the options that are nil by default but whose keys are checked (`sandbox`, `budget`).
+local LIMIT_KEYS = { max_cost_usd = true, max_turns = true, max_tokens = true }
+local NESTED = {
+  sandbox = { mode = true, network = true, writable_roots = true, fallback = true },
+  budget = vim.tbl_extend("force", LIMIT_KEYS, { session = LIMIT_KEYS }),
+}
+
+M.SANDBOX_MODES = { "off", "workspace-write", "read-only" }
+M.SANDBOX_FALLBACKS = { "refuse", "unconfined" }
+--- The budget's limits: the setup{} key, its name on the wire, and whether it counts whole units.
+M.BUDGET_LIMITS = {
+  { key = "max_cost_usd", wire = "maxCostUsd", integer = false },
+  { key = "max_turns", wire = "maxTurns", integer = true },
+  { key = "max_tokens", wire = "maxTokens", integer = true },
+}
+
 --- The number of single-character edits between `a` and `b` (Levenshtein).
 local function distance(a, b)
   local row = {}
@@ -142,7 +164,7 @@ local function distance(a, b)
 end
 
 --- The key of `known` closest to `key`, if one is close enough to be a typo of it.
-local function closest(key, known)
+function M.closest(key, known)
   local best, best_distance
   for name in pairs(known) do
     local d = distance(key:lower(), name:lower())
@@ -159,7 +181,7 @@ local function unknown_keys(opts, defaults, prefix, warnings)
   for key, value in pairs(opts) do
     local name = prefix .. tostring(key)
     if type(key) ~= "string" or defaults[key] == nil then
-      local guess = type(key) == "string" and closest(key, defaults)
+      local guess = type(key) == "string" and M.closest(key, defaults)
       local known = vim.tbl_keys(defaults)
       table.sort(known)
       warnings[#warnings + 1] = guess and ("unknown option %s (did you mean %s%s?)"):format(name, prefix, guess)
@@ -177,7 +199,8 @@ end
 ---@return boolean ok, string? error, string[] warnings
 function M.set(opts)
   opts = opts or {}
-  local warnings = unknown_keys(opts, vim.tbl_extend("keep", vim.deepcopy(M.defaults), FREE_FORM), "", {})
+  local known = vim.tbl_extend("keep", vim.deepcopy(M.defaults), FREE_FORM, NESTED)
+  local warnings = unknown_keys(opts, known, "", {})
   local merged = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), opts)
   if opts.cmd ~= nil then -- a list replaces the default list rather than merging into it
     merged.cmd = vim.deepcopy(type(opts.cmd) == "string" and { opts.cmd } or opts.cmd)
@@ -213,6 +236,16 @@ function M.set(opts)
       end
     end
   end
+  local ok_sandbox, sandbox_err = M.check_sandbox(merged.sandbox)
+  if not ok_sandbox then
+    return false, sandbox_err
+  end
+  for _, limits in ipairs({ { merged.budget, "budget" }, { type(merged.budget) == "table" and merged.budget.session, "budget.session" } }) do
+    local ok_budget, budget_err = M.check_limits(limits[1], limits[2])
+    if not ok_budget then
+      return false, budget_err
+    end
+  end
   if type(merged.per_user_server) ~= "boolean" then
     return false, "per_user_server must be true or false"
   end
@@ -236,6 +269,85 @@ function M.set(opts)
   end
   M.options = merged
   return true, nil, warnings
+end
+
+--- Whether `sandbox` (setup{}'s) is valid; else the error naming the bad field.
+function M.check_sandbox(sandbox)
+  if sandbox == nil then
+    return true
+  end
+  if type(sandbox) ~= "table" then
+    return false, 'sandbox must be a table, e.g. { mode = "workspace-write" }'
+  end
+  if not vim.tbl_contains(M.SANDBOX_MODES, sandbox.mode) then
+    return false, ('sandbox.mode must be "off", "workspace-write" or "read-only", not %s'):format(vim.inspect(sandbox.mode))
+  end
+  if sandbox.network ~= nil and type(sandbox.network) ~= "boolean" then
+    return false, "sandbox.network must be true or false"
+  end
+  local roots = sandbox.writable_roots
+  if roots ~= nil and (type(roots) ~= "table" or not vim.islist(roots) or #vim.tbl_filter(function(root)
+    return type(root) ~= "string" or root == ""
+  end, roots) > 0) then
+    return false, 'sandbox.writable_roots must be a list of folders, e.g. { ".git", "/tmp/cache" }'
+  end
+  if sandbox.fallback ~= nil and not vim.tbl_contains(M.SANDBOX_FALLBACKS, sandbox.fallback) then
+    return false, ('sandbox.fallback must be "refuse" or "unconfined", not %s'):format(vim.inspect(sandbox.fallback))
+  end
+  return true
+end
+
+--- Whether `value` is a valid limit (`integer`: a whole number), else why not.
+function M.check_limit(value, integer)
+  if type(value) ~= "number" or value ~= value or value <= 0 or value == math.huge then
+    return false, "a positive number"
+  end
+  if integer and value ~= math.floor(value) then
+    return false, "a positive whole number"
+  end
+  return true
+end
+
+--- Whether the limits `limits` (setup{}'s `budget`, or its `session`) are valid; else the error.
+function M.check_limits(limits, name)
+  if limits == nil then
+    return true
+  end
+  if type(limits) ~= "table" then
+    return false, ("%s must be a table, e.g. { max_turns = 20, max_cost_usd = 1.5 }"):format(name)
+  end
+  for _, limit in ipairs(M.BUDGET_LIMITS) do
+    local value = limits[limit.key]
+    if value ~= nil then
+      local ok, what = M.check_limit(value, limit.integer)
+      if not ok then
+        return false, ("%s.%s must be %s, not %s"):format(name, limit.key, what, vim.inspect(value))
+      end
+    end
+  end
+  return true
+end
+
+--- setup{}'s limits as the protocol's (`max_turns` → `maxTurns`, `session` too).
+function M.wire_budget(limits)
+  local wire = {}
+  for _, limit in ipairs(M.BUDGET_LIMITS) do
+    wire[limit.wire] = limits[limit.key]
+  end
+  if type(limits.session) == "table" then
+    wire.session = M.wire_budget(limits.session)
+  end
+  return wire
+end
+
+--- setup{}'s sandbox as the protocol's `{mode, network, writableRoots, fallback}`.
+function M.wire_sandbox(sandbox)
+  return {
+    mode = sandbox.mode,
+    network = sandbox.network,
+    writableRoots = sandbox.writable_roots and vim.deepcopy(sandbox.writable_roots) or nil,
+    fallback = sandbox.fallback,
+  }
 end
 
 --- The command Neovim starts: `cmd`, or with `per_user_server` the stdio bridge to the

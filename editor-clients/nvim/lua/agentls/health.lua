@@ -122,6 +122,65 @@ local function report_models(ask)
   end
 end
 
+--- The sandbox of the agent's bash (`agent/getState`'s `sandbox`): its mode, network, writable
+--- and read-only folders, status and reason; a warning when the kernel refuses it (the agent's
+--- commands do not run) or it runs unconfined.
+function M.report_sandbox(sandbox, which)
+  if type(sandbox) ~= "table" or type(sandbox.status) ~= "string" then
+    health.info(("sandbox (%s): not reported by the server"):format(which))
+    return
+  end
+  local visible = require("agentls.util").visible
+  local function list(paths)
+    local shown = {}
+    for _, path in ipairs(type(paths) == "table" and paths or {}) do
+      shown[#shown + 1] = visible(tostring(path), true)
+    end
+    return #shown > 0 and table.concat(shown, ", ") or "none"
+  end
+  local mode = visible(tostring(sandbox.mode), true)
+  if sandbox.status == "off" then
+    health.info(("sandbox (%s): off: the agent's bash runs unconfined (setup{ sandbox = { mode = "
+      .. '"workspace-write" } } confines it)'):format(which))
+    return
+  end
+  local head = ("sandbox (%s): mode %s, network %s, status %s"):format(which, mode, sandbox.network and "on" or "off",
+    visible(sandbox.status, true))
+  local reason = type(sandbox.reason) == "string" and visible(sandbox.reason, true) or nil
+  if sandbox.status == "enforced" then
+    health.ok(head)
+  elseif sandbox.status == "refused" then
+    health.warn(head .. (reason and (": " .. reason) or ""), {
+      "the agent's bash commands do not run: this kernel cannot enforce the sandbox",
+      'turn it off (setup{ sandbox = { mode = "off" } }), or let commands run unconfined where it cannot be '
+        .. 'enforced (sandbox.fallback = "unconfined")',
+    })
+  elseif sandbox.status == "unconfined" then
+    health.warn(head .. (reason and (": " .. reason) or ""), {
+      "the agent's bash commands run unconfined (sandbox.fallback = \"unconfined\"): this kernel cannot enforce it",
+    })
+  else
+    health.info(head .. (reason and (": " .. reason) or ""))
+  end
+  health.info(("sandbox writable roots: %s"):format(list(sandbox.writableRoots)))
+  if type(sandbox.readOnly) == "table" and #sandbox.readOnly > 0 then
+    health.info(("sandbox read-only: %s"):format(list(sandbox.readOnly)))
+  end
+  if sandbox.fallback then
+    health.info(("sandbox fallback: %s"):format(visible(tostring(sandbox.fallback), true)))
+  end
+end
+
+--- The budget's limits and spend (`agent/getState`'s `budget`).
+function M.report_budget(budget, which)
+  local spend = require("agentls.render").budget_spend(budget)
+  if not spend then
+    health.info(("budget (%s): no limits (setup{ budget = { max_turns = 20 } } or :AgentBudget set them)"):format(which))
+    return
+  end
+  health.info(("budget (%s): %s (spent of the limit)"):format(which, spend.text))
+end
+
 --- The project instructions and `/` commands of `session_id`.
 local function report_session(ask, session_id, which)
   local state, err = ask("agent/getState", { sessionId = session_id })
@@ -136,6 +195,8 @@ local function report_session(ask, session_id, which)
   else
     health.ok(("context files (%s): %s"):format(which, table.concat(files, ", ")))
   end
+  M.report_sandbox(state.sandbox, which)
+  M.report_budget(state.budget, which)
   local listing, list_err = ask("agent/listCommands", { sessionId = session_id })
   if not listing then
     health.warn("agent/listCommands failed: " .. list_err)

@@ -19,22 +19,78 @@ M.default_options = {
   { id = "reject", label = "Reject" },
 }
 
+--- The question's kind: "tool" (may this call run?), "sandbox" (run a call the sandbox denied
+--- once outside it?) or "budget" (go on though the run reached its budget?).
+function M.kind(params)
+  local kind = type(params) == "table" and params.kind or nil
+  return (kind == "sandbox" or kind == "budget") and kind or "tool"
+end
+
+--- The outcomes that say yes to a question of each kind (the panel's allow key answers them).
+M.ALLOWING = { tool = "allowOnce", sandbox = "runUnsandboxed", budget = "raiseBudget" }
+
+--- The option of `params` whose id is `id` (from the request), if offered.
+function M.option(params, id)
+  for _, option in ipairs(type(params) == "table" and type(params.options) == "table" and params.options or {}) do
+    if type(option) == "table" and option.id == id then
+      return option
+    end
+  end
+  return nil
+end
+
+--- The sandbox question's parts: the command and the lines of what the sandbox may have
+--- denied (from its title, after "Run it once outside the sandbox?"), written out on one line each.
+function M.sandbox_parts(params)
+  local args = type(params.args) == "table" and params.args or {}
+  local command = util.visible(type(args.command) == "string" and args.command or "?", true)
+  local title = type(params.title) == "string" and params.title or ""
+  local marker = "Run it once outside the sandbox?"
+  local at = title:find(marker, 1, true)
+  local note = {}
+  if at then
+    for line in title:sub(at + #marker):gmatch("[^\n]+") do
+      if vim.trim(line) ~= "" then
+        note[#note + 1] = util.visible(line, true)
+      end
+    end
+  end
+  return command, note
+end
+
+--- The budget question's detail: "limit: 2 turns (this run) · used: 2 turns".
+function M.budget_detail(params)
+  local transcript = require("agentls.transcript")
+  local usage = transcript.budget_usage(params.budget) or transcript.budget_usage(params.args)
+  if not usage then
+    return nil
+  end
+  return ("limit: %s (%s) · used: %s"):format(transcript.budget_amount(usage.kind, usage.limit),
+    usage.scope == "session" and "the session" or "this run", transcript.budget_amount(usage.kind, usage.used))
+end
+
 --- The questions waiting, by toolCallId: {params, resolve = fun(outcome), done, order}.
 ---@type table<string, table>
 M.pending = {}
 local asked = 0 -- questions asked so far: their order
 
---- Whether `params` is the project trust question (a folder's files, its `.mcp.json` servers):
---- it has no tool row; the panel shows it in a row of its own.
+--- Whether `params` is the project trust question (a folder's files, its `.mcp.json` servers).
 function M.is_trust(params)
   return type(params) == "table" and params.toolName == "mcp"
 end
 
---- The trust questions of `session_id` waiting, oldest first: {id, params}.
+--- Whether the question has no tool row (the trust question; the budget question, whose
+--- toolCallId is the run's id): the panel shows it in a row of its own.
+function M.has_own_row(params)
+  return M.is_trust(params) or M.kind(params) == "budget"
+end
+
+--- The questions of `session_id` with rows of their own (trust, budget) waiting, oldest first:
+--- {id, params}.
 function M.trust_questions(session_id)
   local questions = {}
   for id, question in pairs(M.pending) do
-    if M.is_trust(question.params) and question.params.sessionId == session_id then
+    if M.has_own_row(question.params) and question.params.sessionId == session_id then
       questions[#questions + 1] = { id = id, params = question.params, order = question.order }
     end
   end
@@ -52,6 +108,15 @@ local function prompt(params)
   if params.toolName == "mcp" then
     return ("agentls: %s (trusted for this folder until the commands change; :AgentMcp lists them)"):format(title)
   end
+  local kind = M.kind(params)
+  if kind == "sandbox" then
+    local command, note = M.sandbox_parts(params)
+    local denied = #note > 0 and (" · " .. table.concat(note, " · ")) or ""
+    return ("agentls: run it once OUTSIDE the sandbox, unconfined? The sandbox denied: %s%s"):format(command, denied)
+  elseif kind == "budget" then
+    local detail = M.budget_detail(params)
+    return ("agentls: %s%s"):format(title, detail and (" (" .. detail .. ")") or "")
+  end
   return ("agentls: %s"):format(title)
 end
 
@@ -63,7 +128,8 @@ function M.panel_notice(params, hint)
     local folder = type(params.args) == "table" and type(params.args.folder) == "string" and params.args.folder or "?"
     return ("agentls: trust %s? The panel's trust row says what it runs; %s"):format(util.visible(folder, true), hint)
   end
-  return ("%s (the panel's tool row, %s)"):format(prompt(params), hint)
+  local row = M.kind(params) == "budget" and "budget row" or "tool row"
+  return ("%s (the panel's %s, %s)"):format(prompt(params), row, hint)
 end
 
 --- An answer as a picker lists it.
@@ -77,11 +143,17 @@ function M.only_pending()
   return #ids == 1 and ids[1] or nil
 end
 
---- Answer the question of tool call `id` (from the panel): true if one was waiting.
+--- Answer the question of tool call `id` (from the panel): true if one was waiting. The allow
+--- key's "allowOnce" answers a sandbox or budget question with its yes (runUnsandboxed,
+--- raiseBudget).
 function M.answer(id, outcome)
   local question = M.pending[id]
   if not question then
     return false
+  end
+  local yes = M.ALLOWING[M.kind(question.params)]
+  if outcome == "allowOnce" and yes ~= "allowOnce" and M.option(question.params, yes) then
+    outcome = yes
   end
   question.resolve(outcome)
   return true
@@ -122,7 +194,9 @@ function M.on_cancel(id)
   for _, question in pairs(M.pending) do
     if id ~= nil and question.request_id == id then
       question.resolve("reject") -- the server takes no answer to a request it cancelled
-      local what = M.is_trust(question.params) and "trust" or util.visible(question.params.toolName or "?", true)
+      local kind = M.kind(question.params)
+      local what = M.is_trust(question.params) and "trust" or kind ~= "tool" and kind
+        or util.visible(question.params.toolName or "?", true)
       util.notify(("the %s question was withdrawn: answered in another client, or its call ended"):format(what))
       return true
     end

@@ -245,7 +245,19 @@ function Builder:tool_row(tool, opts)
   self:hl(#head, #head + #name, "AgentlsToolName")
   self:hl(#line + 2, -1, group)
   if status == "asking" then
-    local question = require("agentls.permissions").pending[tool.id]
+    local permissions = require("agentls.permissions")
+    local question = permissions.pending[tool.id]
+    if question and permissions.kind(question.params) == "sandbox" then
+      local command, note = permissions.sandbox_parts(question.params)
+      self:line("    ⚠ the sandbox denied it; run it once OUTSIDE the sandbox, unconfined?", "AgentlsSandboxRefused")
+      self:target(tool)
+      self:line("      command: " .. command, "AgentlsToolAsking")
+      self:target(tool)
+      for _, line in ipairs(note) do
+        self:line("      " .. line, "AgentlsToolOutput")
+        self:target(tool)
+      end
+    end
     self:line("    " .. M.permission_hint(opts, question and question.params), "AgentlsToolAsking")
     self:target(tool)
   end
@@ -286,6 +298,19 @@ function M.permission_hint(opts, params)
     for _, option in ipairs(params.options) do
       offered[option.id] = option.label or option.id
     end
+  end
+  local kind = require("agentls.permissions").kind(params)
+  if kind ~= "tool" and offered then
+    -- a sandbox or budget question: its yes on the allow key, its no on the reject key, in the
+    -- request's words
+    for _, option in ipairs(params.options) do
+      local key = option.id == "reject" and keys.reject or option.id ~= "reject" and keys.allow_once
+      if key then
+        local label = require("agentls.util").visible(option.label or option.id, true)
+        parts[#parts + 1] = key .. " " .. (option.id == "runUnsandboxed" and label:gsub("outside", "OUTSIDE") or label)
+      end
+    end
+    return #parts > 0 and ("waiting for you: " .. table.concat(parts, " · ")) or "waiting for you"
   end
   local trust = type(params) == "table" and params.toolName == "mcp"
   local choices = {
@@ -578,6 +603,11 @@ function M.footer(transcript, pending, reviews, questions, opts)
     local title = visible(question.params.title or "Trust this folder?", true)
     b:line(("%s %s"):format(M.icons.asking, title), "AgentlsToolAsking")
     asking[#b.lines - 1] = question.id
+    local detail = require("agentls.permissions").budget_detail(question.params)
+    if require("agentls.permissions").kind(question.params) == "budget" and detail then
+      b:line("    " .. detail, "AgentlsToolAsking")
+      asking[#b.lines - 1] = question.id
+    end
     b:line("    " .. M.permission_hint(opts or {}, question.params), "AgentlsToolAsking")
     asking[#b.lines - 1] = question.id
   end
@@ -637,6 +667,16 @@ function M.winbar(transcript, pending, width)
   if transcript.thinking_level and transcript.thinking_level ~= "off" then
     add("thinking " .. transcript.thinking_level, 40)
   end
+  local sandbox = M.sandbox_badge(transcript.sandbox)
+  if sandbox then
+    add(sandbox.text, sandbox.keep, sandbox.group, sandbox.short)
+    parts[#parts].short_keep = sandbox.short_keep
+  end
+  local budget = M.budget_spend(transcript.budget)
+  if budget then
+    add(budget.text, 45, budget.reached and "AgentlsNotice" or "AgentlsHint", budget.short)
+    parts[#parts].short_keep = 25
+  end
   for _, figure in ipairs(M.stats_parts(transcript.stats)) do
     add(figure.text, figure.keep, "AgentlsHint")
   end
@@ -644,6 +684,82 @@ function M.winbar(transcript, pending, width)
     add(attached, 60)
   end
   return require("agentls.winbar").fit(parts, width or vim.o.columns)
+end
+
+local SANDBOX_SHORT = { ["workspace-write"] = "ws", ["read-only"] = "ro" }
+
+--- The winbar's sandbox badge for `agent/getState`'s `sandbox`: `{text, short, group, keep,
+--- short_keep}`; nil when it is off (or from a server without the sandbox). Enforced: "sandbox:
+--- workspace-write, no network" ("sandbox:ws no-net"); refused (the agent's commands do not
+--- run): "sandbox refused: workspace-write"; unconfined (the fallback runs them unconfined):
+--- "unsandboxed: workspace-write not enforced". Refused and unconfined have highlights of their
+--- own and are the last to go.
+function M.sandbox_badge(sandbox)
+  if type(sandbox) ~= "table" or type(sandbox.status) ~= "string" or sandbox.status == "off" then
+    return nil
+  end
+  local visible = require("agentls.util").visible
+  local mode = visible(tostring(sandbox.mode or "?"), true)
+  local short_mode = SANDBOX_SHORT[sandbox.mode] or mode
+  if sandbox.status == "enforced" then
+    return {
+      text = ("sandbox: %s, %s"):format(mode, sandbox.network and "network" or "no network"),
+      short = ("sandbox:%s %s"):format(short_mode, sandbox.network and "net" or "no-net"),
+      group = "AgentlsSandbox",
+      keep = 85,
+      short_keep = 50,
+    }
+  elseif sandbox.status == "refused" then
+    return { text = "sandbox refused: " .. mode, short = "sandbox refused", group = "AgentlsSandboxRefused", keep = 95,
+      short_keep = 50 }
+  elseif sandbox.status == "unconfined" then
+    return { text = ("unsandboxed: %s not enforced"):format(mode), short = "unsandboxed", group = "AgentlsSandboxUnconfined",
+      keep = 95, short_keep = 50 }
+  end
+  return { text = "sandbox: " .. visible(sandbox.status, true), group = "AgentlsHint", keep = 50 }
+end
+
+local BUDGET_ORDER = { { "maxCostUsd", "costUsd" }, { "maxTurns", "turns" }, { "maxTokens", "tokens" } }
+
+--- A limit's spend: "$0.12/$1.00", "3/10 turns", "1.2k/50.0k tokens".
+function M.spend_text(kind, used, limit)
+  local amount = require("agentls.transcript").budget_amount
+  if kind == "maxCostUsd" then
+    return amount(kind, used) .. "/" .. amount(kind, limit)
+  end
+  return amount(kind, used):match("^%S+") .. "/" .. amount(kind, limit)
+end
+
+--- The winbar's spend against the budget (`agent/getState`'s `budget`): `{text, short, reached}`,
+--- "$0.12/$1.00 3/10 turns" (the run's limits against what the current or last run spent, then
+--- "session …" against the session's); `short`: the limit nearest to being reached. nil
+--- without limits.
+function M.budget_spend(budget)
+  if type(budget) ~= "table" or type(budget.limits) ~= "table" then
+    return nil
+  end
+  local texts, reached, nearest, nearest_ratio = {}, false, nil, -1
+  local scopes = { { "", budget.limits, budget.run }, { "session ", budget.limits.session, budget.session } }
+  for _, scope in ipairs(scopes) do
+    local limits, spent = scope[2], type(scope[3]) == "table" and scope[3] or {}
+    for _, kind in ipairs(BUDGET_ORDER) do
+      local limit = type(limits) == "table" and tonumber(limits[kind[1]]) or nil
+      if limit and limit > 0 then
+        local used = tonumber(spent[kind[2]]) or 0
+        local text = scope[1] .. M.spend_text(kind[1], used, limit)
+        texts[#texts + 1] = text
+        reached = reached or used >= limit
+        if used / limit > nearest_ratio then
+          nearest, nearest_ratio = text, used / limit
+        end
+      end
+    end
+  end
+  if #texts == 0 then
+    return nil
+  end
+  local text = table.concat(texts, " ")
+  return { text = text, short = #texts > 1 and nearest or nil, reached = reached }
 end
 
 --- 12345 as "12.3k", 1234567 as "1.2M".

@@ -272,6 +272,8 @@ M.on_event = session_notification(function(t, params)
   if type(event) == "table" and event.type == "tool_execution_end" then
     require("agentls.review").tool_ended(params.sessionId, event.toolCallId)
     require("agentls.permissions").drop(event.toolCallId)
+  elseif type(event) == "table" and event.type == "turn_end" then
+    M.refresh_state(params.sessionId) -- the spend against the budget, turn by turn
   end
 end, "AgentlsEvent")
 
@@ -303,7 +305,11 @@ function M.notify_finished(params)
   local reason = params.stopReason or "stop"
   local session = params.sessionId:sub(1, 8)
   local text, level
-  if reason == "error" then
+  local budget = require("agentls.transcript").budget_usage(params.budget)
+  if budget then
+    text, level = ("stopped by its budget (session %s): %s"):format(session,
+      require("agentls.transcript").budget_usage_text(budget)), vim.log.levels.WARN
+  elseif reason == "error" then
     text, level = ("the agent stopped with an error (session %s): %s"):format(session, params.errorMessage or "?"),
       vim.log.levels.ERROR
   elseif reason == "aborted" then

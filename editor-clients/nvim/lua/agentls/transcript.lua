@@ -479,6 +479,10 @@ function Transcript:settled(params)
   elseif params.stopReason == "error" and not shown then
     self:_push({ kind = "notice", level = "error", text = "Error: " .. (params.errorMessage or "unknown error") })
   end
+  self.budget_stop = M.budget_usage(params.budget)
+  if self.budget_stop then
+    self:_push({ kind = "notice", level = "warn", text = M.budget_notice(self.budget_stop) })
+  end
   self:_changed()
 end
 
@@ -526,6 +530,10 @@ function Transcript:set_state(state)
   self.thinking_level = type(state.thinkingLevel) == "string" and state.thinkingLevel or nil
   self.permission_preset = type(state.permissionPreset) == "string" and state.permissionPreset or nil
   self.permission_presets = type(state.permissionPresets) == "table" and state.permissionPresets or {}
+  -- the sandbox in force for the agent's bash and the spend against the budget (nil from a
+  -- server without them)
+  self.sandbox = type(state.sandbox) == "table" and state.sandbox or nil
+  self.budget = type(state.budget) == "table" and state.budget or nil
   if state.queue then
     self:set_queue(state.queue)
   end
@@ -582,6 +590,44 @@ end
 
 function Transcript:add_notice(level, text)
   self:_push({ kind = "notice", level = level, text = text })
+end
+
+local BUDGET_KINDS = { maxCostUsd = true, maxTokens = true, maxTurns = true }
+
+--- `agent/settled`'s `budget` (`{kind, scope, limit, used}`: the limit that stopped the run), if valid.
+function M.budget_usage(value)
+  if type(value) ~= "table" or not BUDGET_KINDS[value.kind] or type(value.limit) ~= "number"
+    or type(value.used) ~= "number" then
+    return nil
+  end
+  return { kind = value.kind, scope = value.scope == "session" and "session" or "run", limit = value.limit, used = value.used }
+end
+
+--- An amount of a limit's kind: "$1.00", "2 turns", "12.3k tokens".
+function M.budget_amount(kind, value)
+  if kind == "maxCostUsd" then
+    return value > 0 and value < 0.01 and ("$%.4f"):format(value) or ("$%.2f"):format(value)
+  end
+  local number = value >= 1e6 and ("%.1fM"):format(value / 1e6) or value >= 1e3 and ("%.1fk"):format(value / 1e3)
+    or tostring(math.floor(value))
+  return number .. (kind == "maxTurns" and " turn" or " token") .. (value == 1 and "" or "s")
+end
+
+--- A limit and its use in words: "2 of 2 turns", "$1.02 of $1.00".
+function M.budget_usage_text(usage)
+  if usage.kind == "maxCostUsd" then
+    return ("%s of %s"):format(M.budget_amount(usage.kind, usage.used), M.budget_amount(usage.kind, usage.limit))
+  end
+  local used = M.budget_amount(usage.kind, usage.used):match("^(%S+)")
+  return ("%s of %s"):format(used, M.budget_amount(usage.kind, usage.limit))
+end
+
+--- The transcript's notice of a run a budget stopped.
+function M.budget_notice(usage)
+  local what = usage.scope == "session" and "the session's budget" or "the run's budget"
+  local next_step = usage.scope == "session" and "raise the session's limit (:AgentBudget session.LIMIT=N) to go on"
+    or ":AgentContinue goes on (a new run, with a budget of its own); :AgentBudget changes the limits"
+  return ("Stopped by %s: %s. %s."):format(what, M.budget_usage_text(usage), next_step)
 end
 
 M.Transcript = Transcript
