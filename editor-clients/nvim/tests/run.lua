@@ -14,8 +14,8 @@
 local here = vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":p")))
 package.path = here .. "/?.lua;" .. package.path
 
---- In this order: health's first :checkhealth needs a Neovim without a server, and review
---- leaves the server in the review mode.
+--- In this order: health's first :checkhealth needs a Neovim without a server, review
+--- leaves the server in the review mode, and safety restarts it with options of its own.
 local FEATURES = {
   "health",
   "runs",
@@ -30,6 +30,7 @@ local FEATURES = {
   "changes",
   "review",
   "setup",
+  "safety",
 }
 
 local h = require("helpers")

@@ -240,7 +240,7 @@ function M.set(opts)
   if not ok_sandbox then
     return false, sandbox_err
   end
-  for _, limits in ipairs({ { merged.budget, "budget" }, { type(merged.budget) == "table" and merged.budget.session, "budget.session" } }) do
+  for _, limits in ipairs({ { merged.budget, "budget" }, { type(merged.budget) == "table" and merged.budget.session or nil, "budget.session" } }) do
     local ok_budget, budget_err = M.check_limits(limits[1], limits[2])
     if not ok_budget then
       return false, budget_err
@@ -299,11 +299,9 @@ end
 
 --- Whether `value` is a valid limit (`integer`: a whole number), else why not.
 function M.check_limit(value, integer)
-  if type(value) ~= "number" or value ~= value or value <= 0 or value == math.huge then
-    return false, "a positive number"
-  end
-  if integer and value ~= math.floor(value) then
-    return false, "a positive whole number"
+  if type(value) ~= "number" or value ~= value or value <= 0 or value == math.huge
+    or (integer and value ~= math.floor(value)) then
+    return false, integer and "a positive whole number" or "a positive number"
   end
   return true
 end

@@ -281,6 +281,13 @@ function M.ask(params)
       end)
     end
     M.pending[id] = question
+    if transcript and params.sessionId == state.current and M.kind(params) ~= "tool" then
+      -- the row's lines of a sandbox or budget question come from the question: again, now
+      -- that it is registered
+      transcript:set_tool_asking(params.toolCallId, true)
+      panel.render()
+      pcall(vim.cmd.redraw)
+    end
     if M.in_panel() then
       if params.sessionId == state.current and not panel.is_open() then
         panel.open(false)

@@ -674,7 +674,7 @@ function M.winbar(transcript, pending, width)
   end
   local budget = M.budget_spend(transcript.budget)
   if budget then
-    add(budget.text, 45, budget.reached and "AgentlsNotice" or "AgentlsHint", budget.short)
+    add(budget.text, 82, budget.reached and "AgentlsNotice" or "AgentlsHint", budget.short)
     parts[#parts].short_keep = 25
   end
   for _, figure in ipairs(M.stats_parts(transcript.stats)) do
@@ -707,7 +707,7 @@ function M.sandbox_badge(sandbox)
       short = ("sandbox:%s %s"):format(short_mode, sandbox.network and "net" or "no-net"),
       group = "AgentlsSandbox",
       keep = 85,
-      short_keep = 50,
+      short_keep = 30,
     }
   elseif sandbox.status == "refused" then
     return { text = "sandbox refused: " .. mode, short = "sandbox refused", group = "AgentlsSandboxRefused", keep = 95,
