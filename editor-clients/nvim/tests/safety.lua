@@ -23,6 +23,12 @@ local state = require("agentls.state")
 
 local test, wait, expect = h.test, h.wait, h.expect
 
+-- Neovim's own width (review.lua leaves the editor at 160 columns: a tab that :checkhealth
+-- opens would draw a tabline wider than the grid of 80)
+if vim.o.columns ~= 80 then
+  h.resize(80)
+end
+
 --- Stop the server, then setup{} with the suite's options and `extra` (the next command starts
 --- a server with them).
 local function restart(extra)
@@ -55,20 +61,18 @@ local function wide_winbar_shows(session, text, what)
   end
 end
 
---- The panel's winbar once `predicate(winbar)` holds (re-rendered while waiting).
+--- The panel's winbar of the current session, fitted to 64 columns (the panel's width in an
+--- editor of 160, as h.at_widths makes it: room for the model, the badge and the spend), once
+--- `predicate(winbar)` holds. (The editor is not resized here: with the tabs an earlier
+--- feature leaves, Neovim would draw a tabline wider than its grid.)
 local function winbar_when(predicate, what)
   panel.open(false)
-  -- a wider editor, as h.at_widths makes it: the panel's winbar has room for the model, the
-  -- badge and the spend
-  local columns = vim.o.columns
-  h.resize(160)
   local bar
   local ok = vim.wait(5000, function()
     panel.render()
-    bar = vim.wo[panel.windows()[1]].winbar
+    bar = require("agentls.render").winbar(state.current_transcript(), {}, 64)
     return predicate(bar)
   end, 10)
-  h.resize(columns)
   if not ok then
     error(("timed out waiting for %s: %s"):format(what, bar), 2)
   end

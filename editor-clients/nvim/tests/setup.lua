@@ -29,7 +29,7 @@ test("an unknown setup{} key is warned about, naming the closest valid key; the 
   expect(h.noted("unknown option panel.widht (did you mean panel.width?)", warn), vim.inspect(h.notes))
   expect(h.noted("unknown option panel.keymaps.allow_onse (did you mean panel.keymaps.allow_once?)", warn))
   expect(h.noted("unknown option prompt_when_bussy (did you mean prompt_when_busy?)", warn), vim.inspect(h.notes))
-  expect(h.noted("unknown option frobnicate (the options: cmd, ", warn), vim.inspect(h.notes))
+  expect(h.noted("unknown option frobnicate (the options: budget, cmd, ", warn), vim.inspect(h.notes))
   expect(config.options.panel.redraw_ms == 10, "the valid options apply")
   h.notes = {}
   require("agentls").setup(vim.tbl_extend("force", h.setup_opts, {
