@@ -168,6 +168,22 @@ export class Transcript {
     return true;
   }
 
+  /**
+   * The budget's question about the run `runId` (it reached a limit): a card of its own at the
+   * end of the transcript, with `title`, `detail` (the limit and its use) and the answers.
+   */
+  askBudget(runId: string, title: string, detail: string | undefined, choices: PermissionChoice[]): void {
+    this.put({ kind: 'budget', id: `budget:${runId}`, runId, title, ...(detail ? { detail } : {}), question: choices });
+  }
+
+  /** The budget's question was answered with `label` (`''`: not answered, cancelled): the card keeps the answer, no buttons. */
+  budgetAnswered(runId: string, label: string): void {
+    const row = this.byId.get(`budget:${runId}`);
+    if (row?.kind !== 'budget') return;
+    const { question: _answered, ...rest } = row;
+    this.put({ ...rest, answer: label });
+  }
+
   /** A call's change waits for review (`true`) or was answered (`false`). */
   setAwaitingReview(toolCallId: string, open: boolean): void {
     const row = this.toolRows.get(toolCallId);
@@ -277,6 +293,10 @@ export class Transcript {
             return `[branch summary] ${row.summary}`;
           case 'notice':
             return `! ${row.text}`;
+          case 'budget':
+            return `[budget] ${row.title}${row.detail ? ` (${row.detail})` : ''}${
+              row.question ? ` [${row.question.map((choice) => choice.label).join(' | ')}]` : row.answer ? ` -> ${row.answer}` : ''
+            }`;
           case 'custom':
             return `(${row.role}) ${row.text}`;
         }
