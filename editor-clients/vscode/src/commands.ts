@@ -8,7 +8,8 @@ import { addSelection } from './editorContext';
 import { formatTokens, modelLabels } from './format';
 import { showMcpServers } from './mcpCommands';
 import { parsePromptInput } from './promptInput';
-import { THINKING_LEVELS, type ThinkingLevel } from './protocol';
+import { type BudgetKind, THINKING_LEVELS, type ThinkingLevel } from './protocol';
+import { budgetView, budgetWith, LIMIT_WORDS, limitText, parseLimit, spendText } from './safety';
 import type { SessionController } from './session';
 
 export interface CommandContext {
@@ -140,6 +141,50 @@ async function selectThinkingLevel(ctx: CommandContext): Promise<void> {
   if (pick) await c.setThinkingLevel(pick.label as ThinkingLevel);
 }
 
+/**
+ * Agent: Set Budget…: the current session's limits (`agent/setBudget`), one input box per limit
+ * of a run (dollars, turns, tokens), each prefilled with the limit in force and validated; empty
+ * is no limit, Escape changes nothing. The session's own limits stay as they are. They apply
+ * from the next check on, the running run's included.
+ */
+async function setBudget(ctx: CommandContext): Promise<void> {
+  const c = ctx.controller;
+  await c.ensureSession();
+  await c.refreshState();
+  const state = c.budget;
+  if (!state) {
+    void vscode.window.showInformationMessage('agentls: this agentls server has no budgets (agent/setBudget): update it.');
+    return;
+  }
+  const kinds: BudgetKind[] = ['maxCostUsd', 'maxTurns', 'maxTokens'];
+  const spent = { maxCostUsd: state.run.costUsd, maxTurns: state.run.turns, maxTokens: state.run.tokens };
+  const entered: Partial<Record<BudgetKind, number | null>> = {};
+  for (const [index, kind] of kinds.entries()) {
+    const limit = state.limits[kind];
+    const words = LIMIT_WORDS[kind];
+    const text = await vscode.window.showInputBox({
+      title: `Agent: Set Budget (${index + 1}/${kinds.length}): ${words.name}`,
+      prompt:
+        `Each run's limit in ${words.name}; empty: no limit. ` +
+        (limit ? `Now: ${spendText(kind, spent[kind], limit)} (the current or last run).` : `Now: no limit (the current or last run: ${spent[kind]}).`),
+      placeHolder: `no limit (e.g. ${words.example})`,
+      value: limitText(limit),
+      ignoreFocusOut: true,
+      validateInput: (value) => {
+        const parsed = parseLimit(kind, value);
+        return 'error' in parsed ? parsed.error : undefined;
+      },
+    });
+    if (text === undefined) return; // Escape: nothing changes
+    const parsed = parseLimit(kind, text);
+    if ('error' in parsed) throw new Error(parsed.error);
+    entered[kind] = parsed.value;
+  }
+  await c.setBudget(budgetWith(state.limits, entered));
+  const shown = budgetView(c.budget);
+  vscode.window.setStatusBarMessage(`agentls: budget ${shown ? `set: ${shown.text}` : 'lifted: no limits'}`, 5000);
+}
+
 /** Agent: Show Sessions: the stored sessions of the workspace, newest first; pick one to load it. */
 export async function showSessions(ctx: CommandContext): Promise<void> {
   const c = ctx.controller;
@@ -228,6 +273,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.selectModel': () => selectModel(ctx),
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
     'agentls.cyclePermissionPreset': () => c.cyclePermissionPreset(),
+    'agentls.setBudget': () => setBudget(ctx),
     'agentls.showSessions': () => showSessions(ctx),
     'agentls.renameSession': () => renameCurrentSession(ctx),
     'agentls.switchBranch': () => switchBranch(c),
