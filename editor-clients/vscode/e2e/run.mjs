@@ -910,7 +910,8 @@ async function answerSandboxQuestion(page, { command, answer, options }) {
     card.includes('OUTSIDE the sandbox') && card.includes(command) && card.includes('Permission denied'), card);
   const answers = await row.locator('.tool-question .permission-answer').allInnerTexts();
   check(`the sandbox's card offers ${options.join(', ')}`, JSON.stringify(answers) === JSON.stringify(options), answers);
-  await row.scrollIntoViewIfNeeded();
+  // the card's top (what it says, the command), the transcript being short beside the Changes view
+  await row.locator('.tool-question').evaluate((card) => card.scrollIntoView({ block: 'start' }));
   await page.screenshot({ path: path.join(ARTIFACTS, 'sandbox-question.png') });
   await button.click();
   await button.waitFor({ state: 'hidden', timeout: 10_000 });
