@@ -1026,3 +1026,18 @@ describe('SessionController: the sandbox and the budget', () => {
     expect(c.header().budget?.text).toBe('$0.12 / $2.00 · session 1/50 turns');
   });
 });
+
+describe('Transcript: the budget card', () => {
+  it('an open card stays at the end when the transcript is drawn again from the messages; an answered one does not come back', async () => {
+    const { Transcript } = await import('../src/transcript');
+    const t = new Transcript();
+    t.askBudget('run-1', 'Go on?', undefined, [{ id: 'reject', label: 'Stop' }]);
+    t.loadMessages([{ role: 'user', content: 'hi', timestamp: 1 } as never]);
+    expect(t.rows.map((row) => row.kind)).toEqual(['user', 'budget']);
+    t.budgetAnswered('run-1', 'Stop');
+    expect(t.rows.at(-1)).toMatchObject({ kind: 'budget', answer: 'Stop' });
+    expect(t.rows.at(-1)).not.toHaveProperty('question');
+    t.loadMessages([{ role: 'user', content: 'hi', timestamp: 1 } as never]);
+    expect(t.rows.map((row) => row.kind)).toEqual(['user']);
+  });
+});
