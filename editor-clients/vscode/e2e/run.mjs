@@ -170,6 +170,8 @@ const REQUIRED = [
   'no third turn ran',
   'the transcript has the notice of the budget',
   'the header shows the spend against the budget, reached',
+  'Agent: Set Budget… changed the limits (agent/setBudget)',
+  'the header shows the spend against the new limits',
 ];
 /**
  * The live-session step (issue 27): a workspace of its own whose settings turn on the per-user
@@ -954,6 +956,36 @@ async function checkBudgetStopped(page, { spend, notice }) {
   await page.screenshot({ path: path.join(ARTIFACTS, 'budget.png') });
 }
 
+/**
+ * Agent: Set Budget… from the palette: each input box (dollars, turns, tokens) holds the limit
+ * in force (`prefilled`); `invalid` in the first shows its validation message and is not taken;
+ * then `values`, each with Enter.
+ */
+async function setBudgetFromPalette(page, { prefilled, invalid, values }) {
+  await runFromPalette(page, 'Agent: Set Budget');
+  const input = page.locator('.quick-input-widget input');
+  const seen = [];
+  for (const [index, value] of values.entries()) {
+    const box = page.locator('.quick-input-widget', { hasText: `Agent: Set Budget (${index + 1}/${values.length})` });
+    await box.waitFor({ state: 'visible', timeout: 10_000 });
+    seen.push(await input.inputValue());
+    if (index === 0) {
+      await input.fill(invalid);
+      const message = page.locator('.quick-input-widget .quick-input-message', { hasText: 'Not a number' });
+      await message.waitFor({ state: 'visible', timeout: 5_000 });
+      check(`Set Budget refuses "${invalid}" with a message`, true);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'set-budget.png') });
+      await page.keyboard.press('Enter'); // refused: the box stays
+      await sleep(200);
+      check('Enter does not take a refused value', await box.isVisible());
+    }
+    await input.fill(value);
+    await page.keyboard.press('Enter');
+  }
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+  check('Set Budget\'s boxes hold the limits in force', JSON.stringify(seen) === JSON.stringify(prefilled), seen);
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
@@ -977,6 +1009,9 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'budgetStopped') {
     await checkBudgetStopped(page, request);
     acted.safety.push('spend');
+  } else if (request.waiting === 'setBudget') {
+    await setBudgetFromPalette(page, request);
+    acted.safety.push('setBudget');
   } else if (request.waiting === 'continue') {
     await clickContinue(page);
     acted.continued = true;
@@ -1173,8 +1208,8 @@ async function main() {
       acted.permissions.length === ANSWERS.length &&
         ANSWERS.every((want, i) => (want instanceof RegExp ? want.test(acted.permissions[i]) : want === acted.permissions[i])),
       acted.permissions);
-    check('sandbox and budget in the page: the badge, (where enforced) Run once outside the sandbox, Stop on the budget\'s card, the spend and notice',
-      /^\["badge",("outside",)?"stop","spend"\]$/.test(JSON.stringify(acted.safety)), acted.safety);
+    check('sandbox and budget in the page: the badge, (where enforced) Run once outside the sandbox, Stop on the budget\'s card, the spend and notice, Agent: Set Budget',
+      /^\["badge",("outside",)?"stop","spend","setBudget"\]$/.test(JSON.stringify(acted.safety)), acted.safety);
     check('MCP in the page: Trust, the menu, Restart in the menu, Agent: MCP Servers',
       JSON.stringify(acted.mcp) === '["trust","menu","restart","palette"]', acted.mcp);
     check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);

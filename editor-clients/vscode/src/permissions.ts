@@ -15,9 +15,9 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { resolveToolPath } from './paths';
-import { permissionDetail, permissionMessage, visibleControls } from './format';
+import { visibleControls } from './format';
 import type { PermissionOutcome, RequestPermissionParams } from './protocol';
-import { budgetQuestion, questionChoices, questionKind, sandboxQuestionDetail } from './question';
+import { modalQuestion, questionChoices } from './question';
 import type { CancellationSignal } from './session';
 
 export type AskUser = (params: RequestPermissionParams, token?: CancellationSignal) => Promise<PermissionOutcome>;
@@ -41,26 +41,10 @@ export const askWithModal: AskUser = async (params) => {
     isCloseAffordance: option.id === 'reject',
     id: option.id,
   }));
-  // the sandbox's title repeats the command and the note, which the detail shows as lines
-  const message = questionKind(params) === 'sandbox' ? 'agentls: The sandbox denied a command. Run it once OUTSIDE the sandbox?' : permissionMessage(params.title);
-  const chosen = await vscode.window.showWarningMessage(message, { modal: true, detail: modalDetail(params) }, ...items);
+  const { message, detail } = modalQuestion(params);
+  const chosen = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...items);
   return chosen?.id ?? 'reject';
 };
-
-/** The modal's detail: the command (or the path), what the sandbox denied and that it runs OUTSIDE it, or the limit reached. */
-export function modalDetail(params: RequestPermissionParams): string {
-  const kind = questionKind(params);
-  if (kind === 'budget') return budgetQuestion(params).detail ?? '';
-  if (kind === 'tool') return permissionDetail(params.toolName, params.args);
-  const detail = sandboxQuestionDetail(params);
-  if (detail.kind !== 'sandbox') return '';
-  const lines = [
-    'It runs once more OUTSIDE the sandbox, unconfined: it can write anywhere you can and use the network.',
-    `$ ${detail.command}`,
-  ];
-  if (detail.denied) lines.push(detail.denied);
-  return lines.join('\n\n');
-}
 
 /**
  * The handler of `agent/requestPermission`: tells `pending` while the question is open

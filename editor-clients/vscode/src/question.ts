@@ -1,7 +1,7 @@
 /** What the inline permission card shows of the call it asks about, and the answers it offers (pure). */
 
 import { proposedDiff } from './diff';
-import { prettyArgs, visibleControls } from './format';
+import { permissionDetail, permissionMessage, prettyArgs, visibleControls } from './format';
 import type { PermissionKind, PermissionOutcome, RequestPermissionParams } from './protocol';
 import { budgetQuestionDetail, sandboxDenial } from './safety';
 import type { PermissionChoice, QuestionDetail } from './view';
@@ -88,4 +88,24 @@ export function budgetQuestion(params: Pick<RequestPermissionParams, 'title' | '
 /** The label of the question's answers on the card: what it asks. */
 export function questionLabel(detail: QuestionDetail | undefined): string {
   return detail?.kind === 'sandbox' ? 'Run it once OUTSIDE the sandbox?' : 'Allow this call?';
+}
+
+/**
+ * The modal's message and detail (`agentls.permissionPrompt: "modal"`, or a question the panel
+ * cannot show): the title on one line and the command (or the path); for the sandbox's, that
+ * the command runs OUTSIDE the sandbox, the command and what was denied, as lines; for the
+ * budget's, the limit and what was used.
+ */
+export function modalQuestion(params: RequestPermissionParams): { message: string; detail: string } {
+  const kind = questionKind(params);
+  if (kind === 'budget') return { message: permissionMessage(params.title), detail: budgetQuestion(params).detail ?? '' };
+  if (kind === 'tool') return { message: permissionMessage(params.title), detail: permissionDetail(params.toolName, params.args) };
+  // the sandbox's title repeats the command and the note, which the detail shows as lines
+  const detail = sandboxQuestionDetail(params);
+  const lines = ['It runs once more OUTSIDE the sandbox, unconfined: it can write anywhere you can and use the network.'];
+  if (detail.kind === 'sandbox') {
+    lines.push(`$ ${detail.command}`);
+    if (detail.denied) lines.push(detail.denied);
+  }
+  return { message: 'agentls: The sandbox denied a command. Run it once OUTSIDE the sandbox?', detail: lines.join('\n\n') };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BudgetState, SandboxState } from '../src/protocol';
-import { budgetQuestion, questionChoices, questionKind, questionLabel, sandboxQuestionDetail } from '../src/question';
+import { budgetQuestion, modalQuestion, questionChoices, questionKind, questionLabel, sandboxQuestionDetail } from '../src/question';
 import {
   budgetNotice,
   budgetOption,
@@ -181,6 +181,43 @@ describe('the sandbox and budget questions', () => {
     });
     expect(budgetQuestionDetail({ kind: 'maxCostUsd', scope: 'session', limit: 1, used: 1.25 })).toBe('Limit: $1.00 (the session) · used: $1.25');
     expect(budgetQuestion({ title: '' })).toEqual({ title: 'The run reached its budget. Go on?' });
+  });
+});
+
+describe('the modal (agentls.permissionPrompt: "modal")', () => {
+  const base = { sessionId: 's1', toolCallId: 'c1', toolName: 'bash', args: { command: 'touch ../x' }, options: [] };
+
+  it("the sandbox's: says it runs OUTSIDE the sandbox, the command and what was denied as lines", () => {
+    const { message, detail } = modalQuestion({
+      ...base,
+      kind: 'sandbox',
+      title: 'The sandbox denied the command: touch ../x\nRun it once outside the sandbox?\n[Denied:\n  touch: Permission denied]',
+    });
+    expect(message).toBe('agentls: The sandbox denied a command. Run it once OUTSIDE the sandbox?');
+    expect(detail.split('\n\n')).toEqual([
+      'It runs once more OUTSIDE the sandbox, unconfined: it can write anywhere you can and use the network.',
+      '$ touch ../x',
+      '[Denied:\n  touch: Permission denied]',
+    ]);
+  });
+
+  it("the budget's: its title, the limit and what was used; a tool's: the command", () => {
+    const budget = modalQuestion({
+      ...base,
+      toolCallId: 'run-1',
+      toolName: 'budget',
+      kind: 'budget',
+      title: 'The run reached its budget: 2 of 2 turns. Go on?',
+      budget: { kind: 'maxTurns', scope: 'run', limit: 2, used: 2 },
+    });
+    expect(budget).toEqual({
+      message: 'agentls: The run reached its budget: 2 of 2 turns. Go on?',
+      detail: 'Limit: 2 turns (this run) · used: 2 turns',
+    });
+    expect(modalQuestion({ ...base, title: 'Run the command: touch ../x' })).toEqual({
+      message: 'agentls: Run the command: touch ../x',
+      detail: '$ touch ../x',
+    });
   });
 });
 

@@ -196,6 +196,7 @@ const SAFETY = {
   stop: 'Stop',
   spend: '2/2 turns',
   notice: "Stopped by the run's budget: 2 of 2 turns.",
+  newSpend: '$0.00 / $1.50 · 2/5 turns',
 } as const;
 
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
@@ -222,6 +223,11 @@ type Waiting =
   | { waiting: 'budgetQuestion'; title: string; detail: string; answer: string; options: string[] }
   /** After the run the budget stopped: the header's spend shows `spend` and the transcript `notice`: screenshot. */
   | { waiting: 'budgetStopped'; spend: string; notice: string }
+  /**
+   * Agent: Set Budget… from the palette: its input boxes (dollars, turns, tokens) hold `prefilled`;
+   * `invalid` in the first shows a validation message; then `values`, each with Enter.
+   */
+  | { waiting: 'setBudget'; prefilled: string[]; invalid: string; values: string[] }
   /** A revert of the Changes view met `file` changed since: click "Revert anyway" in the modal; the view lists `listed`. */
   | { waiting: 'revertAnyway'; file: string; listed: string }
   /**
@@ -1917,6 +1923,15 @@ async function sandboxAndBudget(api: AgentExtension, rec: Recorder, folder: stri
     rec.check(step, 'the header shows the spend against the budget, reached', c.header().budget?.text === SAFETY.spend && c.header().budget?.reached === true,
       c.header().budget);
     await rec.askAndWait(api, { waiting: 'budgetStopped', spend: SAFETY.spend, notice: SAFETY.notice });
+
+    // Agent: Set Budget…: the input boxes, one refused value, then new limits
+    rec.ask({ waiting: 'setBudget', prefilled: ['', '2', ''], invalid: 'ten', values: ['1.50', '5', ''] });
+    const set = (): boolean => c.budget?.limits.maxTurns === 5 && c.budget.limits.maxCostUsd === 1.5;
+    await waitFor(api, set, 30_000, 'Agent: Set Budget').catch(() => undefined);
+    const after = (await state(api)).budget;
+    rec.check(step, 'Agent: Set Budget… changed the limits (agent/setBudget)',
+      after?.limits.maxCostUsd === 1.5 && after.limits.maxTurns === 5 && after.limits.maxTokens === undefined, after);
+    rec.check(step, 'the header shows the spend against the new limits', c.header().budget?.text === SAFETY.newSpend, c.header().budget);
   } finally {
     await restartWith('budget.maxTurns', undefined);
     await restartWith('sandbox.mode', undefined);
