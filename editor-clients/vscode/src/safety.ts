@@ -216,8 +216,9 @@ export interface BudgetSettingValues {
 
 /**
  * The `sandbox` initialization option the settings give: `undefined` when the mode is `off` (the
- * server's default) and nothing else is set, so `agentls.initializationOptions.sandbox` stays.
- * A value that is not valid is left out and named in `problems`.
+ * server's default; the other settings then do nothing, and their defaults are what VS Code
+ * reads), so `agentls.initializationOptions.sandbox` stays. A value that is not valid is left
+ * out and named in `problems`.
  */
 export function sandboxOption(values: SandboxSettingValues): { sandbox?: SandboxSettings; problems: string[] } {
   const problems: string[] = [];
@@ -243,8 +244,7 @@ export function sandboxOption(values: SandboxSettingValues): { sandbox?: Sandbox
     if (values.fallback === 'refuse' || values.fallback === 'unconfined') sandbox.fallback = values.fallback;
     else problems.push(`agentls.sandbox.fallback: ${JSON.stringify(values.fallback)} is not "refuse" or "unconfined"; left out (refuse).`);
   }
-  const onlyOff = sandbox.mode === 'off' && sandbox.network === undefined && sandbox.writableRoots === undefined && sandbox.fallback === undefined;
-  return onlyOff ? { problems } : { sandbox, problems };
+  return sandbox.mode === 'off' ? { problems } : { sandbox, problems };
 }
 
 /**

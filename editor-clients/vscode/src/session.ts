@@ -74,7 +74,6 @@ export interface CancellationSignal {
   onCancellationRequested(listener: () => void): { dispose(): void };
 }
 
-
 const EMPTY_STATS: Stats = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, contextPercent: null };
 
 export class SessionController {

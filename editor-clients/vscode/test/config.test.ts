@@ -261,10 +261,14 @@ describe('the sandbox and budget settings', () => {
   });
 
   it('the defaults (off, no limits) leave the options as they are', () => {
-    const options = initializationOptions(settings({ sandbox: { mode: 'off', writableRoots: [] }, budget: { maxTurns: 0 } }));
+    // what VS Code reads when nothing is set: the defaults of package.json
+    const defaults = { sandbox: { mode: 'off', network: false, writableRoots: [], fallback: 'refuse' }, budget: { maxCostUsd: 0, maxTurns: 0, maxTokens: 0 } };
+    const options = initializationOptions(settings(defaults));
     expect(options).not.toHaveProperty('sandbox');
     expect(options).not.toHaveProperty('budget');
     expect(initializationOptions(settings())).not.toHaveProperty('sandbox');
+    const given = { sandbox: { mode: 'workspace-write' }, budget: { maxTurns: 9 } };
+    expect(initializationOptions(settings({ ...defaults, initializationOptions: given }))).toMatchObject(given);
   });
 
   it('values that are not valid are left out and named, so the server still starts', () => {

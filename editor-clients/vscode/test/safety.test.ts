@@ -224,6 +224,7 @@ describe('the modal (agentls.permissionPrompt: "modal")', () => {
 describe('the settings and Agent: Set Budget', () => {
   it('the sandbox option: nothing for off, the mode and what is set otherwise', () => {
     expect(sandboxOption({ mode: 'off' })).toEqual({ problems: [] });
+    expect(sandboxOption({ mode: 'off', network: true, fallback: 'refuse' })).toEqual({ problems: [] }); // nothing to confine
     expect(sandboxOption({})).toEqual({ problems: [] });
     expect(sandboxOption({ mode: 'workspace-write', network: false, writableRoots: [], fallback: 'refuse' })).toEqual({
       sandbox: { mode: 'workspace-write', network: false, fallback: 'refuse' },
