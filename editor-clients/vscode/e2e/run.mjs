@@ -957,12 +957,19 @@ async function checkBudgetStopped(page, { spend, notice }) {
 }
 
 /**
- * Agent: Set Budget… from the palette: each input box (dollars, turns, tokens) holds the limit
+ * Agent: Set Budget… from the palette: each run's limits; each input box (dollars, turns, tokens) holds the limit
  * in force (`prefilled`); `invalid` in the first shows its validation message and is not taken;
  * then `values`, each with Enter.
  */
 async function setBudgetFromPalette(page, { prefilled, invalid, values }) {
   await runFromPalette(page, 'Agent: Set Budget');
+  // first which limits: each run's (2 turns, from the setting) or the whole session's (none)
+  const run = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Each run' }).first();
+  await run.waitFor({ timeout: 10_000 });
+  const scopes = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  check('Set Budget asks which limits: each run\'s (2 turns) or the whole session\'s (none)',
+    scopes.length === 2 && scopes[0].includes('2 turns') && scopes[1].includes('The whole session') && scopes[1].includes('no limits'), scopes);
+  await run.click();
   const input = page.locator('.quick-input-widget input');
   const seen = [];
   for (const [index, value] of values.entries()) {

@@ -299,16 +299,33 @@ export function limitText(value: number | undefined): string {
   return isLimit(value) ? String(value) : '';
 }
 
-/** `agent/setBudget`'s budget: the run's limits entered, the session's kept as they are. */
-export function budgetWith(current: BudgetSettings | undefined, run: Partial<Record<BudgetKind, number | null>>): BudgetSettings {
-  const budget: BudgetSettings = {};
-  for (const kind of KINDS) {
-    const value = kind in run ? run[kind] : current?.[kind];
-    if (isLimit(value)) budget[kind] = value;
-  }
-  const session = current?.session;
-  if (session && KINDS.some((kind) => isLimit(session[kind]))) {
-    budget.session = Object.fromEntries(KINDS.filter((kind) => isLimit(session[kind])).map((kind) => [kind, session[kind]]));
-  }
-  return budget;
+/**
+ * `agent/setBudget`'s budget: the limits entered for `scope` (each run's, or the whole
+ * session's; `null`: none), the other scope's kept as they are.
+ */
+export function budgetWith(
+  current: BudgetSettings | undefined,
+  entered: Partial<Record<BudgetKind, number | null>>,
+  scope: 'run' | 'session' = 'run',
+): BudgetSettings {
+  const pick = (given: BudgetLimits | undefined, changes: Partial<Record<BudgetKind, number | null>>): BudgetLimits => {
+    const limits: BudgetLimits = {};
+    for (const kind of KINDS) {
+      const value = kind in changes ? changes[kind] : given?.[kind];
+      if (isLimit(value)) limits[kind] = value;
+    }
+    return limits;
+  };
+  const run = pick(current, scope === 'run' ? entered : {});
+  const session = pick(current?.session, scope === 'session' ? entered : {});
+  return Object.keys(session).length > 0 ? { ...run, session } : run;
+}
+
+/** A scope's limits in a few words (`$1.00, 20 turns`; `no limits`), for Agent: Set Budget's choice. */
+export function limitsText(limits: BudgetLimits | undefined): string {
+  const parts: string[] = [];
+  if (isLimit(limits?.maxCostUsd)) parts.push(money(limits.maxCostUsd));
+  if (isLimit(limits?.maxTurns)) parts.push(`${limits.maxTurns} turns`);
+  if (isLimit(limits?.maxTokens)) parts.push(`${formatTokens(limits.maxTokens)} tokens`);
+  return parts.length > 0 ? parts.join(', ') : 'no limits';
 }

@@ -8,6 +8,7 @@ import {
   budgetView,
   budgetWith,
   isBudgetUsage,
+  limitsText,
   limitText,
   parseLimit,
   sandboxBadge,
@@ -273,7 +274,7 @@ describe('the settings and Agent: Set Budget', () => {
     expect(parseLimit('maxTurns', 'ten')).toMatchObject({ error: expect.stringContaining('e.g. 20') });
   });
 
-  it("Set Budget's budget: the run's limits entered, the session's kept; limits shown again in the boxes", () => {
+  it("Set Budget's budget: one scope's limits entered, the other's kept; limits shown again in the boxes", () => {
     const current = { maxCostUsd: 1, maxTurns: 10, session: { maxCostUsd: 5 } };
     expect(budgetWith(current, { maxCostUsd: 2, maxTurns: null, maxTokens: 1000 })).toEqual({
       maxCostUsd: 2,
@@ -282,6 +283,15 @@ describe('the settings and Agent: Set Budget', () => {
     });
     expect(budgetWith({}, { maxCostUsd: null, maxTurns: null, maxTokens: null })).toEqual({});
     expect(budgetWith(current, {})).toEqual(current);
+    expect(budgetWith(current, { maxCostUsd: null, maxTurns: 100, maxTokens: null }, 'session')).toEqual({
+      maxCostUsd: 1,
+      maxTurns: 10,
+      session: { maxTurns: 100 },
+    });
+    expect(budgetWith(current, { maxCostUsd: null, maxTurns: null, maxTokens: null }, 'session')).toEqual({ maxCostUsd: 1, maxTurns: 10 });
+    expect(limitsText(current)).toBe('$1.00, 10 turns');
+    expect(limitsText({ maxTokens: 200_000 })).toBe('200k tokens');
+    expect(limitsText(undefined)).toBe('no limits');
     expect(limitText(1.5)).toBe('1.5');
     expect(limitText(undefined)).toBe('');
   });

@@ -224,7 +224,7 @@ type Waiting =
   /** After the run the budget stopped: the header's spend shows `spend` and the transcript `notice`: screenshot. */
   | { waiting: 'budgetStopped'; spend: string; notice: string }
   /**
-   * Agent: Set Budget… from the palette: its input boxes (dollars, turns, tokens) hold `prefilled`;
+   * Agent: Set Budget… from the palette, each run's limits: its input boxes (dollars, turns, tokens) hold `prefilled`;
    * `invalid` in the first shows a validation message; then `values`, each with Enter.
    */
   | { waiting: 'setBudget'; prefilled: string[]; invalid: string; values: string[] }
