@@ -162,6 +162,16 @@ const REQUIRED = [
   'the panel shows the MCP call with its result',
   'Restart in the MCP menu: the server started again and is ready',
   "Agent: MCP Servers opened the server's log",
+  'agent/getState reports the workspace-write sandbox of the setting, enforced or refused',
+  "agent/getState reports the setting's budget: 2 turns a run",
+  'the header badge shows the sandbox agent/getState reports',
+  "the budget's question is a card in the transcript with the server's answers",
+  'Stop: the run settled with the budget that stopped it (agent/settled)',
+  'no third turn ran',
+  'the transcript has the notice of the budget',
+  'the header shows the spend against the budget, reached',
+  'Agent: Set Budget… changed the limits (agent/setBudget)',
+  'the header shows the spend against the new limits',
 ];
 /**
  * The live-session step (issue 27): a workspace of its own whose settings turn on the per-user
@@ -243,6 +253,8 @@ function prepare() {
   fs.copyFileSync(path.join(here, 'fixture', 'faux-changes.json'), path.join(WORK, 'faux-changes.json'));
   // the MCP step's model (a call of the quirky server's echo tool), swapped in the same way
   fs.copyFileSync(path.join(here, 'fixture', 'faux-mcp.json'), path.join(WORK, 'faux-mcp.json'));
+  // the sandbox and budget step's models (a bash call the sandbox denies; four turns, two allowed), swapped in the same way
+  for (const file of ['faux-sandbox.json', 'faux-budget.json']) fs.copyFileSync(path.join(here, 'fixture', file), path.join(WORK, file));
   const settings = {
     'agentls.serverCommand': AGENTLS,
     'agentls.fauxScript': script,
@@ -865,6 +877,122 @@ async function revertAnyway(page, { file, listed }) {
   await page.screenshot({ path: path.join(ARTIFACTS, 'changes.png') });
 }
 
+/**
+ * The header's sandbox badge reads `text`, with `data-status` `status` and a look of its own
+ * (not the figures' colour); a refused one has the kernel's `reason` in its tooltip. Screenshot.
+ */
+async function checkSandboxBadge(page, { text, status, reason }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const badge = frame.locator(`#sandbox[data-status="${status}"]`);
+  await badge.waitFor({ state: 'visible', timeout: 15_000 });
+  const shown = await badge.innerText();
+  check(`the header's sandbox badge reads "${text}" (${status}), as agent/getState says`, shown === text, shown);
+  const title = (await badge.getAttribute('title')) ?? '';
+  if (reason) check('the refused badge has the reason in its tooltip', title.includes(reason), title);
+  else check('the enforced badge lists the writable folders and the network in its tooltip', /Writable: /.test(title) && /Network: off/.test(title), title);
+  const colour = await badge.evaluate((b) => getComputedStyle(b).color);
+  const plain = await frame.locator('#stats').evaluate((s) => getComputedStyle(s).color);
+  check(`the ${status} badge has a look of its own`, colour !== plain, { colour, plain });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'sandbox.png') });
+}
+
+/**
+ * The sandbox's question on the bash row of `command`: it says the command runs OUTSIDE the
+ * sandbox, shows it and what was denied, and offers `options`; click `answer`. Screenshot.
+ */
+async function answerSandboxQuestion(page, { command, answer, options }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const row = frame.locator('.row.tool[data-status="permission"]', { hasText: command }).last();
+  const button = row.locator('.tool-question .permission-answer', { hasText: answer }).first();
+  await button.waitFor({ state: 'visible', timeout: 15_000 });
+  const card = (await row.locator('.tool-question').innerText()).replace(/\u00a0/g, ' ');
+  check("the sandbox's card says the command runs OUTSIDE the sandbox, with the command and what was denied",
+    card.includes('OUTSIDE the sandbox') && card.includes(command) && card.includes('Permission denied'), card);
+  const answers = await row.locator('.tool-question .permission-answer').allInnerTexts();
+  check(`the sandbox's card offers ${options.join(', ')}`, JSON.stringify(answers) === JSON.stringify(options), answers);
+  // the card's top (what it says, the command), the transcript being short beside the Changes view
+  await row.locator('.tool-question').evaluate((card) => card.scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: path.join(ARTIFACTS, 'sandbox-question.png') });
+  await button.click();
+  await button.waitFor({ state: 'hidden', timeout: 10_000 });
+}
+
+/** The budget's card: its title, the limit and what was used, `options`; click `answer`; the card keeps it. Screenshot. */
+async function answerBudgetQuestion(page, { title, detail, answer, options }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const card = frame.locator('.row.budget[data-status="asking"]').last();
+  const button = card.locator('.permission-answer', { hasText: answer }).first();
+  await button.waitFor({ state: 'visible', timeout: 15_000 });
+  const text = (await card.innerText()).replace(/\u00a0/g, ' ');
+  check("the budget's card shows the server's title, the limit and what was used", text.includes(title) && text.includes(detail), text);
+  const answers = await card.locator('.permission-answer').allInnerTexts();
+  check(`the budget's card offers ${options.join(', ')}`, JSON.stringify(answers) === JSON.stringify(options), answers);
+  const statusBar = (await page.locator('.part.statusbar').innerText()).replace(/\u00a0/g, ' ');
+  check("status bar shows \"Agent: waiting for permission\" (the budget's question)", statusBar.includes('Agent: waiting for permission'), statusBar);
+  await card.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'budget-question.png') });
+  await button.click();
+  await frame.locator('.row.budget[data-status="answered"]', { hasText: `Answered: ${answer}` }).last().waitFor({ timeout: 10_000 });
+  check(`the budget's card keeps the answer (${answer}), no buttons`, (await frame.locator('.row.budget .permission-answer').count()) === 0);
+}
+
+/** After the run the budget stopped: the header's spend (reached) and the transcript's notice. Screenshot. */
+async function checkBudgetStopped(page, { spend, notice }) {
+  const frame = await panelFrame(page);
+  if (!frame) throw new Error('the agent panel webview was not found');
+  const budget = frame.locator('#budget.reached', { hasText: spend });
+  await budget.waitFor({ state: 'visible', timeout: 15_000 });
+  const shown = await budget.innerText();
+  check(`the header shows the spend against the budget "${spend}", marked reached`, shown === spend, shown);
+  const title = (await budget.getAttribute('title')) ?? '';
+  check('its tooltip says it in words', title.includes('Each run: 2 of 2 turns'), title);
+  const row = frame.locator('.row.notice', { hasText: notice }).last();
+  await row.waitFor({ timeout: 10_000 });
+  check('the transcript shows the notice of the run the budget stopped', true);
+  await row.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'budget.png') });
+}
+
+/**
+ * Agent: Set Budget… from the palette: each run's limits; each input box (dollars, turns, tokens) holds the limit
+ * in force (`prefilled`); `invalid` in the first shows its validation message and is not taken;
+ * then `values`, each with Enter.
+ */
+async function setBudgetFromPalette(page, { prefilled, invalid, values }) {
+  await runFromPalette(page, 'Agent: Set Budget');
+  // first which limits: each run's (2 turns, from the setting) or the whole session's (none)
+  const run = page.locator('.quick-input-list .monaco-list-row', { hasText: 'Each run' }).first();
+  await run.waitFor({ timeout: 10_000 });
+  const scopes = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  check('Set Budget asks which limits: each run\'s (2 turns) or the whole session\'s (none)',
+    scopes.length === 2 && scopes[0].includes('2 turns') && scopes[1].includes('The whole session') && scopes[1].includes('no limits'), scopes);
+  await run.click();
+  const input = page.locator('.quick-input-widget input');
+  const seen = [];
+  for (const [index, value] of values.entries()) {
+    const box = page.locator('.quick-input-widget', { hasText: `Agent: Set Budget (${index + 1}/${values.length})` });
+    await box.waitFor({ state: 'visible', timeout: 10_000 });
+    seen.push(await input.inputValue());
+    if (index === 0) {
+      await input.fill(invalid);
+      const message = page.locator('.quick-input-widget .quick-input-message', { hasText: 'Not a number' });
+      await message.waitFor({ state: 'visible', timeout: 5_000 });
+      check(`Set Budget refuses "${invalid}" with a message`, true);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'set-budget.png') });
+      await page.keyboard.press('Enter'); // refused: the box stays
+      await sleep(200);
+      check('Enter does not take a refused value', await box.isVisible());
+    }
+    await input.fill(value);
+    await page.keyboard.press('Enter');
+  }
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+  check('Set Budget\'s boxes hold the limits in force', JSON.stringify(seen) === JSON.stringify(prefilled), seen);
+}
+
 /** Do what a `{"waiting": ...}` line of the self-test asks for. */
 async function act(page, request, acted) {
   if (request.waiting === 'permission') {
@@ -876,6 +1004,21 @@ async function act(page, request, acted) {
   } else if (request.waiting === 'revertAnyway') {
     await revertAnyway(page, request);
     acted.revertedAnyway = true;
+  } else if (request.waiting === 'sandboxBadge') {
+    await checkSandboxBadge(page, request);
+    acted.safety.push('badge');
+  } else if (request.waiting === 'sandboxQuestion') {
+    await answerSandboxQuestion(page, request);
+    acted.safety.push('outside');
+  } else if (request.waiting === 'budgetQuestion') {
+    await answerBudgetQuestion(page, request);
+    acted.safety.push('stop');
+  } else if (request.waiting === 'budgetStopped') {
+    await checkBudgetStopped(page, request);
+    acted.safety.push('spend');
+  } else if (request.waiting === 'setBudget') {
+    await setBudgetFromPalette(page, request);
+    acted.safety.push('setBudget');
   } else if (request.waiting === 'continue') {
     await clickContinue(page);
     acted.continued = true;
@@ -962,7 +1105,7 @@ async function selfTest(page, resultFile) {
   const acted = {
     permissions: [], reviews: [], revertedAnyway: false, continued: false, picks: 0, compacted: false, completed: false, selectionAdded: false, attached: false,
     copied: [], opened: false, edited: false, history: [], rewinds: [], forked: false, branched: false, queueEdited: false,
-    mcp: [],
+    mcp: [], safety: [],
   };
   let handled = 0; // the `waiting` lines done so far
   for (const end = Date.now() + TIMEOUT_MS; Date.now() < end; await sleep(250)) {
@@ -977,6 +1120,8 @@ async function selfTest(page, resultFile) {
         check(`driver did ${JSON.stringify(request)}`, false, error instanceof Error ? error.message : String(error));
         await page.keyboard.press('Escape').catch(() => undefined);
       }
+      // done (or failed): the self-test may wait for it (Recorder.askAndWait)
+      fs.appendFileSync(`${resultFile}.acks`, `${handled}\n`);
     }
     if (lines.some((line) => line.done)) return { lines, acted };
   }
@@ -1070,6 +1215,8 @@ async function main() {
       acted.permissions.length === ANSWERS.length &&
         ANSWERS.every((want, i) => (want instanceof RegExp ? want.test(acted.permissions[i]) : want === acted.permissions[i])),
       acted.permissions);
+    check('sandbox and budget in the page: the badge, (where enforced) Run once outside the sandbox, Stop on the budget\'s card, the spend and notice, Agent: Set Budget',
+      /^\["badge",("outside",)?"stop","spend","setBudget"\]$/.test(JSON.stringify(acted.safety)), acted.safety);
     check('MCP in the page: Trust, the menu, Restart in the menu, Agent: MCP Servers',
       JSON.stringify(acted.mcp) === '["trust","menu","restart","palette"]', acted.mcp);
     check('no permission dialog left open', (await page.locator('.monaco-dialog-box').count()) === 0);

@@ -26,6 +26,7 @@ import {
   resolveServerCommand,
   type ServerCommand,
   serverEnvironment,
+  settingsProblems,
   type Settings,
 } from './config';
 import {
@@ -99,6 +100,17 @@ export function readSettings(): Settings {
     mcpServers: config.get<Record<string, unknown>>('mcpServers', {}),
     perUser: config.get<boolean>('server.perUser', false) === true,
     socket: config.get<string>('server.socket', ''),
+    sandbox: {
+      mode: config.get<unknown>('sandbox.mode'),
+      network: config.get<unknown>('sandbox.network'),
+      writableRoots: config.get<unknown>('sandbox.writableRoots'),
+      fallback: config.get<unknown>('sandbox.fallback'),
+    },
+    budget: {
+      maxCostUsd: config.get<unknown>('budget.maxCostUsd'),
+      maxTurns: config.get<unknown>('budget.maxTurns'),
+      maxTokens: config.get<unknown>('budget.maxTokens'),
+    },
   };
 }
 
@@ -159,6 +171,9 @@ export class AgentConnection implements vscode.Disposable {
     this.command = command;
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
     this.log.info(`Starting ${command.command} ${command.args.join(' ')} (found by ${command.source})`);
+    const problems = settingsProblems(settings);
+    for (const problem of problems) this.log.warn(`Setting ignored: ${problem}`);
+    if (problems.length > 0) void vscode.window.showWarningMessage(`agentls: ${problems.join(' ')}`);
     // No `transport`: plain stdio (TransportKind.stdio would add a `--stdio` argument).
     const serverOptions: ServerOptions = {
       command: command.command,

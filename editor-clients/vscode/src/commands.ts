@@ -8,7 +8,8 @@ import { addSelection } from './editorContext';
 import { formatTokens, modelLabels } from './format';
 import { showMcpServers } from './mcpCommands';
 import { parsePromptInput } from './promptInput';
-import { THINKING_LEVELS, type ThinkingLevel } from './protocol';
+import { type BudgetKind, THINKING_LEVELS, type ThinkingLevel } from './protocol';
+import { budgetView, budgetWith, LIMIT_WORDS, limitsText, limitText, parseLimit, spendText } from './safety';
 import type { SessionController } from './session';
 
 export interface CommandContext {
@@ -140,6 +141,62 @@ async function selectThinkingLevel(ctx: CommandContext): Promise<void> {
   if (pick) await c.setThinkingLevel(pick.label as ThinkingLevel);
 }
 
+/**
+ * Agent: Set Budget…: the current session's limits (`agent/setBudget`). First which: each run's
+ * or the whole session's (each with the limits in force); then one input box per limit (dollars,
+ * turns, tokens), prefilled with the limit in force and validated; empty is no limit, Escape
+ * changes nothing. The other scope's limits stay. They apply from the next check on, the
+ * running run's included.
+ */
+async function setBudget(ctx: CommandContext): Promise<void> {
+  const c = ctx.controller;
+  await c.ensureSession();
+  await c.refreshState();
+  const state = c.budget;
+  if (!state) {
+    void vscode.window.showInformationMessage('agentls: this agentls server has no budgets (agent/setBudget): update it.');
+    return;
+  }
+  const scopes = [
+    { label: 'Each run', description: limitsText(state.limits), detail: 'Counted from the start of each run (a prompt, Continue)', scope: 'run' as const },
+    { label: 'The whole session', description: limitsText(state.limits.session), detail: 'Counted over every response of the session', scope: 'session' as const },
+  ];
+  const picked = await vscode.window.showQuickPick(scopes, { title: 'Agent: Set Budget', placeHolder: 'Which limits' });
+  if (!picked) return;
+  const scope = picked.scope;
+  const limits = scope === 'run' ? state.limits : state.limits.session;
+  const spentBy = scope === 'run' ? state.run : state.session;
+  const spent = { maxCostUsd: spentBy.costUsd, maxTurns: spentBy.turns, maxTokens: spentBy.tokens };
+  const kinds: BudgetKind[] = ['maxCostUsd', 'maxTurns', 'maxTokens'];
+  const entered: Partial<Record<BudgetKind, number | null>> = {};
+  const what = scope === 'run' ? "Each run's limit" : "The session's limit";
+  const whose = scope === 'run' ? 'the current or last run' : 'the session';
+  for (const [index, kind] of kinds.entries()) {
+    const limit = limits?.[kind];
+    const words = LIMIT_WORDS[kind];
+    const text = await vscode.window.showInputBox({
+      title: `Agent: Set Budget${scope === 'session' ? ', the session' : ''} (${index + 1}/${kinds.length}): ${words.name}`,
+      prompt:
+        `${what} in ${words.name}; empty: no limit. ` +
+        (limit ? `Now: ${spendText(kind, spent[kind], limit)} (${whose}).` : `Now: no limit (${whose}: ${spent[kind]}).`),
+      placeHolder: `no limit (e.g. ${words.example})`,
+      value: limitText(limit),
+      ignoreFocusOut: true,
+      validateInput: (value) => {
+        const parsed = parseLimit(kind, value);
+        return 'error' in parsed ? parsed.error : undefined;
+      },
+    });
+    if (text === undefined) return; // Escape: nothing changes
+    const parsed = parseLimit(kind, text);
+    if ('error' in parsed) throw new Error(parsed.error);
+    entered[kind] = parsed.value;
+  }
+  await c.setBudget(budgetWith(state.limits, entered, scope));
+  const shown = budgetView(c.budget);
+  vscode.window.setStatusBarMessage(`agentls: budget ${shown ? `set: ${shown.text}` : 'lifted: no limits'}`, 5000);
+}
+
 /** Agent: Show Sessions: the stored sessions of the workspace, newest first; pick one to load it. */
 export async function showSessions(ctx: CommandContext): Promise<void> {
   const c = ctx.controller;
@@ -228,6 +285,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     'agentls.selectModel': () => selectModel(ctx),
     'agentls.selectThinkingLevel': () => selectThinkingLevel(ctx),
     'agentls.cyclePermissionPreset': () => c.cyclePermissionPreset(),
+    'agentls.setBudget': () => setBudget(ctx),
     'agentls.showSessions': () => showSessions(ctx),
     'agentls.renameSession': () => renameCurrentSession(ctx),
     'agentls.switchBranch': () => switchBranch(c),

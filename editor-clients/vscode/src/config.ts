@@ -5,6 +5,7 @@
 
 import * as path from 'node:path';
 import { parseModelKey } from './format';
+import { budgetOption, type BudgetSettingValues, sandboxOption, type SandboxSettingValues } from './safety';
 
 export interface Settings {
   serverCommand: string;
@@ -30,6 +31,10 @@ export interface Settings {
   perUser?: boolean;
   /** `agentls.server.socket`: the per-user server's socket (`--listen unix:PATH`); empty: the server's default. */
   socket?: string;
+  /** `agentls.sandbox.*`: the sandbox of the agent's bash (`mode`, `network`, `writableRoots`, `fallback`). */
+  sandbox?: SandboxSettingValues;
+  /** `agentls.budget.*`: each run's limits (`maxCostUsd`, `maxTurns`, `maxTokens`). */
+  budget?: BudgetSettingValues;
 }
 
 /** The settings that take effect only when the server starts again. */
@@ -44,6 +49,8 @@ export const RESTART_SETTINGS = [
   'mcpServers',
   'server.perUser',
   'server.socket',
+  'sandbox',
+  'budget',
 ];
 /** The settings of new sessions (passed to `agent/newSession`), `model` and `thinkingLevel` also applied to the current one. */
 export const SESSION_SETTINGS = ['model', 'thinkingLevel', 'permissions'];
@@ -210,7 +217,19 @@ export function initializationOptions(settings: Settings): Record<string, unknow
   }
   const servers = mcpServersOption(settings.mcpServers, options.mcpServers);
   if (servers !== undefined) options.mcpServers = servers;
+  const { sandbox } = sandboxOption(settings.sandbox ?? {});
+  if (sandbox) options.sandbox = { ...(isObject(options.sandbox) ? options.sandbox : {}), ...sandbox };
+  const { budget } = budgetOption(settings.budget ?? {});
+  if (budget) options.budget = { ...(isObject(options.budget) ? options.budget : {}), ...budget };
   return options;
+}
+
+/**
+ * What is wrong in the settings `initializationOptions` reads (`agentls.sandbox.*`,
+ * `agentls.budget.*`), one line each: the values are left out (the server's default applies).
+ */
+export function settingsProblems(settings: Settings): string[] {
+  return [...sandboxOption(settings.sandbox ?? {}).problems, ...budgetOption(settings.budget ?? {}).problems];
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

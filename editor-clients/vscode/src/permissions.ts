@@ -6,15 +6,19 @@
  * panel cannot show (another session's call) falls back to the modal, as does the question
  * whether to trust the MCP servers of a project's `.mcp.json` (`toolName: "mcp"`: no tool
  * row; its answers are "Trust" and "Reject"). An MCP tool's question has a fourth answer,
- * `allowAlwaysServer` (every tool of that server), labelled by the server.
+ * `allowAlwaysServer` (every tool of that server), labelled by the server. The sandbox's question
+ * (`kind: "sandbox"`: run a denied `bash` call once outside the sandbox) goes on the call's row
+ * too; the budget's (`kind: "budget"`: a run reached a limit, go on?) is a card of its own in the
+ * panel. Either falls back to the modal, whose detail says the same.
  */
 
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { resolveToolPath } from './paths';
-import { permissionDetail, permissionMessage, visibleControls } from './format';
+import { visibleControls } from './format';
 import type { PermissionOutcome, RequestPermissionParams } from './protocol';
-import { type CancellationSignal, DEFAULT_CHOICES, PERMISSION_OUTCOMES as OUTCOMES } from './session';
+import { modalQuestion, questionChoices } from './question';
+import type { CancellationSignal } from './session';
 
 export type AskUser = (params: RequestPermissionParams, token?: CancellationSignal) => Promise<PermissionOutcome>;
 
@@ -32,15 +36,13 @@ export function permissionPrompt(): PermissionPrompt {
  * command cannot hide what it runs behind them.
  */
 export const askWithModal: AskUser = async (params) => {
-  const options = params.options?.length ? params.options.filter((o) => OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
-  const detail = permissionDetail(params.toolName, params.args);
-  const items = options.map((option) => ({
-    title: visibleControls(option.label, { newlines: false }),
+  const items = questionChoices(params).map((option) => ({
+    title: option.label,
     isCloseAffordance: option.id === 'reject',
     id: option.id,
   }));
-  if (!items.some((item) => item.isCloseAffordance)) items.push({ title: 'Reject', isCloseAffordance: true, id: 'reject' });
-  const chosen = await vscode.window.showWarningMessage(permissionMessage(params.title), { modal: true, detail }, ...items);
+  const { message, detail } = modalQuestion(params);
+  const chosen = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...items);
   return chosen?.id ?? 'reject';
 };
 

@@ -10,9 +10,75 @@ export const THINKING_LEVELS: readonly ThinkingLevel[] = ['off', 'minimal', 'low
 /**
  * The answers of `agent/requestPermission`. `allowAlwaysServer`: the question about an MCP
  * tool (`mcp__SERVER__TOOL`) also offers to allow every tool of that server (remembered as
- * `mcp__SERVER__*`).
+ * `mcp__SERVER__*`). `runUnsandboxed`: the sandbox's question (`kind: "sandbox"`), run a denied
+ * `bash` call once outside the sandbox; `raiseBudget`: the budget's (`kind: "budget"`), go on
+ * with the limit raised.
  */
-export type PermissionOutcome = 'allowOnce' | 'allowAlways' | 'allowAlwaysServer' | 'reject';
+export type PermissionOutcome = 'allowOnce' | 'allowAlways' | 'allowAlwaysServer' | 'runUnsandboxed' | 'raiseBudget' | 'reject';
+
+/** What a permission question is about: a tool call, a call the sandbox denied, a run that reached its budget. */
+export type PermissionKind = 'tool' | 'sandbox' | 'budget';
+
+// --- sandbox and budget (protocol.md: Sandbox, Budgets) --------------------------------------
+
+export type SandboxMode = 'off' | 'workspace-write' | 'read-only';
+
+/** The `sandbox` setting: initialization options, `agent/newSession`. */
+export interface SandboxSettings {
+  mode: SandboxMode;
+  network?: boolean;
+  writableRoots?: string[];
+  fallback?: 'refuse' | 'unconfined';
+}
+
+/** `agent/getState`'s `sandbox`: the sandbox in force for the agent's `bash`. */
+export interface SandboxState {
+  mode: SandboxMode;
+  network: boolean;
+  /** Every folder a confined command may write in (the session's folder, its temporary one, the others). */
+  writableRoots: string[];
+  /** Folders kept read-only inside a writable one (the session's `.git`). */
+  readOnly: string[];
+  fallback: 'refuse' | 'unconfined';
+  /** `enforced`: commands run confined; `refused`: the kernel cannot, commands do not run; `unconfined`: it cannot and the fallback lets them run. */
+  status: 'off' | 'enforced' | 'refused' | 'unconfined';
+  /** Why the kernel cannot enforce it. */
+  reason?: string;
+}
+
+export type BudgetKind = 'maxCostUsd' | 'maxTokens' | 'maxTurns';
+
+export interface BudgetLimits {
+  maxCostUsd?: number;
+  maxTokens?: number;
+  maxTurns?: number;
+}
+
+/** The `budget` setting (initialization options, `agent/newSession`, `agent/setBudget`): a run's limits, and the session's. */
+export interface BudgetSettings extends BudgetLimits {
+  session?: BudgetLimits;
+}
+
+export interface BudgetSpent {
+  costUsd: number;
+  tokens: number;
+  turns: number;
+}
+
+/** `agent/getState`'s `budget`: the limits, and what the current (or last) run and the whole session spent. */
+export interface BudgetState {
+  limits: BudgetSettings;
+  run: BudgetSpent;
+  session: BudgetSpent;
+}
+
+/** A limit that was reached (`agent/settled`'s and the budget question's `budget`). */
+export interface BudgetUsage {
+  kind: BudgetKind;
+  scope: 'run' | 'session';
+  limit: number;
+  used: number;
+}
 
 export interface ModelRef {
   provider: string;
@@ -243,6 +309,8 @@ export interface SettledNotification {
   runId: string;
   stopReason: string;
   errorMessage?: string;
+  /** The limit that stopped the run, when a budget did. */
+  budget?: BudgetUsage;
 }
 
 export type CompactionReason = 'threshold' | 'overflow' | 'manual';
@@ -447,6 +515,10 @@ export interface StateResult {
   permissionPreset?: string;
   /** Every preset, in the order a one-key switch cycles through them. */
   permissionPresets?: PermissionPresetInfo[];
+  /** The sandbox in force for the agent's `bash`; absent from servers before the sandbox. */
+  sandbox?: SandboxState;
+  /** The limits and what was spent; absent from servers before budgets. */
+  budget?: BudgetState;
 }
 
 /** A permission preset of `agent/getState` ("modes" as Claude Code and Zed call them). */
@@ -508,6 +580,10 @@ export interface RequestPermissionParams {
   args?: unknown;
   title: string;
   options: { id: PermissionOutcome; label: string }[];
+  /** `tool` (absent from older servers), `sandbox` (run a denied call once outside it), `budget` (`toolCallId` is the run's id). */
+  kind?: PermissionKind;
+  /** With `kind: "budget"`: the limit reached. */
+  budget?: BudgetUsage;
 }
 
 /** `agent/reviewEdit`: a `write` or `edit` whose mode is `review` shows its change before it lands. */

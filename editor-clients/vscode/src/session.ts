@@ -8,16 +8,19 @@
  */
 
 import { addChip, removeChip, sameAttachment, withoutSent } from './attachments';
-import { formatCost, formatTokens, modelKey, parseModelKey, visibleControls } from './format';
+import { formatCost, formatTokens, modelKey, parseModelKey } from './format';
 import { reattachedNotice, type SeqState, seqOf, seqVerdict, UNKNOWN_SEQ } from './live';
 import { applyMcpStatus, mcpSummary, mcpViews } from './mcp';
 import { parsePromptInput } from './promptInput';
-import { questionDetail } from './question';
+import { budgetQuestion, questionChoices, questionDetail, questionKind, sandboxQuestionDetail } from './question';
+import { budgetNotice, budgetView, isBudgetUsage, sandboxBadge } from './safety';
 import type {
   AbortResult,
   AgentNotification,
   AttachResult,
   Attachment,
+  BudgetSettings,
+  BudgetState,
   BashEndNotification,
   BashOutputNotification,
   BranchNotification,
@@ -38,6 +41,7 @@ import type {
   QueueLists,
   QueueNotification,
   RequestPermissionParams,
+  SandboxState,
   SessionInfo,
   SettledNotification,
   StateResult,
@@ -58,7 +62,7 @@ import {
 } from './queue';
 import { Transcript } from './transcript';
 import { branchOutcome, entryBefore, findUserMessage } from './tree';
-import type { Chip, Header, McpServerView, PermissionChoice, ReviewInfo, RunStatus, Stats, SubmitMode } from './view';
+import type { Chip, Header, McpServerView, ReviewInfo, RunStatus, Stats, SubmitMode } from './view';
 
 export interface AgentRpc {
   request<R>(method: string, params: object): Promise<R>;
@@ -69,14 +73,6 @@ export interface CancellationSignal {
   readonly isCancellationRequested: boolean;
   onCancellationRequested(listener: () => void): { dispose(): void };
 }
-
-export const PERMISSION_OUTCOMES = new Set<PermissionOutcome>(['allowOnce', 'allowAlways', 'allowAlwaysServer', 'reject']);
-/** The answers when the server names none. */
-export const DEFAULT_CHOICES: PermissionChoice[] = [
-  { id: 'allowOnce', label: 'Allow once' },
-  { id: 'allowAlways', label: 'Allow always' },
-  { id: 'reject', label: 'Reject' },
-];
 
 const EMPTY_STATS: Stats = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, contextPercent: null };
 
@@ -91,6 +87,9 @@ export class SessionController {
   /** The session's permission preset and every preset in cycle order (`agent/getState`; none from an older server). */
   permissionPreset: string | undefined;
   permissionPresets: PermissionPresetInfo[] = [];
+  /** The sandbox in force for the agent's bash and the budget's limits and spend (`agent/getState`; none from an older server). */
+  sandbox: SandboxState | undefined;
+  budget: BudgetState | undefined;
   stats: Stats = EMPTY_STATS;
   messageCount = 0;
   /** Role of the transcript's last message (`agent/continue` answers a user or tool result). */
@@ -187,7 +186,15 @@ export class SessionController {
       mcp: this.mcpViewCache,
       mcpProblems: this.mcpProblems,
       mcpButton: mcpSummary(this.mcpServers, this.mcpProblems.length),
+      ...this.safetyHeader(),
     };
+  }
+
+  /** The sandbox badge and the spend against the budget. */
+  private safetyHeader(): Pick<Header, 'sandbox' | 'budget'> {
+    const sandbox = sandboxBadge(this.sandbox);
+    const budget = budgetView(this.budget);
+    return { ...(sandbox ? { sandbox } : {}), ...(budget ? { budget } : {}) };
   }
 
   /** The preset and the one after it, for the header's toggle. */
@@ -281,6 +288,8 @@ export class SessionController {
       this.lastRole = event.message.role;
       if (event.message.role === 'assistant') void this.refreshStats();
     }
+    // a turn ended: what the run spent changed (the header's spend against the budget)
+    if (event.type === 'turn_end' && this.budget !== undefined) void this.refreshBudget();
     this.changed();
   }
 
@@ -301,6 +310,8 @@ export class SessionController {
     this.settled.push(note);
     if (this.settled.length > 100) this.settled.shift();
     if (this.runId === note.runId) this.runId = undefined;
+    // A budget stopped the run: the transcript says which limit (its last message is the turn's).
+    if (isBudgetUsage(note.budget)) this.transcript.addNotice(budgetNotice(note.budget), 'warning');
     // An error or abort is already in the transcript: the final assistant message says it.
     void this.refreshStats();
     // The run re-read the project instructions before each turn: show the files it used.
@@ -409,10 +420,16 @@ export class SessionController {
    */
   askInline(params: RequestPermissionParams, token?: CancellationSignal, before?: string): Promise<PermissionOutcome> | undefined {
     if (params.sessionId !== this.sessionId) return undefined;
-    const offered = params.options?.length ? params.options.filter((o) => PERMISSION_OUTCOMES.has(o.id)) : DEFAULT_CHOICES;
-    const choices = offered.map((o) => ({ ...o, label: visibleControls(o.label, { newlines: false }) }));
-    const detail = questionDetail(params.toolName, params.args, before);
-    if (!this.transcript.askOnRow(params.toolCallId, choices, detail)) return undefined;
+    const kind = questionKind(params);
+    const choices = questionChoices(params);
+    if (kind === 'budget') {
+      // no tool row: the question is a card of its own in the transcript
+      const { title, detail } = budgetQuestion(params);
+      this.transcript.askBudget(params.toolCallId, title, detail, choices);
+    } else {
+      const detail = kind === 'sandbox' ? sandboxQuestionDetail(params) : questionDetail(params.toolName, params.args, before);
+      if (!this.transcript.askOnRow(params.toolCallId, choices, detail)) return undefined;
+    }
     this.changed();
     return new Promise<PermissionOutcome>((resolve) => {
       let subscription: { dispose(): void } | undefined;
@@ -420,7 +437,12 @@ export class SessionController {
         subscription?.dispose();
         if (this.questions.get(params.toolCallId) !== finish) return;
         this.questions.delete(params.toolCallId);
-        this.transcript.setAwaitingPermission(params.toolCallId, false);
+        if (kind === 'budget') {
+          const chosen = choices.find((choice) => choice.id === outcome);
+          this.transcript.budgetAnswered(params.toolCallId, token?.isCancellationRequested ? '' : (chosen?.label ?? ''));
+        } else {
+          this.transcript.setAwaitingPermission(params.toolCallId, false);
+        }
         this.changed();
         resolve(outcome);
       };
@@ -830,6 +852,8 @@ export class SessionController {
     this.cwd = undefined;
     this.contextFiles = [];
     this.permissionPreset = undefined;
+    this.sandbox = undefined;
+    this.budget = undefined;
     this.permissionsPending = 0;
     this.branchCount = 0;
     this.branch = undefined;
@@ -1055,6 +1079,30 @@ export class SessionController {
     return next.id;
   }
 
+  /**
+   * `agent/setBudget`: the session's limits replaced (`{}` lifts them all), from the next check
+   * on, the running run's included. The header shows the new limits.
+   */
+  async setBudget(budget: BudgetSettings): Promise<void> {
+    const sessionId = await this.ensureSession();
+    this.applyState(await this.rpc.request<StateResult>('agent/setBudget', { sessionId, budget }));
+    this.changed();
+  }
+
+  /** What the run and the session spent (`agent/getState`'s `budget`), for the header; best effort. */
+  async refreshBudget(): Promise<void> {
+    const sessionId = this.sessionId;
+    if (sessionId === undefined) return;
+    try {
+      const state = await this.rpc.request<StateResult>('agent/getState', { sessionId });
+      if (sessionId !== this.sessionId) return;
+      this.budget = state.budget && typeof state.budget === 'object' ? state.budget : undefined;
+      this.changed();
+    } catch {
+      // a dead server is reported elsewhere
+    }
+  }
+
   async refreshModels(): Promise<void> {
     const params = this.sessionId !== undefined ? { sessionId: this.sessionId } : {};
     const { models } = await this.rpc.request<{ models: ModelInfo[] }>('agent/listModels', params);
@@ -1096,6 +1144,8 @@ export class SessionController {
     this.contextFiles = state.contextFiles;
     this.permissionPreset = state.permissionPreset;
     this.permissionPresets = Array.isArray(state.permissionPresets) ? state.permissionPresets : [];
+    this.sandbox = state.sandbox && typeof state.sandbox === 'object' ? state.sandbox : undefined;
+    this.budget = state.budget && typeof state.budget === 'object' ? state.budget : undefined;
     if (state.isRunning && state.runId !== undefined) this.runId = state.runId;
   }
 

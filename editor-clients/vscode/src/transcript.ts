@@ -80,6 +80,8 @@ export class Transcript {
   private current: string | undefined;
   /** Row id of the compaction between its start and end. */
   private compacting: string | undefined;
+  /** The budget's questions still open, by run id: a transcript drawn again from the messages keeps them at its end. */
+  private readonly openBudget = new Map<string, Extract<Row, { kind: 'budget' }>>();
   /** The chips of the last `editorContext` message, for the user message that follows it. */
   private pendingContext: { key: string; chips: ContextChip[]; text: string } | undefined;
 
@@ -115,6 +117,7 @@ export class Transcript {
       this.endMessage(message);
     }
     this.flushContext();
+    for (const row of this.openBudget.values()) this.put(row); // still to be answered
   }
 
   applyEvent(event: AgentEvent): void {
@@ -166,6 +169,25 @@ export class Transcript {
     if (!row || row.status !== 'permission') return false;
     this.updateTool(row, { question: choices, questionDetail: detail });
     return true;
+  }
+
+  /**
+   * The budget's question about the run `runId` (it reached a limit): a card of its own at the
+   * end of the transcript, with `title`, `detail` (the limit and its use) and the answers.
+   */
+  askBudget(runId: string, title: string, detail: string | undefined, choices: PermissionChoice[]): void {
+    const row: Extract<Row, { kind: 'budget' }> = { kind: 'budget', id: `budget:${runId}`, runId, title, ...(detail ? { detail } : {}), question: choices };
+    this.openBudget.set(runId, row);
+    this.put(row);
+  }
+
+  /** The budget's question was answered with `label` (`''`: not answered, cancelled): the card keeps the answer, no buttons. */
+  budgetAnswered(runId: string, label: string): void {
+    this.openBudget.delete(runId);
+    const row = this.byId.get(`budget:${runId}`);
+    if (row?.kind !== 'budget') return;
+    const { question: _answered, ...rest } = row;
+    this.put({ ...rest, answer: label });
   }
 
   /** A call's change waits for review (`true`) or was answered (`false`). */
@@ -277,6 +299,10 @@ export class Transcript {
             return `[branch summary] ${row.summary}`;
           case 'notice':
             return `! ${row.text}`;
+          case 'budget':
+            return `[budget] ${row.title}${row.detail ? ` (${row.detail})` : ''}${
+              row.question ? ` [${row.question.map((choice) => choice.label).join(' | ')}]` : row.answer ? ` -> ${row.answer}` : ''
+            }`;
           case 'custom':
             return `(${row.role}) ${row.text}`;
         }

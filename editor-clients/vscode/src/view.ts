@@ -18,6 +18,7 @@ import type {
   QueueItem,
   ThinkingLevel,
 } from './protocol';
+import type { BudgetView, SandboxBadge } from './safety';
 
 /** `add` / `del`: a line added or removed; `ctx`: unchanged; `hunk`: where the next lines are; `note`: `\ No newline…`, a cut. */
 export type DiffLineKind = 'add' | 'del' | 'ctx' | 'hunk' | 'note';
@@ -107,6 +108,12 @@ export type Row =
     }
   | { kind: 'branchSummary'; id: string; summary: string }
   | { kind: 'notice'; id: string; level: 'info' | 'warning' | 'error'; text: string }
+  /**
+   * The budget's question (`agent/requestPermission` `kind: "budget"`): the run `runId` reached a
+   * limit; `question`: its answers while it is open (the server's options), `answer`: the label
+   * chosen once it was answered (`''`: no answer, the question was cancelled).
+   */
+  | { kind: 'budget'; id: string; runId: string; title: string; detail?: string; question?: PermissionChoice[]; answer?: string }
   | { kind: 'custom'; id: string; role: string; text: string };
 
 /** A chip on a user message: what the server says it attached (`details.attachments` of `editorContext`). */
@@ -121,9 +128,17 @@ export interface ContextChip {
  * (control characters written out, newlines kept); `diff`, the change of a `write` or `edit`;
  * `args`, any other tool's arguments (an MCP tool's) as pretty JSON.
  */
-export type QuestionDetail = { kind: 'command'; text: string } | { kind: 'diff'; diff: DiffView } | { kind: 'args'; text: string };
+export type QuestionDetail =
+  | { kind: 'command'; text: string }
+  | { kind: 'diff'; diff: DiffView }
+  | { kind: 'args'; text: string }
+  /** The sandbox's question (`kind: "sandbox"`): the command to run once OUTSIDE the sandbox, and what it may have denied. */
+  | { kind: 'sandbox'; command: string; denied?: string };
 
-/** An answer of a permission question: `allowOnce`, `allowAlways`, `allowAlwaysServer` (MCP tools) or `reject`, with the server's label. */
+/**
+ * An answer of a permission question: `allowOnce`, `allowAlways`, `allowAlwaysServer` (MCP tools),
+ * `runUnsandboxed` (the sandbox's question), `raiseBudget` (the budget's) or `reject`, with the server's label.
+ */
 export interface PermissionChoice {
   id: PermissionOutcome;
   label: string;
@@ -240,6 +255,10 @@ export interface Header {
   mcpProblems: string[];
   /** The MCP button: `MCP 1/2` (ready of all), the status that needs attention first, its tooltip. */
   mcpButton: { text: string; status: McpStatus | 'none'; title: string };
+  /** The sandbox in force for the agent's bash (`agent/getState`), absent from a server without it. */
+  sandbox?: SandboxBadge;
+  /** Spend against the budget (`agent/getState`), absent when there are no limits. */
+  budget?: BudgetView;
 }
 
 /** Extension -> webview. */

@@ -14,6 +14,7 @@ import {
   sessionDefaults,
   type Settings,
   settingsEffect,
+  settingsProblems,
 } from '../src/config';
 
 const settings = (over: Partial<Settings> = {}): Settings => ({
@@ -243,5 +244,47 @@ describe('MCP servers and their logs', () => {
     expect(serverDataDir(settings(), {}, 'darwin', home)).toBe('/home/u/Library/Application Support/agentls');
     expect(serverDataDir(settings(), {}, 'linux', '')).toBeUndefined();
     expect(mcpLogPath('/data', 'quirky')).toBe('/data/mcp-logs/quirky.log');
+  });
+});
+
+describe('the sandbox and budget settings', () => {
+  it('become the sandbox and budget initialization options, over those of agentls.initializationOptions', () => {
+    const options = initializationOptions(
+      settings({
+        initializationOptions: { sandbox: { mode: 'read-only', fallback: 'unconfined' }, budget: { session: { maxCostUsd: 5 } } },
+        sandbox: { mode: 'workspace-write', network: true, writableRoots: ['build'] },
+        budget: { maxCostUsd: 1.5, maxTurns: 20, maxTokens: 0 },
+      }),
+    );
+    expect(options.sandbox).toEqual({ mode: 'workspace-write', network: true, writableRoots: ['build'], fallback: 'unconfined' });
+    expect(options.budget).toEqual({ maxCostUsd: 1.5, maxTurns: 20, session: { maxCostUsd: 5 } });
+  });
+
+  it('the defaults (off, no limits) leave the options as they are', () => {
+    // what VS Code reads when nothing is set: the defaults of package.json
+    const defaults = { sandbox: { mode: 'off', network: false, writableRoots: [], fallback: 'refuse' }, budget: { maxCostUsd: 0, maxTurns: 0, maxTokens: 0 } };
+    const options = initializationOptions(settings(defaults));
+    expect(options).not.toHaveProperty('sandbox');
+    expect(options).not.toHaveProperty('budget');
+    expect(initializationOptions(settings())).not.toHaveProperty('sandbox');
+    const given = { sandbox: { mode: 'workspace-write' }, budget: { maxTurns: 9 } };
+    expect(initializationOptions(settings({ ...defaults, initializationOptions: given }))).toMatchObject(given);
+  });
+
+  it('values that are not valid are left out and named, so the server still starts', () => {
+    const given = settings({ sandbox: { mode: 'jail' }, budget: { maxTurns: -2, maxCostUsd: 0.5 } });
+    expect(initializationOptions(given)).toMatchObject({ budget: { maxCostUsd: 0.5 } });
+    expect(initializationOptions(given)).not.toHaveProperty('sandbox');
+    expect(initializationOptions(given).budget).not.toHaveProperty('maxTurns');
+    expect(settingsProblems(given)).toEqual([
+      'agentls.sandbox.mode: "jail" is not "off", "workspace-write" or "read-only"; the sandbox is left to the server.',
+      'agentls.budget.maxTurns: must be more than 0; left out (no limit).',
+    ]);
+    expect(settingsProblems(settings())).toEqual([]);
+  });
+
+  it('a change restarts the server (the server reads them at start)', () => {
+    expect(settingsEffect((section) => section === 'agentls.sandbox')).toEqual({ restart: true, session: [] });
+    expect(settingsEffect((section) => section === 'agentls.budget')).toEqual({ restart: true, session: [] });
   });
 });

@@ -884,3 +884,160 @@ describe('SessionController: MCP servers', () => {
     await expect(answer).resolves.toBe('allowAlwaysServer');
   });
 });
+
+describe('SessionController: the sandbox and the budget', () => {
+  const SANDBOX = {
+    mode: 'workspace-write',
+    network: false,
+    writableRoots: ['/w', '/tmp/t'],
+    readOnly: ['/w/.git'],
+    fallback: 'refuse',
+    status: 'enforced',
+  };
+  const BUDGET = { limits: { maxTurns: 2, maxCostUsd: 1 }, run: { costUsd: 0.12, tokens: 300, turns: 1 }, session: { costUsd: 0.12, tokens: 300, turns: 1 } };
+  const withState = (extra: Record<string, unknown>) => (server: FakeServer): void => {
+    server.answers['agent/getState'] = () => ({ ...STATE, ...extra });
+  };
+
+  it('the header has the sandbox badge and the spend against the budget of agent/getState', async () => {
+    const { c } = await started(withState({ sandbox: SANDBOX, budget: BUDGET }));
+    expect(c.header()).toMatchObject({
+      sandbox: { text: 'sandbox: workspace-write · no network', status: 'enforced' },
+      budget: { text: '$0.12 / $1.00 · 1/2 turns', reached: false },
+    });
+  });
+
+  it('a refused sandbox shows as such, with the reason; an older server shows neither', async () => {
+    const refused = { ...SANDBOX, status: 'refused', reason: 'this kernel has no Landlock' };
+    const { c } = await started(withState({ sandbox: refused, budget: { ...BUDGET, limits: {} } }));
+    expect(c.header().sandbox).toMatchObject({ text: 'sandbox refused: workspace-write', status: 'refused' });
+    expect(c.header().sandbox?.title).toContain('this kernel has no Landlock');
+    expect(c.header()).not.toHaveProperty('budget'); // no limits
+    const { c: old } = await started();
+    expect(old.header()).not.toHaveProperty('sandbox');
+    expect(old.header()).not.toHaveProperty('budget');
+  });
+
+  it('the spend is read again at each turn end and when the run settles', async () => {
+    let turns = 1;
+    const { server, c } = await started((s) => {
+      s.answers['agent/getState'] = () => ({ ...STATE, budget: { ...BUDGET, run: { ...BUDGET.run, turns } } });
+    });
+    await c.prompt('go');
+    turns = 2;
+    const before = server.calls.filter((call) => call.method === 'agent/getState').length;
+    const message = { role: 'assistant', content: [], stopReason: 'toolUse', timestamp: 1 } as never;
+    c.handleEvent({ sessionId: 's1', runId: 'run-1', seq: 1, event: { type: 'turn_end', message, toolResults: [] } });
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    expect(server.calls.filter((call) => call.method === 'agent/getState').length).toBe(before + 1);
+    expect(c.header().budget).toMatchObject({ text: '$0.12 / $1.00 · 2/2 turns', reached: true });
+  });
+
+  it('a run a budget stopped: a notice in the transcript says which limit', async () => {
+    const { c } = await started(withState({ budget: BUDGET }));
+    await c.prompt('go');
+    c.handleSettled({ sessionId: 's1', runId: 'run-1', stopReason: 'toolUse', budget: { kind: 'maxTurns', scope: 'run', limit: 2, used: 2 } });
+    expect(c.transcript.rows.at(-1)).toMatchObject({
+      kind: 'notice',
+      level: 'warning',
+      text: expect.stringContaining("Stopped by the run's budget: 2 of 2 turns."),
+    });
+    c.handleSettled({ sessionId: 's1', runId: 'run-2', stopReason: 'stop' });
+    expect(c.transcript.rows.filter((row) => row.kind === 'notice')).toHaveLength(1);
+  });
+
+  it("the sandbox's question goes on the bash row: the command, what was denied, the server's answers", async () => {
+    const { c } = await started();
+    await runningTool(c, 'hi', 'c1', 'bash', { command: 'touch /root/x' });
+    c.permissionPending('s1', 'c1', true);
+    const answer = c.askInline({
+      sessionId: 's1',
+      toolCallId: 'c1',
+      toolName: 'bash',
+      kind: 'sandbox',
+      args: { command: 'touch /root/x' },
+      title: 'The sandbox denied the command: touch /root/x\nRun it once outside the sandbox?\n[Denied:\n  touch: Permission denied]',
+      options: [
+        { id: 'runUnsandboxed', label: 'Run once outside the sandbox' },
+        { id: 'reject', label: 'Keep the failure' },
+      ],
+    });
+    expect(c.transcript.rows[0]).toMatchObject({
+      status: 'permission',
+      questionDetail: { kind: 'sandbox', command: 'touch /root/x', denied: '[Denied:\n  touch: Permission denied]' },
+      question: [
+        { id: 'runUnsandboxed', label: 'Run once outside the sandbox' },
+        { id: 'reject', label: 'Keep the failure' },
+      ],
+    });
+    c.answerPermission('c1', 'runUnsandboxed');
+    await expect(answer).resolves.toBe('runUnsandboxed');
+    expect(c.transcript.rows[0]).not.toHaveProperty('question');
+  });
+
+  it("the budget's question is a card of its own (no tool row), keeping the answer once answered", async () => {
+    const { c } = await started();
+    await c.prompt('go');
+    c.permissionPending('s1', 'run-1', true);
+    expect(c.status).toBe('permission');
+    const params = {
+      sessionId: 's1',
+      toolCallId: 'run-1',
+      toolName: 'budget',
+      kind: 'budget' as const,
+      args: { kind: 'maxTurns', scope: 'run', limit: 2, used: 2 },
+      budget: { kind: 'maxTurns' as const, scope: 'run' as const, limit: 2, used: 2 },
+      title: 'The run reached its budget: 2 of 2 turns. Go on?',
+      options: [
+        { id: 'raiseBudget' as const, label: 'Continue, the limit raised to 4 turns' },
+        { id: 'reject' as const, label: 'Stop' },
+      ],
+    };
+    const answer = c.askInline(params);
+    expect(answer).toBeDefined();
+    expect(c.transcript.rows.at(-1)).toEqual({
+      kind: 'budget',
+      id: 'budget:run-1',
+      runId: 'run-1',
+      title: 'The run reached its budget: 2 of 2 turns. Go on?',
+      detail: 'Limit: 2 turns (this run) · used: 2 turns',
+      question: params.options,
+    });
+    expect(c.openQuestions).toEqual(['run-1']);
+    expect(c.answerPermission('run-1', 'reject')).toBe(true);
+    await expect(answer).resolves.toBe('reject');
+    c.permissionPending('s1', 'run-1', false);
+    expect(c.transcript.rows.at(-1)).toEqual({
+      kind: 'budget',
+      id: 'budget:run-1',
+      runId: 'run-1',
+      title: 'The run reached its budget: 2 of 2 turns. Go on?',
+      detail: 'Limit: 2 turns (this run) · used: 2 turns',
+      answer: 'Stop',
+    });
+    expect(c.transcript.plainText()).toContain('[budget] The run reached its budget: 2 of 2 turns. Go on? (Limit: 2 turns (this run) · used: 2 turns) -> Stop');
+  });
+
+  it('Agent: Set Budget sends agent/setBudget and shows the limits the server answers', async () => {
+    const { server, c } = await started(withState({ budget: BUDGET }));
+    server.answers['agent/setBudget'] = (p) => ({ ...STATE, budget: { ...BUDGET, limits: p.budget } });
+    await c.setBudget({ maxCostUsd: 2, session: { maxTurns: 50 } });
+    expect(server.calls.at(-1)).toEqual({ method: 'agent/setBudget', params: { sessionId: 's1', budget: { maxCostUsd: 2, session: { maxTurns: 50 } } } });
+    expect(c.header().budget?.text).toBe('$0.12 / $2.00 · session 1/50 turns');
+  });
+});
+
+describe('Transcript: the budget card', () => {
+  it('an open card stays at the end when the transcript is drawn again from the messages; an answered one does not come back', async () => {
+    const { Transcript } = await import('../src/transcript');
+    const t = new Transcript();
+    t.askBudget('run-1', 'Go on?', undefined, [{ id: 'reject', label: 'Stop' }]);
+    t.loadMessages([{ role: 'user', content: 'hi', timestamp: 1 } as never]);
+    expect(t.rows.map((row) => row.kind)).toEqual(['user', 'budget']);
+    t.budgetAnswered('run-1', 'Stop');
+    expect(t.rows.at(-1)).toMatchObject({ kind: 'budget', answer: 'Stop' });
+    expect(t.rows.at(-1)).not.toHaveProperty('question');
+    t.loadMessages([{ role: 'user', content: 'hi', timestamp: 1 } as never]);
+    expect(t.rows.map((row) => row.kind)).toEqual(['user']);
+  });
+});

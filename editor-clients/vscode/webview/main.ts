@@ -62,6 +62,10 @@ const history = el(
   historyList,
 );
 const stats = el('span', { id: 'stats', class: 'stats' });
+/** The sandbox in force for the agent's bash (`agent/getState`): `sandbox: workspace-write · no network`, refused, unsandboxed. */
+const sandboxBadge = el('span', { id: 'sandbox', class: 'sandbox-badge', role: 'status', hidden: '' });
+/** Spend against the budget: `$0.12 / $1.00 · 3/10 turns`; hidden without limits. */
+const budget = el('span', { id: 'budget', class: 'budget', hidden: '' });
 const status = el('span', { id: 'status', class: 'status' });
 const banner = el('div', { id: 'banner', class: 'banner', hidden: '' });
 const contextLine = el('div', { id: 'context', class: 'context-files', hidden: '' });
@@ -94,7 +98,9 @@ document.getElementById('app')?.append(
     modelSelect,
     thinkingSelect,
     presetButton,
+    sandboxBadge,
     el('span', { class: 'spacer' }),
+    budget,
     stats,
     status,
     mcpButton,
@@ -167,8 +173,9 @@ function applyHeader(next: Header): void {
   contextLine.textContent = `Context: ${next.contextFiles.map((file) => relativePath(file, next.cwd)).join(', ')}`;
   contextLine.title = `Project instructions in the system prompt:\n${next.contextFiles.join('\n')}`;
   applyQueue(next.queue);
-  // the permission preset
+  // the permission preset, the sandbox, the budget
   applyPreset(next);
+  applySafety(next);
   // the session's branches
   branchesButton.hidden = next.branches < 2;
   branchesButton.textContent = `Branches (${next.branches})`;
@@ -199,6 +206,20 @@ function applyPreset(next: Header): void {
   presetButton.title =
     `Permission preset: ${preset.name}. ${preset.description}\n` +
     `Click, or Shift+Tab in the prompt box (Agent: Cycle Permission Preset): ${next.nextPermissionPreset?.name ?? preset.name}`;
+}
+
+/** The sandbox badge (coloured by its status, the reason in the tooltip) and the spend against the budget. */
+function applySafety(next: Header): void {
+  const badge = next.sandbox;
+  sandboxBadge.hidden = badge === undefined;
+  sandboxBadge.textContent = badge?.text ?? '';
+  sandboxBadge.title = badge?.title ?? '';
+  sandboxBadge.dataset.status = badge?.status ?? 'none';
+  const spend = next.budget;
+  budget.hidden = spend === undefined;
+  budget.textContent = spend?.text ?? '';
+  budget.title = spend?.title ?? '';
+  budget.classList.toggle('reached', spend?.reached === true);
 }
 
 // --- the queue: each item edited in place (agent/editQueueItem) and moved (agent/moveQueueItem)
@@ -613,7 +634,8 @@ transcript.addEventListener('click', (event) => {
     if (text) putInPrompt(text);
   }
   const answer = target.closest<HTMLElement>('.permission-answer');
-  const toolCallId = answer?.closest<HTMLElement>('.row.tool')?.dataset.toolCallId;
+  // a tool row's question (its call), or the budget's card (its run)
+  const toolCallId = answer?.closest<HTMLElement>('.row.tool')?.dataset.toolCallId ?? answer?.closest<HTMLElement>('.row.budget')?.dataset.runId;
   if (answer && toolCallId) {
     post({ type: 'permission', toolCallId, outcome: answer.dataset.outcome as PermissionOutcome });
   }

@@ -5,6 +5,7 @@
 
 import { bashLabel, formatTokens, splitMcpTool, statsParts, toolLabel } from '../src/format';
 import type { CompactionReason } from '../src/protocol';
+import { questionLabel } from '../src/question';
 import type { CompactionStatus, DiffView, PermissionChoice, QuestionDetail, Row, Stats, ToolStatus } from '../src/view';
 import { renderMarkdown } from './markdown';
 
@@ -96,7 +97,9 @@ const CHOICE_TITLE: Record<PermissionChoice['id'], string> = {
   allowOnce: 'Run this call',
   allowAlways: 'Run it, and calls of this tool in this workspace from now on without asking',
   allowAlwaysServer: 'Run it, and calls of every tool of this MCP server in this workspace from now on without asking',
-  reject: 'Do not run it: the model is told you rejected it',
+  runUnsandboxed: 'Run the command once more, OUTSIDE the sandbox (unconfined); the model gets that result',
+  raiseBudget: 'Let the run go on, with the limit raised as the button says',
+  reject: 'No: the call is not run (the sandbox: the failure stays; the budget: the run stops)',
 };
 
 /** A diff's lines, coloured: `+` added, `-` removed, unchanged, `@@` hunks and notes (`data-kind` on each line). */
@@ -132,7 +135,35 @@ function questionBody(detail: QuestionDetail | undefined): HTMLElement[] {
       return [el('div', { class: 'question-diff' }, el('div', { class: 'diff-title' }, ...diffTitle(detail.diff, 'the file')), renderDiff(detail.diff))];
     case 'args':
       return [el('pre', { class: 'question-args' }, detail.text)];
+    case 'sandbox':
+      return [
+        el(
+          'div',
+          { class: 'question-warning' },
+          el('strong', {}, 'The sandbox denied this command.'),
+          ' Allowed, it runs once more ',
+          el('strong', {}, 'OUTSIDE the sandbox'),
+          ', unconfined: it can write anywhere you can and use the network.',
+        ),
+        el('pre', { class: 'question-command' }, el('span', { class: 'bash-prompt', 'aria-hidden': 'true' }, '$ '), detail.command),
+        ...(detail.denied ? [el('pre', { class: 'question-denied', title: 'What the sandbox may have denied (read from the output)' }, detail.denied)] : []),
+      ];
   }
+}
+
+/** An answer's button: the first answer that lets the call (or run) go on is the primary one. */
+function answerButton(choice: PermissionChoice): HTMLElement {
+  const primary = choice.id === 'allowOnce' || choice.id === 'raiseBudget';
+  const danger = choice.id === 'runUnsandboxed';
+  return el(
+    'button',
+    {
+      class: `${primary ? 'primary' : 'secondary'}${danger ? ' danger' : ''} permission-answer`,
+      'data-outcome': choice.id,
+      title: CHOICE_TITLE[choice.id],
+    },
+    choice.label,
+  );
 }
 
 /** A permission question on a tool row: what it asks about, a button per answer (`data-outcome`); hidden when none. */
@@ -147,18 +178,7 @@ function renderQuestion(element: HTMLElement, question: PermissionChoice[] | und
   }
   element.replaceChildren(
     ...questionBody(detail),
-    el(
-      'div',
-      { class: 'question-answers' },
-      el('span', { class: 'question-label' }, 'Allow this call?'),
-      ...question.map((choice) =>
-        el(
-          'button',
-          { class: `${choice.id === 'allowOnce' ? 'primary' : 'secondary'} permission-answer`, 'data-outcome': choice.id, title: CHOICE_TITLE[choice.id] },
-          choice.label,
-        ),
-      ),
-    ),
+    el('div', { class: 'question-answers' }, el('span', { class: 'question-label' }, questionLabel(detail)), ...question.map(answerButton)),
   );
 }
 
@@ -270,6 +290,25 @@ export function renderRow(row: Row, existing?: HTMLElement): HTMLElement {
       element.dataset.level = row.level;
       setText(element, row.text);
       break;
+    case 'budget': {
+      element.dataset.runId = row.runId;
+      element.dataset.status = row.question?.length ? 'asking' : 'answered';
+      setText(part(element, '.budget-title'), row.title);
+      const detail = part(element, '.budget-detail');
+      setText(detail, row.detail ?? '');
+      detail.hidden = !row.detail;
+      const answers = part(element, '.budget-answers');
+      const key = JSON.stringify(row.question ?? []);
+      if (answers.dataset.key !== key) {
+        answers.dataset.key = key;
+        answers.replaceChildren(...(row.question ?? []).map(answerButton));
+      }
+      answers.hidden = !row.question?.length;
+      const answer = part(element, '.budget-answer');
+      setText(answer, row.question?.length ? '' : row.answer ? `Answered: ${row.answer}` : 'Not answered');
+      answer.hidden = Boolean(row.question?.length);
+      break;
+    }
     case 'custom':
       setText(part(element, '.custom-role'), row.role);
       setText(part(element, '.custom-body'), row.text);
@@ -401,6 +440,15 @@ function create(row: Row): HTMLElement {
       );
     case 'notice':
       return el('div', { ...kind, class: 'row notice' });
+    case 'budget':
+      return el(
+        'div',
+        { ...kind, class: 'row budget', role: 'group', 'aria-label': 'Budget' },
+        el('div', { class: 'budget-title' }),
+        el('div', { class: 'budget-detail' }),
+        el('div', { class: 'question-answers budget-answers' }),
+        el('div', { class: 'budget-answer', hidden: '' }),
+      );
     case 'custom':
       return el(
         'div',

@@ -174,6 +174,31 @@ const MCP = {
   answer: 'The quirky server echoed agentls-mcp-echo.',
 } as const;
 
+/**
+ * The sandbox and the budget (issue 28): `agentls.sandbox.mode` workspace-write and
+ * `agentls.budget.maxTurns` 2 (settings, so initialization options), a session whose bash
+ * writes beside the workspace (denied; asked to run once outside), and one whose model
+ * would go on for four turns.
+ */
+const SAFETY = {
+  sandboxScript: 'faux-sandbox.json',
+  sandboxCall: 'call-sandbox-outside',
+  sandboxPrompt: 'Write a file beside the workspace.',
+  sandboxAnswer: 'The file beside the workspace is written.',
+  outside: 'sandbox-outside.txt',
+  outsideText: 'agentls-outside',
+  unsandboxedNote: '[Run outside the sandbox, once, as the user allowed.]',
+  runOutside: 'Run once outside the sandbox',
+  keepFailure: 'Keep the failure',
+  budgetScript: 'faux-budget.json',
+  budgetPrompt: 'List the folder, again and again.',
+  raise: 'Continue, the limit raised to 4 turns',
+  stop: 'Stop',
+  spend: '2/2 turns',
+  notice: "Stopped by the run's budget: 2 of 2 turns.",
+  newSpend: '$0.00 / $1.50 · 2/5 turns',
+} as const;
+
 /** What the driver does in the browser when the self-test writes `{"waiting": ...}`. */
 type Waiting =
   /**
@@ -190,6 +215,19 @@ type Waiting =
   /** Agent: MCP Servers from the palette: `server` listed as ready; pick it, then Open Log. */
   | { waiting: 'mcpPalette'; server: string; tools: string[] }
   | { waiting: 'continue' }
+  /** The header's sandbox badge reads `text` with `data-status` `status` (and `reason` in its tooltip when given): screenshot. */
+  | { waiting: 'sandboxBadge'; text: string; status: string; reason?: string }
+  /** The sandbox's question on the bash row of `command`: check it says OUTSIDE and offers `options`, then click `answer`. */
+  | { waiting: 'sandboxQuestion'; command: string; answer: string; options: string[] }
+  /** The budget's card: check its title, detail and `options`, then click `answer`. */
+  | { waiting: 'budgetQuestion'; title: string; detail: string; answer: string; options: string[] }
+  /** After the run the budget stopped: the header's spend shows `spend` and the transcript `notice`: screenshot. */
+  | { waiting: 'budgetStopped'; spend: string; notice: string }
+  /**
+   * Agent: Set Budget… from the palette, each run's limits: its input boxes (dollars, turns, tokens) hold `prefilled`;
+   * `invalid` in the first shows a validation message; then `values`, each with Enter.
+   */
+  | { waiting: 'setBudget'; prefilled: string[]; invalid: string; values: string[] }
   /** A revert of the Changes view met `file` changed since: click "Revert anyway" in the modal; the view lists `listed`. */
   | { waiting: 'revertAnyway'; file: string; listed: string }
   /**
@@ -255,6 +293,8 @@ interface PermissionRule {
 export class Recorder {
   passed = 0;
   failed = 0;
+  /** How many `waiting` lines were written: the driver acknowledges each, in order, in `<file>.acks`. */
+  private asked = 0;
   constructor(private readonly file: string) {}
 
   write(record: object): void {
@@ -269,7 +309,21 @@ export class Recorder {
 
   /** Ask the driver to act in the browser (see `Waiting`). */
   ask(waiting: Waiting): void {
+    this.asked += 1;
     this.write(waiting);
+  }
+
+  /**
+   * Ask, then wait until the driver has done it (it writes one line to `<file>.acks` per request
+   * handled, done or failed): for a request that only looks at the page, whose effect cannot be
+   * waited for otherwise.
+   */
+  async askAndWait(api: AgentExtension, waiting: Waiting, timeoutMs = 30_000): Promise<void> {
+    this.ask(waiting);
+    const count = this.asked;
+    const acks = `${this.file}.acks`;
+    const handled = (): number => (fs.existsSync(acks) ? fs.readFileSync(acks, 'utf8').split('\n').filter(Boolean).length : 0);
+    await waitFor(api, () => handled() >= count, timeoutMs, `the driver to do ${JSON.stringify(waiting)}`).catch(() => undefined);
   }
 }
 
@@ -1781,6 +1835,112 @@ async function mcp(api: AgentExtension, rec: Recorder, folder: string): Promise<
   if (main !== undefined) await c.loadSession(main);
 }
 
+/**
+ * The sandbox and the budget, set by the settings (`agentls.sandbox.mode: workspace-write`,
+ * `agentls.budget.maxTurns: 2`: the server restarts with them as initialization options).
+ * (a) A new session: `agent/getState` reports the sandbox (enforced where the kernel can,
+ * else refused with its reason), and the header's badge shows what it says (the driver
+ * checks the DOM, screenshot). Where it is enforced, a `bash` call that writes beside the
+ * workspace is denied and the question to run it once OUTSIDE the sandbox comes on its row;
+ * the driver clicks that answer and the command ran (its result says so). (b) A session whose
+ * model would go on for four turns: after two the budget's card asks; the driver answers Stop
+ * in the panel; the run settles with `budget`, the transcript has the notice and the header the
+ * spend (screenshot). Then the settings as they were, and the main session again.
+ */
+async function sandboxAndBudget(api: AgentExtension, rec: Recorder, folder: string): Promise<void> {
+  const step = 'sandbox-budget';
+  const c = api.controller;
+  const main = c.sessionId;
+  const config = vscode.workspace.getConfiguration('agentls');
+  const outside = path.join(path.dirname(folder), SAFETY.outside);
+  fs.rmSync(outside, { force: true });
+  let starts = 0;
+  const counting = api.connection.onRunning((running) => {
+    if (running) starts += 1;
+  });
+  const restartWith = async (name: string, value: unknown): Promise<void> => {
+    const before = starts;
+    await config.update(name, value, vscode.ConfigurationTarget.Global);
+    await waitFor(api, () => starts > before && c.connected && c.sessionId !== undefined, 30_000, `the restart for agentls.${name}`);
+  };
+  try {
+    await restartWith('sandbox.mode', 'workspace-write');
+    await restartWith('budget.maxTurns', 2);
+
+    // (a) the sandbox in force, as agent/getState says and the badge shows
+    await newSessionWith(api, SAFETY.sandboxScript, { permissions: { bash: 'allow' } });
+    const { sandbox, budget } = await state(api);
+    rec.check(step, 'agent/getState reports the workspace-write sandbox of the setting, enforced or refused', sandbox?.mode === 'workspace-write' &&
+      (sandbox.status === 'enforced' || sandbox.status === 'refused'), sandbox);
+    rec.check(step, "agent/getState reports the setting's budget: 2 turns a run", budget?.limits.maxTurns === 2, budget);
+    const enforced = sandbox?.status === 'enforced';
+    const expected = enforced ? 'sandbox: workspace-write · no network' : 'sandbox refused: workspace-write';
+    const badge = c.header().sandbox;
+    rec.check(step, 'the header badge shows the sandbox agent/getState reports', badge?.text === expected && badge.status === sandbox?.status &&
+      (enforced || (sandbox?.reason !== undefined && badge.title.includes(sandbox.reason))), { badge, sandbox });
+    await rec.askAndWait(api, { waiting: 'sandboxBadge', text: expected, status: sandbox?.status ?? 'none', ...(sandbox?.reason ? { reason: sandbox.reason } : {}) });
+
+    // the escalation: denied in the sandbox, asked, run once outside
+    const result = await c.prompt(SAFETY.sandboxPrompt);
+    if (enforced) {
+      await waitFor(api, () => c.openQuestions.includes(SAFETY.sandboxCall), 30_000, "the sandbox's question").catch(() => undefined);
+      const row = toolRow(api, SAFETY.sandboxCall);
+      rec.check(step, "the sandbox's question is on the bash row: the command, what was denied, the server's answers",
+        row?.questionDetail?.kind === 'sandbox' && row.questionDetail.command.includes(SAFETY.outside) &&
+          (row.questionDetail.denied ?? '').includes('Permission denied') &&
+          JSON.stringify(row.question?.map((q) => q.id)) === '["runUnsandboxed","reject"]', row);
+      rec.check(step, 'the denied command wrote nothing outside', !fs.existsSync(outside));
+      rec.ask({ waiting: 'sandboxQuestion', command: SAFETY.outside, answer: SAFETY.runOutside, options: [SAFETY.runOutside, SAFETY.keepFailure] });
+    }
+    const ran = await settledRun(api, result.runId, 60_000).catch(() => undefined);
+    const done = toolRow(api, SAFETY.sandboxCall);
+    if (enforced) {
+      rec.check(step, 'Run once outside the sandbox: the command ran unconfined, and its result says so',
+        ran?.stopReason === 'stop' && done?.status === 'done' && done.output.includes(SAFETY.unsandboxedNote) &&
+          fs.existsSync(outside) && fs.readFileSync(outside, 'utf8').trim() === SAFETY.outsideText, { ran, done });
+    } else {
+      rec.check(step, 'the refused sandbox ran no command: the call ends as an error saying why',
+        done?.status === 'error' && done.output.includes('The command was not run') && !fs.existsSync(outside), done);
+    }
+
+    // (b) the budget: after two turns the card asks; Stop
+    await newSessionWith(api, SAFETY.budgetScript);
+    const run = await c.prompt(SAFETY.budgetPrompt);
+    const runId = run.runId ?? '';
+    await waitFor(api, () => c.openQuestions.includes(runId), 30_000, "the budget's question").catch(() => undefined);
+    const card = rows(api).find((row): row is Extract<Row, { kind: 'budget' }> => row.kind === 'budget' && row.runId === runId);
+    rec.check(step, "the budget's question is a card in the transcript with the server's answers",
+      JSON.stringify(card?.question?.map((q) => q.label)) === JSON.stringify([SAFETY.raise, SAFETY.stop]) &&
+        card?.detail === 'Limit: 2 turns (this run) · used: 2 turns', card);
+    rec.check(step, 'the status says waiting for permission while the card asks', c.status === 'permission', c.status);
+    rec.ask({ waiting: 'budgetQuestion', title: card?.title ?? '', detail: card?.detail ?? '', answer: SAFETY.stop, options: [SAFETY.raise, SAFETY.stop] });
+    const stopped = await settledRun(api, run.runId, 60_000).catch(() => undefined);
+    rec.check(step, 'Stop: the run settled with the budget that stopped it (agent/settled)',
+      JSON.stringify(stopped?.budget) === JSON.stringify({ kind: 'maxTurns', scope: 'run', limit: 2, used: 2 }), stopped);
+    rec.check(step, 'no third turn ran', !textRows(api).some((row) => row.text.startsWith('Turn three')), c.transcript.plainText().slice(-400));
+    rec.check(step, 'the transcript has the notice of the budget', lastNotice(api, SAFETY.notice) !== undefined, c.transcript.plainText().slice(-400));
+    await waitFor(api, () => c.header().budget?.text === SAFETY.spend, 10_000, 'the spend in the header').catch(() => undefined);
+    rec.check(step, 'the header shows the spend against the budget, reached', c.header().budget?.text === SAFETY.spend && c.header().budget?.reached === true,
+      c.header().budget);
+    await rec.askAndWait(api, { waiting: 'budgetStopped', spend: SAFETY.spend, notice: SAFETY.notice });
+
+    // Agent: Set Budget…: the input boxes, one refused value, then new limits
+    rec.ask({ waiting: 'setBudget', prefilled: ['', '2', ''], invalid: 'ten', values: ['1.50', '5', ''] });
+    const set = (): boolean => c.budget?.limits.maxTurns === 5 && c.budget.limits.maxCostUsd === 1.5;
+    await waitFor(api, set, 30_000, 'Agent: Set Budget').catch(() => undefined);
+    const after = (await state(api)).budget;
+    rec.check(step, 'Agent: Set Budget… changed the limits (agent/setBudget)',
+      after?.limits.maxCostUsd === 1.5 && after.limits.maxTurns === 5 && after.limits.maxTokens === undefined, after);
+    rec.check(step, 'the header shows the spend against the new limits', c.header().budget?.text === SAFETY.newSpend, c.header().budget);
+  } finally {
+    await restartWith('budget.maxTurns', undefined);
+    await restartWith('sandbox.mode', undefined);
+    counting.dispose();
+    fs.rmSync(outside, { force: true });
+    if (main !== undefined) await c.loadSession(main);
+  }
+}
+
 /** Leave no "allow always" rule behind, even when a step failed half way. */
 async function revokeRules(api: AgentExtension, folder: string): Promise<void> {
   for (const rule of await permissionRules(api, folder)) {
@@ -1832,6 +1992,7 @@ export async function runSelfTest(api: AgentExtension, resultFile: string): Prom
     await changesView(api, rec, folder);
     await rewindAndFork(api, rec, folder);
     await mcp(api, rec, folder);
+    await sandboxAndBudget(api, rec, folder);
     // before the API key step: its restarts leave the faux script where the driver's prompt needs it
     await demo(api, rec, folder);
     await apiKey(api, rec);
