@@ -631,9 +631,11 @@ function M.footer(transcript, pending, reviews, questions, opts)
   return b.lines, b.hls, items, asking
 end
 
---- The panel window's winbar, fitted to `width` columns: status, permission preset, model,
---- queue, pending attachments, session, thinking level, figures (shortened or dropped in the
---- reverse order of their use when the window is narrow).
+--- The panel window's winbar, fitted to `width` columns: status, a refused or unconfined
+--- sandbox, permission preset, an enforced sandbox, the spend against the budget, model,
+--- queue, pending attachments, thinking level, session, figures (shortened or dropped in the
+--- reverse order of their use when the window is narrow: the session's id and the figures go
+--- first, the sandbox badge and the spend are shortened early and dropped late).
 function M.winbar(transcript, pending, width)
   local parts = { { text = " agentls", group = "AgentlsWinbar", keep = math.huge, required = true } }
   local function add(text, keep, group, short)

@@ -80,6 +80,20 @@ function M.refresh_state(session_id, callback)
   end, callback)
 end
 
+--- Read a session's spend against its budget and its sandbox (`agent/getState`) during a run:
+--- only those (an answer that comes after the run's `agent/settled` must not mark it running).
+function M.refresh_budget(session_id)
+  session_request("agent/getState", session_id, function(err, result)
+    if not err and type(result) == "table" then
+      local t = M.transcript(session_id)
+      t.budget = type(result.budget) == "table" and result.budget or t.budget
+      t.sandbox = type(result.sandbox) == "table" and result.sandbox or t.sandbox
+      t:_changed()
+      M.changed(session_id)
+    end
+  end)
+end
+
 --- Read a session's tokens, cost and context size (`agent/getStats`) for the winbar.
 function M.refresh_stats(session_id, callback)
   session_request("agent/getStats", session_id, function(err, result)
@@ -273,7 +287,7 @@ M.on_event = session_notification(function(t, params)
     require("agentls.review").tool_ended(params.sessionId, event.toolCallId)
     require("agentls.permissions").drop(event.toolCallId)
   elseif type(event) == "table" and event.type == "turn_end" then
-    M.refresh_state(params.sessionId) -- the spend against the budget, turn by turn
+    M.refresh_budget(params.sessionId) -- the spend against the budget, turn by turn
   end
 end, "AgentlsEvent")
 
