@@ -252,13 +252,42 @@ test("a command the sandbox denied: the question says OUTSIDE the sandbox, shows
       "waiting for you: a Run once OUTSIDE the sandbox · r Keep the failure",
     })
     expect((vim.fn.filereadable(outside) == 1) == yes, (yes and "ran outside: " or "kept the failure: ") .. outside)
+    vim.fn.delete(outside)
   end
+  -- in the panel (Neovim's own vim.ui.select), under bypass (bash asks nothing, the sandbox
+  -- still does): a on the row runs it once outside
+  vim.ui.select = h.original_select
+  expect(permissions.in_panel(), "the panel asks")
+  h.script({ h.tool_call("s3", "bash", { command = command }), { content = "Tried." } })
+  local session = h.new_session()
+  vim.cmd("AgentMode bypass")
+  wait(5000, function()
+    return state.transcripts[session].permission_preset == "bypass"
+  end, "bypass")
+  h.notes = {}
+  vim.cmd("AgentPrompt touch it")
+  wait(10000, function()
+    panel.render()
+    return h.panel_text():find("OUTSIDE the sandbox · r Keep the failure", 1, true) ~= nil
+  end, "the sandbox question's row")
+  expect(h.noted("run it once OUTSIDE the sandbox, unconfined? The sandbox denied: " .. command, vim.log.levels.WARN),
+    vim.inspect(h.notes))
+  h.settles(session, function()
+    h.panel_keys("command: " .. command, "a")
+  end)
+  expect(vim.fn.filereadable(outside) == 1, "ran outside: " .. outside)
+  expect(h.tool_results(session).s3.text:find("Run outside the sandbox, once", 1, true), vim.inspect(h.tool_results(session)))
   vim.fn.delete(outside)
 end)
 
 test(":AgentBudget sets, changes and lifts the session's limits (agent/setBudget); completion and validation", function()
   h.script({ { content = "Hi." } })
   local session = h.new_session()
+  h.notes = {}
+  vim.cmd("AgentBudget")
+  wait(5000, function()
+    return h.noted("budget (spent of the limit): 0/2 turns (:AgentBudget LIMIT=N|off changes it)")
+  end, "without arguments, the limits of setup{}: " .. vim.inspect(h.notes))
   vim.cmd("AgentBudget max_turns=5 session.max_cost_usd=2.5")
   wait(5000, function()
     local limits = get_state(session).budget.limits
