@@ -159,10 +159,11 @@ M.action_text = {
   abort = "abort the run",
   cycle_mode = "the next permission preset: ask, accept edits, read-only, bypass (:AgentMode)",
   toggle = "fold or unfold the row (tool output and arguments, thinking, summaries)",
-  allow_once = "allow the tool call waiting for permission, once",
+  allow_once = "allow the tool call waiting for permission, once (a denied command: run it once outside the sandbox; "
+    .. "a budget reached: continue, the limit raised)",
   allow_always = "allow it always (for this workspace and tool)",
   allow_server = "allow always every tool of its MCP server (MCP tools only)",
-  reject = "reject the tool call waiting for permission",
+  reject = "reject the tool call waiting for permission (keep the sandbox's failure; stop at the budget)",
   help = "show these keys",
   rewind = "rewind to before your message under the cursor (:AgentRewind)",
   fork = "fork a new session before your message under the cursor (:AgentFork)",
@@ -202,7 +203,7 @@ function M.help()
       lines[#lines + 1] = ("  %-6s %s"):format(keys[action], M.action_text[action])
     end
   end
-  lines[#lines + 1] = " :AgentMode, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats (:help agentls)"
+  lines[#lines + 1] = " :AgentMode, :AgentModel, :AgentThinking, :AgentSessions, :AgentStats, :AgentBudget (:help agentls)"
   local buf = util.new_scratch("agentls://panel-keys")
   api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable, vim.bo[buf].bufhidden = false, "wipe"

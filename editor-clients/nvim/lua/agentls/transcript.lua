@@ -38,6 +38,9 @@ local M = {}
 ---@field model {provider: string, id: string}?
 ---@field cwd string?
 ---@field context_files string[] the project instructions in the system prompt (`agent/getState`)
+---@field sandbox table? the sandbox in force for the agent's bash (`agent/getState`'s `sandbox`)
+---@field budget table? the limits and the spend (`agent/getState`'s `budget`: {limits, run, session})
+---@field budget_stop table? the limit that stopped the last run (`agent/settled`'s `budget`)
 ---@field epoch integer grows when the entries are replaced as a whole (load, reset)
 ---@field rev integer grows with any change (entries, queue, status)
 ---@field last_seq integer?
