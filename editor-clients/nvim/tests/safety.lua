@@ -325,7 +325,7 @@ test(":AgentBudget sets, changes and lifts the session's limits (agent/setBudget
   expect(not vim.tbl_contains(completion, "max_turns=") and not vim.tbl_contains(completion, "off"), vim.inspect(completion))
 end)
 
-test("a kernel that cannot enforce the sandbox: the badge says refused (its own highlight), :checkhealth warns", function()
+test("a kernel that cannot enforce the sandbox: the badge says refused (or unconfined, with the fallback) in its own highlight, :checkhealth warns", function()
   restart({ sandbox = { mode = "workspace-write" }, cmd_env = { AGENTLS_SANDBOX_PROBE = "unsupported" } })
   h.script({ { content = "Hello." } })
   local session = h.new_session()
@@ -338,6 +338,17 @@ test("a kernel that cannot enforce the sandbox: the badge says refused (its own 
   expect(report:find("WARNING sandbox (current session): mode workspace-write, network off, status refused", 1, true),
     report)
   expect(report:find("the agent's bash commands do not run", 1, true), report)
+  -- fallback = "unconfined": the commands run, unconfined, and the badge says so
+  restart({ sandbox = { mode = "workspace-write", fallback = "unconfined" }, cmd_env = { AGENTLS_SANDBOX_PROBE = "unsupported" } })
+  h.script({ { content = "Hello." } })
+  session = h.new_session()
+  expect(get_state(session).sandbox.status == "unconfined", vim.inspect(get_state(session).sandbox))
+  winbar_when(function(bar)
+    return bar:find("%#AgentlsSandboxUnconfined#unsandboxed", 1, true) ~= nil
+  end, "the unconfined badge")
+  report = h.checkhealth()
+  expect(report:find("WARNING sandbox (current session): mode workspace-write, network off, status unconfined", 1, true),
+    report)
   restart()
 end)
 
