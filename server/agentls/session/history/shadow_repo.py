@@ -113,21 +113,24 @@ class ShadowRepo:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        self._prepare()
+        """The repository, made if need be, held by this process alone (two sessions of one folder
+        share it: made by both at once, ``git init``'s config lock failed for one of them)."""
+        if not self.work_tree.is_dir():
+            raise SnapshotUnavailable(f"{self.work_tree} is not a folder")
+        self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(self.git_dir / "agentls.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
+                self._prepare()
                 yield
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _prepare(self) -> None:
-        """Make the repository the first time (``git init``), and write the exclude patterns."""
+        """Make the repository the first time (``git init``), and write the exclude patterns; under
+        :meth:`_locked`."""
         if self._ready:
             return
-        if not self.work_tree.is_dir():
-            raise SnapshotUnavailable(f"{self.work_tree} is not a folder")
-        self.git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         if not (self.git_dir / "HEAD").exists():
             self._git("init", "--quiet")
             for key, value in (
