@@ -5,15 +5,9 @@
 
 import { formatCost, formatTokens, visibleControls } from './format';
 import type { BudgetKind, BudgetLimits, BudgetSettings, BudgetSpent, BudgetState, BudgetUsage, SandboxSettings, SandboxState } from './protocol';
+import type { BudgetView, SandboxBadge } from './view';
 
 // --- the sandbox badge -----------------------------------------------------------------------
-
-/** The header's sandbox badge: its text, its tooltip, and the status that colours it. */
-export interface SandboxBadge {
-  text: string;
-  title: string;
-  status: SandboxState['status'];
-}
 
 /**
  * The badge for `agent/getState`'s `sandbox`: `sandbox: workspace-write · no network` when the
@@ -72,13 +66,6 @@ function sandboxDetail(state: SandboxState, first: string): string {
 }
 
 // --- spend against the budget ----------------------------------------------------------------
-
-/** The header's spend against the budget: `$0.12 / $1.00 · 3/10 turns`, its tooltip, whether a limit is reached. */
-export interface BudgetView {
-  text: string;
-  title: string;
-  reached: boolean;
-}
 
 const KINDS: readonly BudgetKind[] = ['maxCostUsd', 'maxTurns', 'maxTokens'];
 

@@ -16,9 +16,23 @@ import type {
   PermissionOutcome,
   PermissionPresetInfo,
   QueueItem,
+  SandboxState,
   ThinkingLevel,
 } from './protocol';
-import type { BudgetView, SandboxBadge } from './safety';
+
+/** The header's sandbox badge: its text, its tooltip, and the status that colours it. */
+export interface SandboxBadge {
+  text: string;
+  title: string;
+  status: SandboxState['status'];
+}
+
+/** The header's spend against the budget: `$0.12 / $1.00 · 3/10 turns`, its tooltip, whether a limit is reached. */
+export interface BudgetView {
+  text: string;
+  title: string;
+  reached: boolean;
+}
 
 /** `add` / `del`: a line added or removed; `ctx`: unchanged; `hunk`: where the next lines are; `note`: `\ No newline…`, a cut. */
 export type DiffLineKind = 'add' | 'del' | 'ctx' | 'hunk' | 'note';
