@@ -160,10 +160,6 @@ class AgentServer:
         """The manager of the sessions this client opens (by its initialization options)."""
         return self.host.manager_for(self)
 
-    @property
-    def connected(self) -> bool:
-        return not self.connection.closed
-
     def session(self, session_id: str) -> AgentSession:
         """The live session of that id, whichever client opened it (``unknownSession`` if none)."""
         found = self.host.live(session_id)

@@ -474,12 +474,9 @@ class Connection:
             self.writer.write(frame)
 
     def send(self, data: dict[str, Any]) -> None:
-        try:
-            frame = self.encode(data)
-        except (TypeError, ValueError) as error:
-            logger.error("a message could not be encoded and was not sent: %s", error, exc_info=error)
-            return
-        self.write(frame)
+        frame = _frame_or_none(data)
+        if frame is not None:
+            self.write(frame)
 
 
 def notification_frame(method: str, params: Any = None) -> bytes | None:
@@ -488,8 +485,13 @@ def notification_frame(method: str, params: Any = None) -> bytes | None:
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if params is not None:
         message["params"] = params
+    return _frame_or_none(message)
+
+
+def _frame_or_none(data: dict[str, Any]) -> bytes | None:
+    """``data``'s frame (:meth:`Connection.encode`); ``None``, logged, when it cannot be encoded."""
     try:
-        return frame_bytes(json_bytes(message, _json_default))
+        return frame_bytes(json_bytes(data, _json_default))
     except (TypeError, ValueError) as error:
         logger.error("a message could not be encoded and was not sent: %s", error, exc_info=error)
         return None
