@@ -16,19 +16,8 @@ async def stored_session(client: AgentClient, typed: str) -> str:
     (naming them, so the user sees how much more to type).
     """
     typed = typed.strip()
-    matches = [info.session_id for info in await client.list_sessions() if info.session_id.startswith(typed)]
-    if len(matches) == 1:
-        return str(matches[0])
-    if not matches:
-        raise AgentClientError(
-            f"no stored session {typed} (agentls sessions lists them)", kind="unknownSession"
-        )
-    shown = ", ".join(match[:12] for match in matches[:SHOWN_MATCHES])
-    more = "…" if len(matches) > SHOWN_MATCHES else ""
-    raise AgentClientError(
-        f"{typed} is the start of {len(matches)} sessions ({shown}{more}): give more of the id",
-        kind="unknownSession",
-    )
+    missing = f"no stored session {typed} (agentls sessions lists them)"
+    return _one_starting_with(await client.list_sessions(), typed, missing, "sessions").session_id
 
 
 async def live_session(client: AgentClient, typed: str, folder: str) -> SessionInfo:
@@ -47,13 +36,21 @@ async def live_session(client: AgentClient, typed: str, folder: str) -> SessionI
                 kind="unknownSession",
             )
         return here[0]
-    matches = [info for info in live if info.session_id.startswith(typed)]
+    missing = f"no live session {typed} in the per-user server"
+    return _one_starting_with(live, typed, missing, "live sessions")
+
+
+def _one_starting_with(sessions: list[SessionInfo], typed: str, missing: str, what: str) -> SessionInfo:
+    """The one of ``sessions`` whose id starts with ``typed``; ``missing`` when none does, the
+    matches named when several do (``what``: how they are called)."""
+    matches = [info for info in sessions if info.session_id.startswith(typed)]
     if len(matches) == 1:
         return matches[0]
     if not matches:
-        raise AgentClientError(f"no live session {typed} in the per-user server", kind="unknownSession")
+        raise AgentClientError(missing, kind="unknownSession")
     shown = ", ".join(match.session_id[:12] for match in matches[:SHOWN_MATCHES])
+    more = "…" if len(matches) > SHOWN_MATCHES else ""
     raise AgentClientError(
-        f"{typed} is the start of {len(matches)} live sessions ({shown}): give more of the id",
+        f"{typed} is the start of {len(matches)} {what} ({shown}{more}): give more of the id",
         kind="unknownSession",
     )
