@@ -91,7 +91,8 @@ class SessionHost:
         self._editors: dict[str, SessionEditor] = {}
         self.questions = Questions(self.attachments, question_timeout)
         self.changed: Callable[[], None] = lambda: None
-        """Called when a client leaves or a run or command ends (the per-user server's idle check)."""
+        """Called when a client comes or leaves or a run or command ends (the per-user server's idle
+        check)."""
 
     # --- managers and sessions -----------------------------------------------------------
 
@@ -182,6 +183,7 @@ class SessionHost:
 
     def connected(self, client: Peer) -> None:
         self.clients.append(client)
+        self.changed()
 
     def disconnected(self, client: Peer) -> None:
         """The client is gone: it is detached from every session."""

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from agentls.ai.secrets import RedactingFilter
-from agentls.fronts.lsp.app import AgentServer, close_host, create_server, end_process
+from agentls.fronts.lsp.app import close_host, create_server, end_process
 from agentls.fronts.lsp.host import SessionHost
 from agentls.fronts.lsp.socket_path import SocketRefused, connect, own_folder
 
@@ -73,7 +73,6 @@ class UserServer:
         self.limit = limit
         self.host = SessionHost(shared=True, question_timeout=question_timeout)
         self.host.changed = self._check_idle
-        self.clients: set[AgentServer] = set()
         self._stop = asyncio.Event()
         self._idle: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -90,7 +89,7 @@ class UserServer:
         self.listener.close()
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
-        for client in list(self.clients):
+        for client in list(self.host.clients):
             client.connection_lost()
         await close_host(self.host)
         if self._tasks:
@@ -111,13 +110,10 @@ class UserServer:
 
     async def _client(self, connection: socket.socket) -> None:
         connection.setblocking(True)
-        server = create_server(self.host)
-        self.clients.add(server)
-        self._check_idle()
+        server = create_server(self.host)  # it joins the host's clients as it serves (its idle check)
         try:
             await server.serve_socket(connection, self.limit)
         finally:
-            self.clients.discard(server)
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)  # the reading thread sees the end, reads no more
             connection.close()
@@ -125,7 +121,7 @@ class UserServer:
 
     def _check_idle(self) -> None:
         """Stop after :attr:`idle_exit` seconds with no client and nothing running."""
-        idle = not self.clients and not self.host.running()
+        idle = not self.host.clients and not self.host.running()
         if not idle or self.idle_exit <= 0:
             if self._idle is not None:
                 self._idle.cancel()
@@ -136,7 +132,7 @@ class UserServer:
 
     def _idle_over(self) -> None:
         self._idle = None
-        if not self.clients and not self.host.running():
+        if not self.host.clients and not self.host.running():
             logger.info("no client for %g s and nothing running: stopping", self.idle_exit)
             self._stop.set()
         else:

@@ -27,3 +27,7 @@ class Peer(Protocol):
     documents: TextDocuments
     editor: LspEditor
     tool_progress: ToolProgress
+
+    def connection_lost(self) -> None:
+        """End the connection as at the end of its input."""
+        ...
