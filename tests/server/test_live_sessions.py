@@ -435,3 +435,27 @@ async def test_a_stopped_server_ends_its_runs_and_their_processes(
 async def _until_written(path: Path) -> None:
     while not await asyncio.to_thread(lambda: path.exists() and path.read_text().strip() != ""):  # noqa: ASYNC110 (bash writes a file: no event)
         await asyncio.sleep(0.02)
+
+
+async def test_on_stdio_attach_replays_what_get_messages_lacks_and_an_older_seq_is_a_gap(
+    bridges: Servers, data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    faux_script([{"content": SHORT_SLOW_TEXT}], slow=True)
+    client = await bridges.start(server_options(data_dir, faux_script))  # agentls serve on stdio
+    recorder = await Recorder(client).start()
+    session = await within(client.new_session(cwd=str(workspace)))
+    run_id = (await within(client.prompt(session, "Write"))).run_id
+    await recorder.wait_delta(session)
+    assert await within(client.detach(session))
+    loaded = await within(client.get_messages(session))
+    heard = len(recorder.of(session))
+    attached = await within(client.attach(session, since=loaded.seq))
+    assert not attached.gap
+    await recorder.settled(run_id)
+    joined = recorder.of(session)[heard:]  # what the attach sent: from the answer's message_start on
+    assert joined[0]["seq"] == loaded.seq + 1 and joined[0]["event"]["type"] == "message_start"
+    assert [note["seq"] for note in joined] == list(range(loaded.seq + 1, loaded.seq + 1 + len(joined)))
+    # a client on stdio cannot come back after its connection ended: an older seq is not kept for it
+    older = await within(client.attach(session, since=1))
+    assert older.gap and older.replayed == 0
+    await recorder.stop()

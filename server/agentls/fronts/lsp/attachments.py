@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 REPLAY_COUNT = 4096
-"""Notifications a session keeps for ``agent/attach`` (beyond those :meth:`Replay.prune` must keep)."""
+"""Notifications a session of the per-user server keeps for ``agent/attach`` (beyond those
+:meth:`Replay.keep` must keep)."""
 
 REPLAY_BYTES = 4 * 1024 * 1024
-"""The most their frames may take (beyond those :meth:`Replay.prune` must keep)."""
+"""The most their frames may take (beyond those :meth:`Replay.keep` must keep)."""
 
 Client = TypeVar("Client")
 
@@ -31,9 +32,12 @@ class Replayed:
 
 
 class Replay:
-    """A session's last notifications, as the frames that were sent, numbered by their ``seq``."""
+    """A session's last notifications, as the frames that were sent, numbered by their ``seq``: at
+    most ``count`` of them and ``size`` bytes, beyond those :meth:`keep` must keep."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: int, size: int) -> None:
+        self._count = count
+        self._size = size
         self._frames: deque[tuple[int, bytes]] = deque()
         self._bytes = 0
 
@@ -42,7 +46,7 @@ class Replay:
         ``agent/getMessages`` reflects: a client that reloads must find everything after it)."""
         self._frames.append((seq, frame))
         self._bytes += len(frame)
-        while (len(self._frames) > REPLAY_COUNT or self._bytes > REPLAY_BYTES) and self._frames[0][
+        while (len(self._frames) > self._count or self._bytes > self._size) and self._frames[0][
             0
         ] <= keep_after:
             _, dropped = self._frames.popleft()
@@ -61,11 +65,12 @@ class Replay:
 
 
 class Attachments(Generic[Client]):
-    """The clients attached to one session, in the order they attached, and its :class:`Replay`."""
+    """The clients attached to one session, in the order they attached, and its :class:`Replay`
+    (``count`` and ``size``: its bounds)."""
 
-    def __init__(self) -> None:
+    def __init__(self, count: int, size: int) -> None:
         self.clients: list[Client] = []
-        self.replay = Replay()
+        self.replay = Replay(count, size)
         self.starter: Client | None = None
         """The client that started the session's last run (it gets the run's edits first)."""
         self.attached: list[Callable[[Client], None]] = []

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pydantic import ValidationError
 
 from agentls.agent import AgentTool
-from agentls.fronts.lsp.attachments import Attachments
+from agentls.fronts.lsp.attachments import REPLAY_BYTES, REPLAY_COUNT, Attachments
 from agentls.fronts.lsp.notifications import AGENT_EVENT, notification
 from agentls.fronts.lsp.peer import Peer
 from agentls.fronts.lsp.questions import DEFAULT_QUESTION_SECONDS, Questions
@@ -135,7 +135,11 @@ class SessionHost:
     def attachments(self, session_id: str) -> Attachments[Peer]:
         attachments = self._attachments.get(session_id)
         if attachments is None:
-            attachments = self._attachments[session_id] = Attachments()
+            # Only a client of the per-user server can come back after its connection ended: under
+            # stdio a session keeps no more than what follows getMessages' seq (a big run's frames
+            # kept for nobody cost a fifth of big-context's memory).
+            bounds = (REPLAY_COUNT, REPLAY_BYTES) if self.shared else (0, 0)
+            attachments = self._attachments[session_id] = Attachments(*bounds)
         return attachments
 
     def attached(self, session_id: str) -> list[Peer]:
