@@ -65,6 +65,7 @@ require("agentls").setup(h.setup_opts)
 local client = require("agentls.client")
 local config = require("agentls.config")
 local state = require("agentls.state")
+local frames = require("agentls.frames")
 
 --- A bash call that waits for `gate` (after touching `reached`, if given), then says `done`. It
 --- gives up after a minute, should the test that opens the gate have failed.
@@ -104,28 +105,19 @@ end
 --- message the server sent that `predicate` accepts (the first not taken yet, in order);
 --- `respond(id, result)` answers its request.
 local function other_client()
-  local output, messages = "", {}
+  local reader, messages = frames.reader(), {}
   local process = vim.system(config.server_cmd(), {
     stdin = true,
     stdout = function(_, data)
-      output = output .. (data or "")
+      reader.feed(data)
     end,
     stderr = function() end,
   })
   local function parse()
-    while true do
-      local header_end = output:find("\r\n\r\n", 1, true)
-      local length = header_end and tonumber(output:sub(1, header_end):match("Content%-Length:%s*(%d+)"))
-      if not length or #output < header_end + 3 + length then
-        return
-      end
-      messages[#messages + 1] = vim.json.decode(output:sub(header_end + 4, header_end + 3 + length))
-      output = output:sub(header_end + 4 + length)
-    end
+    vim.list_extend(messages, reader.take())
   end
   local function send(message)
-    local body = vim.json.encode(vim.tbl_extend("force", { jsonrpc = "2.0" }, message))
-    process:write(("Content-Length: %d\r\n\r\n%s"):format(#body, body))
+    process:write(frames.encode(message))
   end
   local c, last_id = {}, 0
   function c.next(predicate, what)

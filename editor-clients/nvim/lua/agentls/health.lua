@@ -8,22 +8,19 @@
 local M = {}
 
 local health = vim.health
-
-local function frame(message)
-  local body = vim.json.encode(vim.tbl_extend("force", { jsonrpc = "2.0" }, message))
-  return ("Content-Length: %d\r\n\r\n%s"):format(#body, body)
-end
+local frames = require("agentls.frames")
+local frame = frames.encode
 
 --- Start a fresh server, `initialize` it and call `report(ask, initialize_result)`, where
 --- `ask(method, params)` returns a request's result, or nil and the error; then shut it down.
 --- Returns the answer to `initialize` (a JSON-RPC response), or nil and why there is none.
 local function probe(cmd, env, init_options, timeout_ms, report)
-  local output, responses = "", {}
+  local reader, responses = frames.reader(), {}
   local ok, process = pcall(vim.system, cmd, {
     env = env,
     stdin = true,
     stdout = function(_, data)
-      output = output .. (data or "")
+      reader.feed(data)
     end,
     stderr = function() end,
   })
@@ -31,16 +28,8 @@ local function probe(cmd, env, init_options, timeout_ms, report)
     return nil, tostring(process)
   end
   local function parse()
-    while true do
-      local header_end = output:find("\r\n\r\n", 1, true)
-      local length = header_end and tonumber(output:sub(1, header_end):match("Content%-Length:%s*(%d+)"))
-      if not length or #output < header_end + 3 + length then
-        return
-      end
-      local body = output:sub(header_end + 4, header_end + 3 + length)
-      output = output:sub(header_end + 4 + length)
-      local decoded_ok, message = pcall(vim.json.decode, body)
-      if decoded_ok and type(message) == "table" and message.id and message.method == nil then
+    for _, message in ipairs(reader.take()) do
+      if message.id and message.method == nil then
         responses[message.id] = message
       end
     end
