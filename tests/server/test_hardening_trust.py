@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClient
-from agentls.protocol import PermissionRulesResult, RequestPermissionParams
+from agentls.protocol import PermissionRulesResult, RequestPermissionParams, StateResult
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text
 from tests.ai.providers.mock_http import MockServer
@@ -54,6 +54,15 @@ async def start(
     options = {**server_options(data_dir, faux_script), **kwargs.pop("options", {})}
     client = await servers.start(options, env=env, **kwargs)
     return client, await Recorder(client).start()
+
+
+async def answered(client: AgentClient, session: str) -> StateResult:
+    """The session's state once the trust question's answer has reached the server and been applied:
+    the client is told it was asked before its answer is even sent, and no notification follows a
+    rejection, so the state is read until it is no longer ``asking``."""
+    while (state := await client.get_state(session)).project_trust == "asking":  # noqa: ASYNC110
+        await asyncio.sleep(0.02)
+    return state
 
 
 def write(path: Path, text: str) -> Path:
@@ -177,7 +186,7 @@ async def test_a_rejected_folder_loads_no_project_file_and_a_trusted_one_loads_t
     client, _ = await start(servers, data_dir, faux_script, home, on_permission=rejecting)
     session = await within(client.new_session(cwd=str(workspace)))
     await rejecting.wait("mcp")
-    state = await within(client.get_state(session))
+    state = await within(answered(client, session))
     commands = [c.name for c in await within(client.list_commands(session))]
 
     [question] = rejecting.asked  # one question for the files and the servers
