@@ -63,3 +63,30 @@ def test_the_next_response_on_the_connection_is_read_after_the_end() -> None:
 def test_a_malformed_chunk_is_still_refused() -> None:
     with pytest.raises(h11.RemoteProtocolError):
         response_events(HEAD + b"5\r\nhello\r\nzz\r\nworld\r\n0\r\n\r\n")
+
+
+def test_chunk_extensions_upper_case_sizes_and_trailing_spaces_read_as_h11_reads_them() -> None:
+    body = b"5;name=value\r\nhello\r\nA  \r\n0123456789\r\n3\r\n!!!\r\n0\r\n\r\n"
+    events = response_events(HEAD + body)
+    assert body_of(events) == b"hello0123456789!!!"
+    assert isinstance(events[-1], h11.EndOfMessage)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"5\r\nhelloXX3\r\nabc\r\n0\r\n\r\n",  # a chunk's footer is not CRLF
+        b"3\r\nabc\r\n+5\r\nhello\r\n0\r\n\r\n",  # a size int() would take, h11 does not
+        b"3\r\nabc\r\n0x5\r\nhello\r\n0\r\n\r\n",
+    ],
+)
+def test_a_chunk_h11_would_refuse_after_good_ones_is_refused(body: bytes) -> None:
+    with pytest.raises(h11.RemoteProtocolError):
+        response_events(HEAD + body)
+
+
+def test_a_trailer_after_the_chunks_ends_the_body() -> None:
+    events = response_events(HEAD + b"3\r\nabc\r\n2\r\nde\r\n0\r\nx-trailer: 1\r\n\r\n")
+    assert body_of(events) == b"abcde"
+    assert isinstance(events[-1], h11.EndOfMessage)
+    assert events[-1].headers == [(b"x-trailer", b"1")]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.models import error_stream
+from agentls.ai.providers.body_bytes import BodyEncoder
 from agentls.ai.providers.budgets import (
     adjust_max_tokens_for_thinking,
     always_thinks,
@@ -529,6 +530,7 @@ class AnthropicProvider:
         self.provider = spec.id
         self.models = list(spec.models)
         self._forms = MessageForms()
+        self._bodies = BodyEncoder()
 
     def compat(self, model: Model) -> AnthropicCompat:
         return self.spec.compat_for(model).apply_to(AnthropicCompat())
@@ -565,6 +567,7 @@ class AnthropicProvider:
                 status_error=AnthropicStatusError,
                 reader=_EventReader,
                 stream_after_hook=True,
+                encode=self._bodies.encode,
             )
 
         return stream_sse(self.spec, model, options, prepare, logger)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentls.ai.event_stream import AssistantMessageEventStream
 from agentls.ai.models import clamp_thinking_level, error_stream
+from agentls.ai.providers.body_bytes import BodyEncoder
 from agentls.ai.providers.budgets import always_thinks, clamp_max_tokens_to_context
 from agentls.ai.providers.catalog import ProviderSpec
 from agentls.ai.providers.json_parse import parse_json_with_repair
@@ -581,6 +582,7 @@ class OpenAICompatProvider:
         self.provider = spec.id
         self.models = list(spec.models)
         self._forms = MessageForms()
+        self._bodies = BodyEncoder()
 
     def compat(self, model: Model) -> OpenAICompat:
         base_url = model.base_url or self.spec.base_url
@@ -610,6 +612,7 @@ class OpenAICompatProvider:
                 headers=headers,
                 status_error=OpenAIStatusError,
                 reader=lambda builder: _ChunkReader(builder, compat),
+                encode=self._bodies.encode,
             )
 
         return stream_sse(self.spec, model, options, prepare, logger)

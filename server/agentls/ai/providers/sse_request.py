@@ -110,6 +110,9 @@ class SsePost:
     """A reader for one attempt's response."""
     stream_after_hook: bool = False
     """Set ``"stream": true`` again on a body the payload hook replaced (pi-ai's Anthropic provider does)."""
+    encode: Callable[[dict[str, Any]], bytes] = json_bytes
+    """The body's JSON (a provider's :class:`~agentls.ai.providers.body_bytes.BodyEncoder` keeps its
+    messages' bytes between requests); a body a payload hook saw is encoded afresh."""
 
 
 # --- the request ------------------------------------------------------------------------------
@@ -152,6 +155,9 @@ class _Attempts:
         self.body = post.body
         self.timeouts = timeouts
         self._payload_ready = False
+        hooked = options is not None and options.on_payload is not None
+        self._encode = json_bytes if hooked else post.encode
+        """A hook may have changed the messages in place: their kept bytes are not theirs then."""
 
     async def _payload(self) -> dict[str, Any]:
         if not self._payload_ready:
@@ -168,7 +174,7 @@ class _Attempts:
         idle = self.timeouts.idle
         client = http_client(self.timeouts.connect)
         async with contextlib.AsyncExitStack() as stack:
-            request = client.stream("POST", post.url, content=json_bytes(payload), headers=post.headers)
+            request = client.stream("POST", post.url, content=self._encode(payload), headers=post.headers)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
             if response.status_code >= 400:
                 body = await idle_wait(response.aread(), idle, "response")
