@@ -11,6 +11,7 @@ event loop importing the same modules at once can deadlock).
 from __future__ import annotations
 
 import importlib
+import os
 import ssl
 import threading
 
@@ -27,6 +28,30 @@ def tls_context() -> ssl.SSLContext:
         if _tls is None:
             _tls = httpx.create_ssl_context()
         return _tls
+
+
+_no_tls: ssl.SSLContext | None = None
+
+_PROXY_VARIABLES = frozenset({"http_proxy", "https_proxy", "all_proxy"})
+
+
+def tls_context_for(url: str) -> ssl.SSLContext:
+    """The SSL context a client for ``url`` needs: :func:`tls_context`, unless ``url`` is plain
+    ``http://`` and no proxy is set in the environment (which httpx would reach through TLS).
+
+    A local model's server (``http://localhost:11434``) then never waits for the CA bundle (~20 ms
+    of its first request). Its client gets a context with no CA at all, which verifies every
+    certificate against nothing: a TLS connection it should never make fails rather than trusts.
+    """
+    global _no_tls
+    if not url.startswith("http://") or any(
+        name.lower() in _PROXY_VARIABLES and value for name, value in os.environ.items()
+    ):
+        return tls_context()
+    with _tls_lock:
+        if _no_tls is None:
+            _no_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # hostname checked, certificate required
+        return _no_tls
 
 
 _FIRST_REQUEST_MODULES = (

@@ -5,7 +5,8 @@ and a new TCP and TLS connection every turn. One client per configuration keeps 
 connections alive between turns. Clients belong to the event loop that made them (their
 connections do), so there is one set per running loop, dropped with it. They share one
 SSL context, which :func:`~agentls.http_warm_up.tls_context` makes once (the server's
-warm-up thread makes it before the first request needs it).
+warm-up thread makes it before the first request needs it); a client for plain ``http://``
+URLs has none to wait for (:func:`~agentls.http_warm_up.tls_context_for`).
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def shared_client(key: Hashable, create: Callable[[], T]) -> T:
     return client
 
 
-def http_client(connect_timeout: float | None) -> httpx.AsyncClient:
-    """The running loop's ``httpx`` client for a connect timeout (no read timeout: streams stall-check).
+def http_client(url: str, connect_timeout: float | None) -> httpx.AsyncClient:
+    """The running loop's ``httpx`` client for requests to ``url`` with a connect timeout (no read
+    timeout: streams stall-check).
 
     httpx is imported here, with the first request (or by the server's warm-up before it): a
     session is made without it.
@@ -43,11 +45,12 @@ def http_client(connect_timeout: float | None) -> httpx.AsyncClient:
     import httpx
 
     from agentls.ai.providers import h11_chunks
-    from agentls.http_warm_up import tls_context
+    from agentls.http_warm_up import tls_context_for
 
     h11_chunks.install()
 
+    tls = tls_context_for(url)
     return shared_client(
-        ("httpx", connect_timeout),
-        lambda: httpx.AsyncClient(verify=tls_context(), timeout=httpx.Timeout(None, connect=connect_timeout)),
+        ("httpx", connect_timeout, id(tls)),
+        lambda: httpx.AsyncClient(verify=tls, timeout=httpx.Timeout(None, connect=connect_timeout)),
     )

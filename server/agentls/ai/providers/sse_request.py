@@ -172,7 +172,7 @@ class _Attempts:
         payload = await self._payload()
         post = self.post
         idle = self.timeouts.idle
-        client = http_client(self.timeouts.connect)
+        client = http_client(post.url, self.timeouts.connect)
         async with contextlib.AsyncExitStack() as stack:
             request = client.stream("POST", post.url, content=self._encode(payload), headers=post.headers)
             response = await idle_wait(stack.enter_async_context(request), idle, "response")
