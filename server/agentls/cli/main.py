@@ -12,8 +12,10 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import importlib
 import os
 import sys
+import types
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -349,11 +351,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     return asyncio.run(show_models(args) if args.command == "models" else show_sessions(args))
 
 
+_PYDANTIC_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def _without_pydantic_plugins() -> None:
+    """Make this process's pydantic models without looking for pydantic plugins.
+
+    pydantic looks for plugins (``pydantic`` entry points of every installed distribution) when
+    it builds its first validator: ``importlib.metadata`` (with ``email``, ``zipfile``, ``csv``)
+    and a scan of ``site-packages``, 25-45 ms of every start. agentls's models are its own
+    messages; a plugin has nothing to observe in them. The loader module is stood in for by one
+    whose ``get_plugins`` finds none (what ``PYDANTIC_DISABLE_PLUGINS`` gives, without putting
+    that variable in the environment of every command the tools run); any other name pydantic
+    asks of it loads the real module.
+    """
+    if _PYDANTIC_PLUGIN_LOADER in sys.modules:
+        return
+    loader = types.ModuleType(_PYDANTIC_PLUGIN_LOADER)
+
+    def real(name: str) -> Any:
+        if name.startswith("__"):  # the import system's questions (``__path__``): a plain module's answers
+            raise AttributeError(name)
+        del sys.modules[_PYDANTIC_PLUGIN_LOADER]
+        return getattr(importlib.import_module(_PYDANTIC_PLUGIN_LOADER), name)
+
+    loader.get_plugins = tuple  # type: ignore[attr-defined]
+    loader.__getattr__ = real  # type: ignore[method-assign]
+    sys.modules[_PYDANTIC_PLUGIN_LOADER] = loader
+
+
 def console_main(argv: Any = None) -> None:
     # httpx's __init__ imports its own command-line client (httpx._main: click, pygments and
     # rich's console, 0.1-0.3 s) when those are installed; agentls never runs it. Without the
     # module httpx takes the fallback it has for a missing [cli] extra.
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    _without_pydantic_plugins()
     try:
         code = main(argv)
         sys.stdout.flush()
