@@ -12,7 +12,7 @@ from agentls.ai.providers.json_parse import (
     parse_streaming_json,
     repair_json,
 )
-from agentls.ai.providers.sse import ServerSentEvent, sse_batches
+from agentls.ai.providers.sse import ServerSentEvent, iter_sse
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ async def chunks(*parts: bytes) -> AsyncIterator[bytes]:
 
 
 async def events(*parts: bytes) -> list[ServerSentEvent]:
-    return [event async for batch in sse_batches(chunks(*parts)) for event in batch]
+    return [event async for event in iter_sse(chunks(*parts))]
 
 
 async def test_sse_events_split_anywhere() -> None:

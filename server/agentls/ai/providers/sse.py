@@ -40,14 +40,11 @@ def _split_lines(buffer: str) -> tuple[list[str], str]:
     return lines, buffer[start:]
 
 
-async def sse_batches(chunks: AsyncIterable[bytes]) -> AsyncIterator[list[ServerSentEvent]]:
-    """The events of a body given as byte chunks (split anywhere, UTF-8 across chunks included),
-    as a list for each chunk that completes any.
+async def iter_sse(chunks: AsyncIterable[bytes]) -> AsyncIterator[ServerSentEvent]:
+    """The events of a body given as byte chunks (split anywhere, UTF-8 across chunks included).
 
-    One loop with the decoder's state in locals, and a list per chunk rather than an
-    item per event: a streamed answer is tens of thousands of events, and a method call
-    per line, or an async generator's step (and each of its consumers') per event, was a
-    good part of reading one.
+    One loop with the decoder's state in locals: a streamed answer is tens of thousands
+    of events, and a method call per line was a good part of reading one.
     """
     decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
     event: str | None = None
@@ -68,11 +65,10 @@ async def sse_batches(chunks: AsyncIterable[bytes]) -> AsyncIterator[list[Server
             buffer = lines.pop()
         if finished and buffer:
             lines.append(buffer.removesuffix("\r"))
-        batch: list[ServerSentEvent] = []
         for line in lines:
             if not line:
                 if event is not None or data:
-                    batch.append(ServerSentEvent(event, "\n".join(data)))
+                    yield ServerSentEvent(event, "\n".join(data))
                     event, data = None, []
                 continue
             if line[0] == ":":
@@ -84,7 +80,5 @@ async def sse_batches(chunks: AsyncIterable[bytes]) -> AsyncIterator[list[Server
                 data.append(value)
             elif name == "event":
                 event = value
-        if finished and (event is not None or data):
-            batch.append(ServerSentEvent(event, "\n".join(data)))
-        if batch:
-            yield batch
+    if event is not None or data:
+        yield ServerSentEvent(event, "\n".join(data))

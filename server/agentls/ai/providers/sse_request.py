@@ -36,7 +36,7 @@ from agentls.ai.providers.retry import (
     status_failure,
     transport_failure,
 )
-from agentls.ai.providers.sse import ServerSentEvent, sse_batches
+from agentls.ai.providers.sse import ServerSentEvent, iter_sse
 from agentls.ai.providers.streaming import ResponseBuilder, payload_hook, response_hook, stream_response
 from agentls.ai.types import Model, StreamOptions
 
@@ -184,7 +184,7 @@ class _Attempts:
             await response_hook(self.options, response.status_code, response.headers, self.model)
             reader = post.reader(builder)
             feed = reader.feed
-            async for events in idle_limited(sse_batches(response.aiter_bytes()), idle, "data"):
-                if any(map(feed, events)):  # the stream says it is complete: nothing more is read
+            async for event in idle_limited(iter_sse(response.aiter_bytes()), idle, "data"):
+                if feed(event):
                     break
         reader.end()
