@@ -88,8 +88,11 @@ _REASONS = {
 class MockServer:
     """``async with MockServer([Reply(...), ...]) as server``: ``server.url``, ``server.requests``."""
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
+    def __init__(self, replies: list[Reply] | None = None, *, keep_alive: bool = False) -> None:
         self.replies = list(replies or [])
+        self.keep_alive = keep_alive
+        """Serve the next request on the same connection (``connection: keep-alive``)."""
+        self.connections = 0
         self.requests: list[Request] = []
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
@@ -134,14 +137,16 @@ class MockServer:
         assert task is not None
         self._handlers.add(task)
         self._writers.add(writer)
+        self.connections += 1
         try:
-            request = await self._read_request(reader)
-            if request is None:
-                return
-            self.requests.append(request)
-            self._arrived.set()
-            reply = self.replies.pop(0) if self.replies else json_reply(500, {"error": "no reply scripted"})
-            await self._send(reply, reader, writer)
+            while (request := await self._read_request(reader)) is not None:
+                self.requests.append(request)
+                self._arrived.set()
+                unscripted = json_reply(500, {"error": "no reply scripted"})
+                reply = self.replies.pop(0) if self.replies else unscripted
+                await self._send(reply, reader, writer)
+                if not self.keep_alive:
+                    break
         except (ConnectionError, asyncio.CancelledError):
             pass
         finally:
@@ -175,7 +180,9 @@ class MockServer:
             transport.abort()
             return
         reason = _REASONS.get(reply.status, "Status")
-        head = [f"HTTP/1.1 {reply.status} {reason}", "transfer-encoding: chunked", "connection: close"]
+        connection = "keep-alive" if self.keep_alive else "close"
+        head = [f"HTTP/1.1 {reply.status} {reason}", "transfer-encoding: chunked"]
+        head.append(f"connection: {connection}")
         head += [f"{name}: {value}" for name, value in reply.headers.items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode())
         await writer.drain()

@@ -326,3 +326,29 @@ async def test_content_filter_is_an_error() -> None:
     assert (
         message.stop_reason == "error" and message.error_message == "Provider finish_reason: content_filter"
     )
+
+
+def _answer(text: str, *, held_open: bool = False) -> Reply:
+    chunks = [o_chunk({"role": "assistant", "content": text}), o_chunk(finish_reason="stop"), o_usage()]
+    return Reply(body=openai_sse(chunks), stall=held_open)
+
+
+async def test_the_body_after_done_is_read_so_the_next_request_reuses_the_connection() -> None:
+    async with MockServer([_answer("one"), _answer("two"), _answer("three")], keep_alive=True) as server:
+        provider = openai_provider(server.url)
+        texts = []
+        for _ in range(3):
+            message = await final(provider.stream(provider.models[0], context()))
+            texts.append(message.content[0].text)
+    assert texts == ["one", "two", "three"]
+    assert len(server.requests) == 3 and server.connections == 1
+
+
+async def test_a_body_held_open_after_done_still_ends_the_response_complete() -> None:
+    async with MockServer([_answer("held", held_open=True), _answer("next")], keep_alive=True) as server:
+        provider = openai_provider(server.url)
+        first = await final(provider.stream(provider.models[0], context()))
+        second = await final(provider.stream(provider.models[0], context()))
+    assert (first.stop_reason, first.content[0].text) == ("stop", "held")
+    assert (second.stop_reason, second.content[0].text) == ("stop", "next")
+    assert server.connections == 2  # the held connection was given up, not reused

@@ -16,9 +16,10 @@ status; :func:`classify` says what a failed attempt means.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -184,7 +185,25 @@ class _Attempts:
             await response_hook(self.options, response.status_code, response.headers, self.model)
             reader = post.reader(builder)
             feed = reader.feed
-            async for event in idle_limited(iter_sse(response.aiter_bytes()), idle, "data"):
+            events = idle_limited(iter_sse(response.aiter_bytes()), idle, "data")
+            async for event in events:
                 if feed(event):
+                    await _rest_of_body(events)
                     break
         reader.end()
+
+
+BODY_END_SECONDS = 1.0
+"""How long the rest of a body may take to come once its stream said it is complete."""
+
+
+async def _rest_of_body(events: AsyncIterator[ServerSentEvent]) -> None:
+    """Read, and ignore, what follows the stream's end (chat completions' ``[DONE]``), as pi-ai's
+    OpenAI client does: a response read to its end leaves its connection to the next request
+    (one left unread was closed, and every turn paid a new connection). A server that holds the
+    body open is left after :data:`BODY_END_SECONDS`; whatever fails then fails after a complete
+    response, which stands."""
+    with contextlib.suppress(Exception):
+        async with asyncio.timeout(BODY_END_SECONDS):
+            async for _ in events:
+                pass
