@@ -503,13 +503,14 @@ class _ChunkReader:
         output = self.builder.output
         if not output.response_id and chunk.get("id"):
             output.response_id = chunk["id"]
-        if isinstance(chunk.get("usage"), dict):
-            self.builder.set_usage(parse_usage(chunk["usage"]))
+        usage = chunk.get("usage")
+        if isinstance(usage, dict):
+            self.builder.set_usage(parse_usage(usage))
         choices = chunk.get("choices")
         choice = choices[0] if isinstance(choices, list) and choices else None
         if not isinstance(choice, dict):
             return
-        if not chunk.get("usage") and isinstance(choice.get("usage"), dict):  # Moonshot puts it here
+        if not usage and isinstance(choice.get("usage"), dict):  # Moonshot puts it here
             self.builder.set_usage(parse_usage(choice["usage"]))
         if choice.get("finish_reason"):
             output.stop_reason, error_message = map_stop_reason(choice["finish_reason"])  # type: ignore[assignment]
@@ -527,11 +528,15 @@ class _ChunkReader:
             if self.text is None:
                 self.text = builder.open_text()
             builder.add_text(self.text, content)
-        field = next((f for f in REASONING_FIELDS if isinstance(delta.get(f), str) and delta[f]), None)
-        if field is not None:  # the first one only: some servers send the same text in two fields
-            if self.thinking is None:
-                self.thinking = builder.open_thinking(signature=field)
-            builder.add_thinking(self.thinking, delta[field])
+            if len(delta) == 1 or (len(delta) == 2 and "role" in delta):  # text alone: most chunks
+                return
+        for field in REASONING_FIELDS:  # the first one only: some servers send the same text in two fields
+            reasoning = delta.get(field)
+            if isinstance(reasoning, str) and reasoning:
+                if self.thinking is None:
+                    self.thinking = builder.open_thinking(signature=field)
+                builder.add_thinking(self.thinking, reasoning)
+                break
         for call in delta.get("tool_calls") or []:
             if isinstance(call, dict):
                 self._tool_call(call)
