@@ -28,23 +28,21 @@ START_SECONDS = 30.0
 """How long a server the bridge started may take to listen."""
 
 
+def listen_command(path: Path, ready_fd: int, server_args: Sequence[str]) -> list[str]:
+    """``agentls serve --listen unix:PATH``, writing ``ready`` to ``ready_fd`` once it listens."""
+    return [
+        sys.executable, "-m", "agentls", "serve", "--listen", f"unix:{path}", "--ready-fd", str(ready_fd),
+        *server_args,
+    ]  # fmt: skip
+
+
 def start_server(path: Path, server_args: Sequence[str]) -> None:
     """Start ``agentls serve --listen unix:PATH`` detached and wait until it listens (or fails)."""
     read_end, write_end = os.pipe()
     log = open(path.parent / LOG_NAME, "ab")  # noqa: SIM115 (the child keeps it)
     try:
         process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "agentls",
-                "serve",
-                "--listen",
-                f"unix:{path}",
-                "--ready-fd",
-                str(write_end),
-                *server_args,
-            ],
+            listen_command(path, write_end, server_args),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from agentls.bridge import listen_command
 from agentls.client import AgentClient, AgentClientError, per_user_server_command
 from agentls.protocol import RequestPermissionParams
 from lsprotocol import types
@@ -35,15 +36,7 @@ async def start_server(path: Path, *args: str) -> asyncio.subprocess.Process:
     """``agentls serve --listen unix:PATH`` as the test's own process, once it listens."""
     read_end, write_end = os.pipe()
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls",
-        "serve",
-        "--listen",
-        f"unix:{path}",
-        "--ready-fd",
-        str(write_end),
-        *args,
+        *listen_command(path, write_end, args),
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
         pass_fds=(write_end,),
