@@ -190,6 +190,21 @@ test("a dead server: said so, its rows failed, its progress cleared; the next pr
   expect(text:find("You\n  run it\n", 1, true) and text:find("You\n  go on\n", 1, true), "its history goes on:\n" .. text)
 end)
 
+-- The answer goes on streaming into the panel; aborted, it is there once, as the stored session has it.
+local function streams_on_once(session, marker)
+  local streamed = #h.panel_text()
+  h.wait(10000, function()
+    return #h.panel_text() > streamed
+  end, "the answer streaming on")
+  vim.cmd("AgentAbort")
+  h.wait_settled(session)
+  local text = h.panel_text()
+  local _, answers = text:gsub(marker, "%0")
+  expect(answers == 1, "the answer once:\n" .. text)
+  local stored = h.reloaded_text(session)
+  expect(text == stored, ("streamed:\n%s\n--- stored:\n%s"):format(text, stored))
+end
+
 test(":AgentDetach mid-answer, :AgentAttach: the answer so far is sent again, then it streams on", function()
   local session = h.slow_run({ { content = "Detach test. " .. h.LONG } }, "talk", "Detach test.", "streaming started")
   local client = require("agentls.client")
@@ -216,17 +231,7 @@ test(":AgentDetach mid-answer, :AgentAttach: the answer so far is sent again, th
   end, "attached again")
   expect(clients() == 1, "one client again")
   expect(t.last_seq >= seen, ("seq %s after %s"):format(t.last_seq, seen))
-  local streamed = #h.panel_text()
-  h.wait(10000, function()
-    return #h.panel_text() > streamed
-  end, "the answer streaming on")
-  vim.cmd("AgentAbort")
-  h.wait_settled(session)
-  local text = h.panel_text()
-  local _, answers = text:gsub("Detach test", "%0")
-  expect(answers == 1, "the answer once:\n" .. text)
-  local stored = h.reloaded_text(session)
-  expect(text == stored, ("streamed:\n%s\n--- stored:\n%s"):format(text, stored))
+  streams_on_once(session, "Detach test")
 end)
 
 test(":AgentAttach without an id: the workspace's sessions, live ones first, marked", function()
@@ -253,17 +258,7 @@ test("a gap in seq mid-answer: the transcript is read again and the rest replaye
   h.wait(5000, function()
     return t.epoch > epoch and t.sync == nil
   end, "the transcript read again and the client attached from there")
-  local streamed = #h.panel_text()
-  h.wait(10000, function()
-    return #h.panel_text() > streamed
-  end, "the answer streaming on")
-  vim.cmd("AgentAbort")
-  h.wait_settled(session)
-  local text = h.panel_text()
-  local _, answers = text:gsub("Gap test", "%0")
-  expect(answers == 1, "the answer once:\n" .. text)
-  local stored = h.reloaded_text(session)
-  expect(text == stored, ("streamed:\n%s\n--- stored:\n%s"):format(text, stored))
+  streams_on_once(session, "Gap test")
 end)
 
 h.finish()
