@@ -740,6 +740,27 @@ async function apiKey(api: AgentExtension, rec: Recorder): Promise<void> {
 }
 
 /**
+ * Changes of settings the server reads at start: `restartWith` waits for the restart and the
+ * session loaded again; `dispose` stops counting the starts.
+ */
+function settingRestarts(api: AgentExtension): { restartWith(name: string, value: unknown): Promise<void>; dispose(): void } {
+  const c = api.controller;
+  const config = vscode.workspace.getConfiguration('agentls');
+  let starts = 0;
+  const counting = api.connection.onRunning((running) => {
+    if (running) starts += 1;
+  });
+  return {
+    async restartWith(name: string, value: unknown): Promise<void> {
+      const before = starts;
+      await config.update(name, value, vscode.ConfigurationTarget.Global);
+      await waitFor(api, () => starts > before && c.connected && c.sessionId !== undefined, 30_000, `the restart for agentls.${name}`);
+    },
+    dispose: () => counting.dispose(),
+  };
+}
+
+/**
  * `agentls.demo` with no faux script: the server restarts with the bundled demo script, whose
  * model reads the workspace's README.md and answers; then the settings as they were and the
  * session of the other steps loaded again (the driver's checks after the self-test look at it).
@@ -750,16 +771,7 @@ async function demo(api: AgentExtension, rec: Recorder, folder: string): Promise
   const config = vscode.workspace.getConfiguration('agentls');
   const script = config.get<string>('fauxScript', '');
   const previous = c.sessionId;
-  let starts = 0;
-  const counting = api.connection.onRunning((running) => {
-    if (running) starts += 1;
-  });
-  /** Change a setting the server reads at start: wait for the restart and the session loaded again. */
-  const restartWith = async (name: string, value: unknown): Promise<void> => {
-    const before = starts;
-    await config.update(name, value, vscode.ConfigurationTarget.Global);
-    await waitFor(api, () => starts > before && c.connected && c.sessionId !== undefined, 30_000, `the restart for agentls.${name}`);
-  };
+  const { restartWith, dispose: stopCounting } = settingRestarts(api);
   fs.writeFileSync(path.join(folder, 'README.md'), '# ws\n\nThe workspace of the agentls e2e test.\n');
   try {
     await restartWith('demo', true);
@@ -776,7 +788,7 @@ async function demo(api: AgentExtension, rec: Recorder, folder: string): Promise
   } finally {
     await restartWith('fauxScript', script);
     await restartWith('demo', undefined);
-    counting.dispose();
+    stopCounting();
     fs.rmSync(path.join(folder, 'README.md'), { force: true });
     if (previous !== undefined) await c.loadSession(previous);
   }
@@ -1851,18 +1863,9 @@ async function sandboxAndBudget(api: AgentExtension, rec: Recorder, folder: stri
   const step = 'sandbox-budget';
   const c = api.controller;
   const main = c.sessionId;
-  const config = vscode.workspace.getConfiguration('agentls');
   const outside = path.join(path.dirname(folder), SAFETY.outside);
   fs.rmSync(outside, { force: true });
-  let starts = 0;
-  const counting = api.connection.onRunning((running) => {
-    if (running) starts += 1;
-  });
-  const restartWith = async (name: string, value: unknown): Promise<void> => {
-    const before = starts;
-    await config.update(name, value, vscode.ConfigurationTarget.Global);
-    await waitFor(api, () => starts > before && c.connected && c.sessionId !== undefined, 30_000, `the restart for agentls.${name}`);
-  };
+  const { restartWith, dispose: stopCounting } = settingRestarts(api);
   try {
     await restartWith('sandbox.mode', 'workspace-write');
     await restartWith('budget.maxTurns', 2);
@@ -1935,7 +1938,7 @@ async function sandboxAndBudget(api: AgentExtension, rec: Recorder, folder: stri
   } finally {
     await restartWith('budget.maxTurns', undefined);
     await restartWith('sandbox.mode', undefined);
-    counting.dispose();
+    stopCounting();
     fs.rmSync(outside, { force: true });
     if (main !== undefined) await c.loadSession(main);
   }
