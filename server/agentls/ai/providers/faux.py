@@ -44,6 +44,7 @@ from agentls.ai.events import (
 )
 from agentls.ai.local_files import read_json_file
 from agentls.ai.models import REQUEST_ABORTED, error_message
+from agentls.ai.providers.growing_text import grow
 from agentls.ai.types import (
     AssistantMessage,
     Context,
@@ -347,10 +348,7 @@ class FauxProvider:
                     if signal is not None and signal.aborted:
                         abort_stream()
                         return
-                    if is_text:
-                        growing.text += chunk  # type: ignore[union-attr]
-                    else:
-                        growing.thinking += chunk  # type: ignore[union-attr]
+                    grow(growing.__dict__, "text" if is_text else "thinking", chunk)
                     stream.push(delta_cls(content_index=index, delta=chunk, partial=partial.model_copy()))
                 stream.push(end_cls(content_index=index, content=whole, partial=partial.model_copy()))
                 continue

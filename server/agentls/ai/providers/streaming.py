@@ -48,6 +48,7 @@ from agentls.ai.events import (
     ToolCallStartEvent,
 )
 from agentls.ai.models import REQUEST_ABORTED
+from agentls.ai.providers.growing_text import grow
 from agentls.ai.providers.json_parse import parse_streaming_json
 from agentls.ai.providers.retry import Aborted, Failure, RetryPolicy, with_retries
 from agentls.ai.secrets import redact
@@ -139,19 +140,19 @@ class ResponseBuilder:
     def add_text(self, index: int, delta: str) -> None:
         block = self.output.content[index]
         assert isinstance(block, TextContent)
-        block.text += delta
+        grow(block.__dict__, "text", delta)
         self._delta(TextDeltaEvent, index, delta)
 
     def add_thinking(self, index: int, delta: str) -> None:
         block = self.output.content[index]
         assert isinstance(block, ThinkingContent)
-        block.thinking += delta
+        grow(block.__dict__, "thinking", delta)
         self._delta(ThinkingDeltaEvent, index, delta)
 
     def add_arguments(self, index: int, delta: str) -> None:
         """A piece of a tool call's arguments (JSON text); the partial arguments are parsed so far."""
         assert isinstance(self.output.content[index], ToolCall)
-        self._arguments_json[index] += delta
+        grow(self._arguments_json, index, delta)
         self._delta(ToolCallDeltaEvent, index, delta)
 
     def _delta(self, kind: type[_DeltaEvent], index: int, delta: str) -> None:
