@@ -5,8 +5,9 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import pytest
 from agentls.agent import Agent, AgentState, AgentToolResult
@@ -17,6 +18,8 @@ from agentls.tools import DiskWorkspace, FileStat, ToolInputError, Workspace, co
 from agentls.tools.read import MAX_BYTES, MAX_LINES
 
 from tests.agent.helpers import calls, text
+
+T = TypeVar("T")
 
 
 def png_bytes() -> bytes:
@@ -350,10 +353,12 @@ async def test_abort_during_the_read(ws: DiskWorkspace, tmp_path: Path) -> None:
     controller = AbortController()
 
     class AbortingWorkspace(DiskWorkspace):
-        async def open_content(self, path: str | Path) -> BinaryIO:
-            stream = await super().open_content(path)
-            controller.abort()
-            return stream
+        async def read_content(self, path: str | Path, consume: Callable[[BinaryIO], T]) -> T:
+            def aborted_then_consumed(stream: BinaryIO) -> T:
+                controller.abort()
+                return consume(stream)
+
+            return await super().read_content(path, aborted_then_consumed)
 
     with pytest.raises(AbortError, match="Operation aborted"):
         await run(AbortingWorkspace(tmp_path), signal=controller.signal, path="a.txt")

@@ -11,10 +11,9 @@ which show the attachments as chips on the user's message.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from agentls.ai import CustomMessage
 from agentls.protocol import ContextAttachment, DiagnosticsContext, FileContext, SelectionContext
@@ -23,7 +22,7 @@ from agentls.session.messages import custom_message
 from agentls.tools.diagnostics import DiagnosticsSource, diagnostic_lines, display_path, uri_path
 from agentls.tools.editor_connection import PositionEncoding, line_starts, offset_at
 from agentls.tools.files import NotRegularFile
-from agentls.tools.line_window import CHUNK_BYTES, read_window
+from agentls.tools.line_window import CHUNK_BYTES, LineWindow, read_window
 from agentls.tools.workspace import ToolInputError, Workspace
 
 EDITOR_CONTEXT = "editorContext"
@@ -150,11 +149,12 @@ class EditorContext:
 
     async def _file_head(self, path: Path) -> tuple[str, int, int]:
         """The file's numbered head within the limits, reading a large file in chunks, never all at once."""
+
+        def head(stream: BinaryIO) -> LineWindow:
+            return read_window(iter(lambda: stream.read(CHUNK_BYTES), b""), 0, None, MAX_LINES, MAX_BYTES)
+
         try:
-            stream = await self.workspace.open_content(path)
-            with stream:
-                chunks = iter(lambda: stream.read(CHUNK_BYTES), b"")
-                window = await asyncio.to_thread(read_window, chunks, 0, None, MAX_LINES, MAX_BYTES)
+            window = await self.workspace.read_content(path, head)
         except OSError as error:
             raise self._read_error(path, error) from None
         if window.long_line is not None:

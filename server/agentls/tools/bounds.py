@@ -289,7 +289,7 @@ class ReadableOutputs:
     """
 
     _READS = frozenset(
-        {"resolve", "read_bytes", "read_document", "open_content", "open_file", "stat", "stat_file", "exists"}
+        {"resolve", "read_bytes", "read_document", "read_content", "open_file", "stat", "stat_file", "exists"}
     )
 
     def __init__(self, workspace: Workspace, files: OutputFiles) -> None:

@@ -21,11 +21,13 @@ protocol, which the server implements over LSP; this module only decides what to
 
 from __future__ import annotations
 
+import asyncio
 import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from agentls.ai.abort import AbortSignal, unless_aborted
 from agentls.tools.editor_connection import (
@@ -41,6 +43,8 @@ from agentls.tools.editor_connection import (
 )
 from agentls.tools.rebase import rebase
 from agentls.tools.workspace import DiskWorkspace, Document, FileStat, ToolInputError
+
+T = TypeVar("T")
 
 VERSION_WAIT_SECONDS = 2.0
 """How long to wait, after an applied edit, for the editor's ``didChange`` of it."""
@@ -136,12 +140,14 @@ class EditorWorkspace(DiskWorkspace):
             return await super().read_document(resolved)
         return Document(document.text.encode("utf-8", errors="surrogatepass"), document.version)
 
-    async def open_content(self, path: str | Path) -> BinaryIO:
+    async def read_content(self, path: str | Path, consume: Callable[[BinaryIO], T]) -> T:
         resolved = self.resolve(path)
         document = self._open(resolved)
         if document is None:
-            return await super().open_content(resolved)
-        return io.BytesIO(document.text.encode("utf-8", errors="surrogatepass"))
+            return await super().read_content(resolved, consume)
+        return await asyncio.to_thread(
+            consume, io.BytesIO(document.text.encode("utf-8", errors="surrogatepass"))
+        )
 
     async def stat(self, path: str | Path) -> FileStat:
         resolved = self.resolve(path)

@@ -96,12 +96,15 @@ class Workspace(Protocol):
         """The content of ``path`` with the editor's version when it is an open document."""
         ...
 
-    async def open_content(self, path: str | Path) -> BinaryIO:
-        """The content of ``path`` as a binary stream, for a tool that needs only part of a large file.
+    async def read_content(self, path: str | Path, consume: Callable[[BinaryIO], T]) -> T:
+        """What ``consume`` makes of the content of ``path`` as a binary stream, for a tool that
+        needs only part of a large file.
 
-        An open document's buffer where there is one, else the file, which must be a
-        regular file (:class:`~agentls.tools.files.NotRegularFile` for a FIFO, device or
-        socket). Reading it blocks: do it in a worker thread; the caller closes it.
+        The stream is an open document's buffer where there is one, else the file, which
+        must be a regular file (:class:`~agentls.tools.files.NotRegularFile` for a FIFO,
+        device or socket). ``consume`` runs in a worker thread (reading blocks), where the
+        file is also opened: one hand-over to a thread per read, not two; the stream is
+        closed after it.
         """
         ...
 
@@ -165,9 +168,8 @@ def _through_symlink(path: str, real: str, root: Path) -> ToolInputError:
     )
 
 
-def _in_protected(path: str, protected: list[tuple[Path, str]]) -> Path | None:
-    """The protected folder (as given) that ``path`` or its resolved form is in, if any."""
-    real = os.path.realpath(path)
+def _in_protected(path: str, real: str, protected: list[tuple[Path, str]]) -> Path | None:
+    """The protected folder (as given) that ``path`` or its resolved form ``real`` is in, if any."""
     for given, resolved in protected:
         if is_within(path, str(given)) or is_within(path, resolved) or is_within(real, resolved):
             return given
@@ -227,7 +229,8 @@ class DiskWorkspace:
             raise ToolInputError(f"path {text!r} contains a NUL character")
         expanded = os.path.expanduser(text)
         resolved = Path(os.path.normpath(os.path.join(self._root, expanded)))
-        folder = _in_protected(str(resolved), self._protected)
+        real = os.path.realpath(resolved)
+        folder = _in_protected(str(resolved), real, self._protected)
         if folder is not None:
             raise ToolInputError(
                 f"path {text} is in agentls's data folder {folder} (its settings, permissions and "
@@ -241,7 +244,6 @@ class DiskWorkspace:
                 f"path {text} is outside the workspace {self._root}; "
                 "only files inside the workspace can be used (use a path relative to the workspace root)"
             )
-        real = os.path.realpath(resolved)
         if not is_within(real, self._real_root):
             raise _through_symlink(text, real, self._root)
         return resolved
@@ -298,8 +300,12 @@ class DiskWorkspace:
     async def read_document(self, path: str | Path) -> Document:
         return Document(await asyncio.to_thread(self._read, path))
 
-    async def open_content(self, path: str | Path) -> BinaryIO:
-        return await asyncio.to_thread(self.open_file, path)
+    async def read_content(self, path: str | Path, consume: Callable[[BinaryIO], T]) -> T:
+        def opened_and_consumed() -> T:
+            with self.open_file(path) as stream:
+                return consume(stream)
+
+        return await asyncio.to_thread(opened_and_consumed)
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None

@@ -8,12 +8,16 @@ uses the disk.
 
 from __future__ import annotations
 
+import asyncio
 import io
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 from agentls.ai import AbortSignal
 from agentls.tools.workspace import DiskWorkspace, Document
+
+T = TypeVar("T")
 
 
 class ClientFiles:
@@ -48,10 +52,11 @@ class AcpWorkspace(DiskWorkspace):
             raise OSError(f"the editor could not read it ({error})") from error
         return Document(answer.content.encode("utf-8", errors="surrogatepass"))
 
-    async def open_content(self, path: str | Path) -> BinaryIO:
+    async def read_content(self, path: str | Path, consume: Callable[[BinaryIO], T]) -> T:
         if not self.files.read or (await super().stat(path)).kind != "file":
-            return await super().open_content(path)  # the disk's error: a folder, a FIFO, a device
-        return io.BytesIO((await self.read_document(path)).data)  # the client sends it whole anyway
+            return await super().read_content(path, consume)  # the disk's error: a folder, a FIFO, a device
+        data = (await self.read_document(path)).data  # the client sends it whole anyway
+        return await asyncio.to_thread(consume, io.BytesIO(data))
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
