@@ -69,3 +69,25 @@ async def test_deltas_separated_by_a_wait_stay_apart_and_without_coalescing_each
         deltas = [delta for kind, delta in drained(stream) if kind == "thinking_delta"]
         assert deltas == expected
         assert builder.output.content[thinking].thinking == "".join(expected)
+
+
+@pytest.mark.asyncio
+async def test_a_long_answer_grows_in_place_and_text_taken_earlier_keeps_its_value() -> None:
+    """Text, thinking and arguments grow in place (growing_text.grow); a listener that kept the
+    text of an earlier event still has that text, not the longer one."""
+    stream = AssistantMessageEventStream()
+    builder = ResponseBuilder(MODEL, stream)
+    thinking, text, call = builder.open_thinking(), builder.open_text(), builder.open_tool_call("t", "write")
+    kept: list[str] = []
+    for n in range(20_000):
+        builder.add_thinking(thinking, "th")
+        builder.add_text(text, f"{n % 10}")
+        if n == 9:
+            kept.append(builder.output.content[text].text)
+    for piece in ('{"content": "', "x" * 5000, '"}'):
+        builder.add_arguments(call, piece)
+    builder.close(call)
+    assert kept == ["0123456789"]
+    assert builder.output.content[thinking].thinking == "th" * 20_000
+    assert builder.output.content[text].text == "0123456789" * 2_000
+    assert builder.output.content[call].arguments == {"content": "x" * 5000}
