@@ -21,8 +21,6 @@ protocol, which the server implements over LSP; this module only decides what to
 
 from __future__ import annotations
 
-import asyncio
-import io
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +40,7 @@ from agentls.tools.editor_connection import (
     document_key,
 )
 from agentls.tools.rebase import rebase
-from agentls.tools.workspace import DiskWorkspace, Document, FileStat, ToolInputError
+from agentls.tools.workspace import DiskWorkspace, Document, FileStat, ToolInputError, consume_buffer
 
 T = TypeVar("T")
 
@@ -145,9 +143,7 @@ class EditorWorkspace(DiskWorkspace):
         document = self._open(resolved)
         if document is None:
             return await super().read_content(resolved, consume)
-        return await asyncio.to_thread(
-            consume, io.BytesIO(document.text.encode("utf-8", errors="surrogatepass"))
-        )
+        return await consume_buffer(document.text.encode("utf-8", errors="surrogatepass"), consume)
 
     async def stat(self, path: str | Path) -> FileStat:
         resolved = self.resolve(path)

@@ -8,14 +8,12 @@ uses the disk.
 
 from __future__ import annotations
 
-import asyncio
-import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
 from agentls.ai import AbortSignal
-from agentls.tools.workspace import DiskWorkspace, Document
+from agentls.tools.workspace import DiskWorkspace, Document, consume_buffer
 
 T = TypeVar("T")
 
@@ -55,8 +53,7 @@ class AcpWorkspace(DiskWorkspace):
     async def read_content(self, path: str | Path, consume: Callable[[BinaryIO], T]) -> T:
         if not self.files.read or (await super().stat(path)).kind != "file":
             return await super().read_content(path, consume)  # the disk's error: a folder, a FIFO, a device
-        data = (await self.read_document(path)).data  # the client sends it whole anyway
-        return await asyncio.to_thread(consume, io.BytesIO(data))
+        return await consume_buffer((await self.read_document(path)).data, consume)  # sent whole anyway
 
     async def write_text(
         self, path: str | Path, text: str, base: Document | None = None, signal: AbortSignal | None = None
