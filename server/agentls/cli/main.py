@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from agentls import __version__
+from agentls.cli import compile_cache
 from agentls.thinking_levels import THINKING_LEVELS
 
 MAX_MESSAGE_BYTES_ENV = "AGENTLS_MAX_MESSAGE_BYTES"
@@ -260,6 +261,7 @@ def _kept_for_good() -> Iterator[None]:
         gc.freeze()
         if collecting:
             gc.enable()
+        compile_cache.save()
 
 
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -381,6 +383,7 @@ def _without_pydantic_plugins() -> None:
 
 
 def console_main(argv: Any = None) -> None:
+    compile_cache.install()
     # httpx's __init__ imports its own command-line client (httpx._main: click, pygments and
     # rich's console, 0.1-0.3 s) when those are installed; agentls never runs it. Without the
     # module httpx takes the fallback it has for a missing [cli] extra.
