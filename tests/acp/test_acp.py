@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -276,6 +277,25 @@ async def test_malformed_lines_are_answered_with_json_rpc_errors(tmp_path: Path)
     assert answers[2]["id"] == 7 and answers[2]["result"]["protocolVersion"] == 1
     process.stdin.close()
     assert await within(process.wait()) == 0
+
+
+async def test_requests_read_from_a_file_or_dev_null_as_from_a_pipe(tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}\nnope')
+    for source in (requests, Path(os.devnull)):
+        with source.open("rb") as stdin:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "agentls", "acp", "--data-dir", str(tmp_path / "data"),
+                stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+            stdout, stderr = await within(process.communicate())
+        assert process.returncode == 0, stderr
+        answers = sorted((json.loads(line) for line in stdout.splitlines()), key=lambda a: a["id"] or 0)
+        if source == requests:  # the last line, without its newline, is read too
+            assert [a["error"]["code"] for a in answers[:1]] == [-32700]
+            assert answers[1]["id"] == 3 and answers[1]["result"]["protocolVersion"] == 1
+        else:
+            assert answers == []
 
 
 async def test_a_permission_question_never_answered_then_cancelled_resolves_cancelled(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import json
 import logging
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from acp import run_agent
 
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.acp.agent import AcpAgent
-from agentls.fronts.lsp.framing import OutputWriter, max_unread_bytes
+from agentls.fronts.lsp.framing import OutputWriter, max_unread_bytes, read_chunks
 from agentls.fronts.lsp.initialize import valid_id
 from agentls.json_depth import TooDeep, parse_body
 from agentls.mcp.config import McpConfigError, read_mcp_config
@@ -99,10 +100,10 @@ class StdioTransport:
     client closing it does, so the runs are aborted and their processes ended.
     """
 
-    def __init__(self, source: asyncio.StreamReader) -> None:
+    def __init__(self, fd: int) -> None:
         self.output = OutputWriter(sys.stdout.fileno(), self.end, max_unread_bytes())
         self._messages: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._reading = asyncio.ensure_future(self._read(source))
+        self._reading = asyncio.ensure_future(self._read(fd))
 
     def end(self) -> None:
         self._reading.cancel()
@@ -116,19 +117,10 @@ class StdioTransport:
     async def close(self) -> None:
         self.end()
 
-    async def _read(self, source: asyncio.StreamReader) -> None:
+    async def _read(self, fd: int) -> None:
         """The input's messages (:func:`_screen`), then ``None``: at its end, or when cancelled."""
         try:
-            while True:
-                try:
-                    line = await source.readuntil(b"\n")
-                except asyncio.IncompleteReadError as end:
-                    line = end.partial
-                except asyncio.LimitOverrunError as error:
-                    await source.readexactly(error.consumed)
-                    line = b"{"  # too long: answered as a parse error
-                if not line:
-                    return
+            async for line in _lines(fd):
                 if not line.strip():
                     continue
                 message, answer = _screen(line)
@@ -140,12 +132,38 @@ class StdioTransport:
             self._messages.put_nowait(None)
 
 
+async def _lines(fd: int) -> AsyncIterator[bytes]:
+    """The lines read from ``fd`` (the last one without its newline too). A line longer than
+    :data:`LINE_LIMIT` comes as ``b"{"`` (answered as a parse error), the rest of it skipped.
+
+    Read as ``agentls serve`` reads (:func:`~agentls.fronts.lsp.framing.read_chunks`, a thread),
+    so the input may be a pipe, a socket, a file or ``/dev/null``.
+    """
+    pending = bytearray()
+    skipping = False  # the rest of a line past the limit
+    async for chunk in read_chunks(fd):
+        *ended, rest = chunk.split(b"\n")
+        for piece in ended:
+            if skipping:
+                skipping = False
+                continue
+            pending += piece
+            yield bytes(pending)
+            pending.clear()
+        if not skipping:
+            pending += rest
+            if len(pending) > LINE_LIMIT:
+                pending.clear()
+                skipping = True
+                yield b"{"
+    if pending and not skipping:
+        yield bytes(pending)
+
+
 async def _serve(agent: AcpAgent) -> None:
     """Serve until the end of input, SIGTERM or a client gone, which all end the same way (runs aborted)."""
     loop = asyncio.get_running_loop()
-    source = asyncio.StreamReader(limit=LINE_LIMIT)
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(source), sys.stdin)
-    transport = StdioTransport(source)
+    transport = StdioTransport(sys.stdin.fileno())
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
         loop.add_signal_handler(signal.SIGTERM, transport.end)
     try:
