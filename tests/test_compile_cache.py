@@ -14,13 +14,13 @@ from tests.server.conftest import write_faux_script
 from tests.test_cli_run import TIMEOUT, environment
 
 
-def agentls_run(tmp_path: Path, cache_home: Path) -> subprocess.CompletedProcess[str]:
+def agentls_run(tmp_path: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     script = write_faux_script(tmp_path / "faux.json", [{"content": "Hello from the faux model."}])
     options = ["--faux-script", str(script), "--data-dir", str(tmp_path / "data"), "--cwd", str(tmp_path)]
     return subprocess.run(
         [sys.executable, "-m", "agentls", "run", "hi", *options],
         cwd=PROJECT_ROOT,
-        env={**environment(), "XDG_CACHE_HOME": str(cache_home)},
+        env={**environment(), "AGENTLS_COMPILE_CACHE": str(cache)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -28,42 +28,33 @@ def agentls_run(tmp_path: Path, cache_home: Path) -> subprocess.CompletedProcess
     )
 
 
-def cache_file(cache_home: Path) -> Path:
-    [path] = (cache_home / "agentls").glob("compiled-*.marshal")
-    return path
-
-
 def test_a_run_keeps_what_it_compiled_and_the_next_run_reuses_it(tmp_path: Path) -> None:
-    cache_home = tmp_path / "cache"
-    first = agentls_run(tmp_path, cache_home)
+    path = tmp_path / "cache" / "compiled.marshal"
+    first = agentls_run(tmp_path, path)
     assert first.returncode == 0, first.stderr
     assert "Hello from the faux model." in first.stdout
-    path = cache_file(cache_home)
-    assert path.name.startswith(f"compiled-{sys.implementation.cache_tag}-agentls-")
     codes = marshal.loads(path.read_bytes())
     assert all(isinstance(code, CodeType) for code in codes.values())
     assert any(mode == "exec" and text.startswith("def __create_fn__(") for mode, text in codes)
     assert any(mode == "eval" for mode, _ in codes)  # typing's forward references (pydantic's annotations)
 
     kept = path.read_bytes()
-    second = agentls_run(tmp_path, cache_home)
+    second = agentls_run(tmp_path, path)
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout
     assert path.read_bytes() == kept  # everything came from the cache: nothing new to write
 
 
 def test_a_damaged_or_unwritable_cache_does_not_stop_a_run(tmp_path: Path) -> None:
-    cache_home = tmp_path / "cache"
-    (cache_home / "agentls").mkdir(parents=True)
-    damaged = cache_home / "agentls" / f"compiled-{sys.implementation.cache_tag}-agentls-0.1.0.marshal"
+    damaged = tmp_path / "compiled.marshal"
     damaged.write_bytes(b"\xe3not marshal data")
-    done = agentls_run(tmp_path, cache_home)
+    done = agentls_run(tmp_path, damaged)
     assert done.returncode == 0, done.stderr
-    assert isinstance(marshal.loads(cache_file(cache_home).read_bytes()), dict)  # started afresh
+    assert len(marshal.loads(damaged.read_bytes())) > 100  # started afresh
 
     not_a_folder = tmp_path / "a-file"
     not_a_folder.write_text("")
-    done = agentls_run(tmp_path, not_a_folder)
+    done = agentls_run(tmp_path, not_a_folder / "compiled.marshal")
     assert done.returncode == 0, done.stderr
     assert "Hello from the faux model." in done.stdout
 
@@ -113,7 +104,7 @@ def test_classes_made_through_the_cache_are_the_same_as_without_it(tmp_path: Pat
         done = subprocess.run(
             [sys.executable, "-c", CLASSES, mode],
             cwd=PROJECT_ROOT,
-            env={**environment(), "XDG_CACHE_HOME": str(tmp_path)},
+            env={**environment(), "AGENTLS_COMPILE_CACHE": str(tmp_path / "compiled.marshal")},
             capture_output=True,
             text=True,
             timeout=TIMEOUT,
@@ -123,6 +114,24 @@ def test_classes_made_through_the_cache_are_the_same_as_without_it(tmp_path: Pat
 
     plain = made("plain")
     assert made("cached") == plain  # compiled, and saved at exit
-    saved = marshal.loads(cache_file(tmp_path).read_bytes())
+    saved = marshal.loads((tmp_path / "compiled.marshal").read_bytes())
     assert any(text.startswith("def __create_fn__(") for _, text in saved)
     assert made("cached") == plain  # read back from the file
+
+
+def test_by_default_the_cache_is_kept_with_the_package_like_its_pyc_files(tmp_path: Path) -> None:
+    import agentls
+
+    done = subprocess.run(
+        [sys.executable, "-m", "agentls", "acp"],
+        cwd=PROJECT_ROOT,
+        env={**environment(), "XDG_CACHE_HOME": str(tmp_path)},  # a fresh HOME does not lose it
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    name = f"compiled-texts.{sys.implementation.cache_tag}.marshal"
+    kept = Path(agentls.__file__).parent / "__pycache__" / name
+    assert any(text.startswith("def __create_fn__(") for _, text in marshal.loads(kept.read_bytes()))
+    assert not (tmp_path / "agentls").exists()
