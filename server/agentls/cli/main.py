@@ -252,7 +252,9 @@ def _kept_for_good() -> Iterator[None]:
     """Imports of the server and the client with Python's cycle collector off, their objects then
     frozen (out of its reach): they live as long as the process, and collecting them again and
     again while they were made was a tenth of ``agentls run -p``'s CPU (and of ``agentls serve``'s
-    start)."""
+    start). What they compile from text comes from :mod:`~agentls.cli.compile_cache` (installed
+    here: ``--help`` and the bridge of ``serve --attach`` import none of it)."""
+    compile_cache.install()
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -383,7 +385,6 @@ def _without_pydantic_plugins() -> None:
 
 
 def console_main(argv: Any = None) -> None:
-    compile_cache.install()
     # httpx's __init__ imports its own command-line client (httpx._main: click, pygments and
     # rich's console, 0.1-0.3 s) when those are installed; agentls never runs it. Without the
     # module httpx takes the fallback it has for a missing [cli] extra.
