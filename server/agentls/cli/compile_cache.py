@@ -29,6 +29,8 @@ import sys
 from types import CodeType
 from typing import Any
 
+CACHE_ENV = "AGENTLS_COMPILE_CACHE"
+
 MAX_ENTRIES = 16_384
 """Past this many texts the file is written with only those the process used (no endless growth)."""
 
@@ -36,9 +38,6 @@ _compile = builtins.compile
 _exec = builtins.exec
 
 Key = tuple[str, str]  # (mode, source text)
-
-
-CACHE_ENV = "AGENTLS_COMPILE_CACHE"
 
 
 def _read(path: str) -> dict[Key, Any] | None:
@@ -143,8 +142,7 @@ def install() -> None:
     """Compile dataclasses' methods and typing's forward references through the cache on disk
     from now on; it is saved by :func:`save` and when the process exits."""
     global _installed
-    paths = cache_paths()
-    if _installed is not None or not paths:
+    if _installed is not None or not (paths := cache_paths()):
         return
     import dataclasses
     import typing
