@@ -135,3 +135,18 @@ def test_by_default_the_cache_is_kept_with_the_package_like_its_pyc_files(tmp_pa
     kept = Path(agentls.__file__).parent / "__pycache__" / name
     assert any(text.startswith("def __create_fn__(") for _, text in marshal.loads(kept.read_bytes()))
     assert not (tmp_path / "agentls").exists()
+
+
+def test_serve_compiles_its_first_imports_through_the_cache(tmp_path: Path) -> None:
+    cache = tmp_path / "compiled.marshal"
+    done = subprocess.run(
+        [sys.executable, "-m", "agentls", "serve"],
+        cwd=PROJECT_ROOT,
+        env={**environment(), "AGENTLS_COMPILE_CACHE": str(cache)},
+        stdin=subprocess.DEVNULL,  # the end of input: the server stops
+        capture_output=True,
+        timeout=TIMEOUT,
+    )
+    assert done.returncode == 0, done.stderr
+    # an annotation of the protocol's models, which serve imports to answer initialize early
+    assert ("eval", "ThinkingLevelName | None") in marshal.loads(cache.read_bytes())

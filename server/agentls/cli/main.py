@@ -280,6 +280,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.max_message_bytes is not None:
             passed += ["--max-message-bytes", str(args.max_message_bytes)]
         return attach(args.listen, passed)
+    compile_cache.install()  # before boot, which imports the protocol's models to answer initialize
     from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 
     limit = (
