@@ -110,3 +110,27 @@ async def test_end_of_input_ends_every_process_of_the_runs(
     process.stdin.close()
     assert await within(process.wait()) == 0
     assert [pid for pid in pids if not gone(pid)] == []
+
+
+async def test_a_message_queued_while_the_run_ends_its_processes_is_delivered_by_that_run(
+    shared: Shared, workspace: Path
+) -> None:
+    # a process that ignores SIGTERM holds the run's end for the kill grace: the client still
+    # sees the session busy, and its steering message must not be left in an idle queue
+    stubborn = "sh -c \"trap '' TERM; exec sleep 1000\" >/dev/null 2>&1 & echo $!"
+    shared.faux_script([bash("b1", stubborn), {"content": "Left it running."}, {"content": "Linted."}])
+    session = await bash_session(shared.client, workspace)
+    run_id = (await within(shared.client.prompt(session, "start a server"))).run_id
+    pids = await pids_shown(shared.recorder, session, "b1", 1)
+    await shared.recorder.wait_event(session, "agent_end")
+    item = await within(shared.client.steer(session, "then lint"))
+    settled = await shared.recorder.settled(run_id)
+    assert settled["stopReason"] == "stop"
+    texts = [
+        (m["role"], m["content"] if isinstance(m["content"], str) else m["content"][0].get("text"))
+        for m in (await within(shared.client.get_messages(session))).messages
+    ]
+    assert texts[-3:] == [("assistant", "Left it running."), ("user", "then lint"), ("assistant", "Linted.")]
+    queue = await within(shared.client.get_queue(session))
+    assert item and queue.steering == [] and queue.follow_up == []
+    assert [pid for pid in pids if not gone(pid)] == []

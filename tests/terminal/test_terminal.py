@@ -253,14 +253,16 @@ def test_chat_shows_a_queue_notice_above_the_streaming_paragraph_never_inside_it
     paragraph = "Every call streams slowly so that the notice of the steering message arrives in it."
     script = write_faux_script(
         tmp_path / "faux.json",
-        [{"content": paragraph}, {"content": "Linted."}],
-        tokens_per_second=20,
+        [{"content": f"Streaming.\n\n{paragraph}"}, {"content": "Linted."}],
+        tokens_per_second=8,  # 2.6 s: room to type the message on a loaded machine
         token_size=(1, 1),
     )
     pane.start(["chat", "--faux-script", str(script), "--data-dir", str(tmp_path / "data")], folder)
     pane.wait_for("/help for the keys")
     pane.type("answer slowly")
-    pane.wait_for("Enter steers")  # the toolbar of a running run: the paragraph is streaming
+    # the answer's first paragraph is shown, so the model call is streaming (typed before it,
+    # the message would go with the prompt, as in Pi, and the answer would be to both)
+    pane.wait_for("Streaming.")
     pane.type("then lint")
     screen = pane.wait_for("Linted.")
     lines = [line.strip() for line in screen.splitlines()]

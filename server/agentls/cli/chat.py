@@ -416,17 +416,13 @@ class Chat:
             elif line.startswith("/") and line[1:].split(" ", 1)[0] in BUILTINS:
                 name, _, argument = line[1:].partition(" ")
                 await self.builtin(name, argument)
-            elif self.busy:
+            else:  # the server says whether the session is busy (a run may be ending as this is sent)
                 context = attachments(self.folder, line) or None
-                if follow_up:
-                    await self.client.follow_up(self.session_id, line, context)
-                else:
-                    await self.client.steer(self.session_id, line, context)
-                self.note(f"  queued ({'follow-up' if follow_up else 'steering'}): {line}")
-            else:
-                context = attachments(self.folder, line) or None
-                accepted = await self.client.prompt(self.session_id, line, when_busy="steer", context=context)
-                if accepted.run_id and self.run_id is None and accepted.run_id not in self.settled_runs:
+                kind = "followUp" if follow_up else "steer"
+                accepted = await self.client.prompt(self.session_id, line, when_busy=kind, context=context)
+                if accepted.queued:
+                    self.note(f"  queued ({'follow-up' if follow_up else 'steering'}): {line}")
+                elif accepted.run_id and self.run_id is None and accepted.run_id not in self.settled_runs:
                     self.run_id, self.run_started = accepted.run_id, time.monotonic()
         except AgentClientError as error:
             self.note(f"✗ {error}", "red")

@@ -521,23 +521,29 @@ class AgentSession:
         await task
 
     async def _drive(self, run: Run, task: Awaitable[None]) -> None:
-        """Await the kernel run, then compact, retry or run what is queued as Pi does, then settle."""
+        """Await the kernel run, then compact, retry or run what is queued as Pi does, then settle.
+
+        The run holds the session while it winds down (its processes ended, the user's commands
+        joined), so a steering or follow-up message can still be queued then: the run goes on
+        with it. The last look at the queue and the session's release are one step.
+        """
         failure: str | None = None
         try:
-            await task
-            while not run.aborted:
-                proceed = await self.compactor.after_run()  # an overflow retry, or what is queued
-                if run.aborted or self._budget_stopped or not (proceed or self._can_continue_queued()):
+            while True:
+                try:
+                    await task
+                    await self._go_on(run)
+                finally:  # while the run still holds the session: no new call can start
+                    if self.processes is not None:
+                        await self.processes.terminate_all()
+                    await self._join_waiting_bash()
+                if run.aborted or self._budget_stopped or not self._can_continue_queued():
                     break
-                await self.refresh_instructions()
-                await self.agent.continue_()
+                task = self._continue_kernel()
         except Exception as error:  # a listener or the store failed: the run ends, the server lives
             logger.exception("run %s of session %s failed", run.run_id, self.session_id)
             failure = str(error)
         finally:
-            if self.processes is not None:  # while the run still holds the session: no new call can start
-                await self.processes.terminate_all()
-            await self._join_waiting_bash()
             self._run = None
             # from the transcript: a response that overflowed left the context, not the transcript
             messages = (entry.message for entry in reversed(self.transcript.entries))
@@ -555,6 +561,19 @@ class AgentSession:
             self._publish(settled)
             if not run.settled.done():
                 run.settled.set_result(settled)
+
+    async def _go_on(self, run: Run) -> None:
+        """After a kernel run: an overflow retry, or what is queued, until the agent would stop."""
+        while not run.aborted:
+            proceed = await self.compactor.after_run()
+            if run.aborted or self._budget_stopped or not (proceed or self._can_continue_queued()):
+                return
+            await self._continue_kernel()
+
+    async def _continue_kernel(self) -> None:
+        """Another kernel run from the transcript as it is (Pi's ``continue``), instructions read again."""
+        await self.refresh_instructions()
+        await self.agent.continue_()
 
     async def _budget_stop(self, turn: TurnContext, signal: AbortSignal | None) -> bool:
         """The kernel's ``should_stop_after_turn``: stop before another turn once a limit is reached,
