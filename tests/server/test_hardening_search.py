@@ -111,12 +111,17 @@ async def test_a_catastrophic_regex_or_glob_holds_no_other_session_and_abort_end
 async def test_an_abort_stops_long_searches_at_once_and_frees_their_threads(
     server: Shared, workspace: Path
 ) -> None:
-    # A thousand names for one 1 MB file: each grep reads a gigabyte, line by line.
-    write(workspace, "many/0.txt", "a needle in a line\n" * 55_000)
-    for index in range(1, 1000):
+    # Four thousand names for one 1 MB file that has no digit: each grep reads 4 GB for a pattern with
+    # no literal to skip by and finds nothing, for tens of seconds, with rg too. (A pattern found in
+    # every line would end each grep at its 100th match, within milliseconds, and the run could end
+    # before the abort arrived.) The folder is ignored, so the run's checkpoint does not read it;
+    # grep searches it when asked to by name.
+    write(workspace, ".gitignore", "many/\n")
+    write(workspace, "many/0.txt", "a line without a number\n" * 45_000)
+    for index in range(1, 4000):
         os.link(workspace / "many" / "0.txt", workspace / "many" / f"{index}.txt")
     write(workspace, "small/x.txt", "the needle\n")
-    searches = [tool_call(f"g{n}", "grep", {"pattern": "needle", "path": "many"}) for n in range(4)]
+    searches = [tool_call(f"g{n}", "grep", {"pattern": "[a-z]+[0-9]{4}", "path": "many"}) for n in range(4)]
     server.faux_script([{"content": searches, "stopReason": "toolUse"}, {"content": "unreached"}])
     session = await within(server.client.new_session(cwd=str(workspace)))
     run_id = (await within(server.client.prompt(session, "go"))).run_id
@@ -125,7 +130,7 @@ async def test_an_abort_stops_long_searches_at_once_and_frees_their_threads(
     aborted = await within(server.client.abort(session))  # answers once the run has settled
     assert aborted.aborted and aborted.run_id == run_id
     assert (await server.recorder.settled(run_id))["stopReason"] == "aborted"
-    # Had the four kept running, this search would wait for one of their threads for minutes.
+    # Had the four kept running, this search would wait for one of their threads, past its deadline.
     (found,) = await run(server, workspace, tool_call("s", "grep", {"pattern": "needle", "path": "small"}))
     assert text_of(found) == "x.txt:1: the needle"
 

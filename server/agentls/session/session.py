@@ -539,7 +539,7 @@ class AgentSession:
                     await self._join_waiting_bash()
                 if run.aborted or self._budget_stopped or not self._can_continue_queued():
                     break
-                task = self._continue_kernel()
+                task = self._continue_kernel(run)
         except Exception as error:  # a listener or the store failed: the run ends, the server lives
             logger.exception("run %s of session %s failed", run.run_id, self.session_id)
             failure = str(error)
@@ -568,12 +568,14 @@ class AgentSession:
             proceed = await self.compactor.after_run()
             if run.aborted or self._budget_stopped or not (proceed or self._can_continue_queued()):
                 return
-            await self._continue_kernel()
+            await self._continue_kernel(run)
 
-    async def _continue_kernel(self) -> None:
-        """Another kernel run from the transcript as it is (Pi's ``continue``), instructions read again."""
+    async def _continue_kernel(self, run: Run) -> None:
+        """Another kernel run from the transcript as it is (Pi's ``continue``), instructions read again;
+        none if the run was aborted meanwhile (there was no kernel run for the abort to stop)."""
         await self.refresh_instructions()
-        await self.agent.continue_()
+        if not run.aborted:
+            await self.agent.continue_()
 
     async def _budget_stop(self, turn: TurnContext, signal: AbortSignal | None) -> bool:
         """The kernel's ``should_stop_after_turn``: stop before another turn once a limit is reached,
