@@ -298,6 +298,44 @@ async def test_requests_read_from_a_file_or_dev_null_as_from_a_pipe(tmp_path: Pa
             assert answers == []
 
 
+async def test_requests_read_before_the_end_of_input_are_answered_and_runs_aborted(tmp_path: Path) -> None:
+    faux = tmp_path / "faux.json"  # an answer that would stream for minutes
+    faux.write_text(json.dumps({"responses": [{"content": "word " * 5000}], "tokensPerSecond": 20}))
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "agentls", "acp", "--data-dir", str(tmp_path / "data"),
+        "--faux-script", str(faux),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+
+    def send(msg_id: int, method: str, params: dict[str, Any]) -> None:
+        assert process.stdin is not None
+        request = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
+        process.stdin.write(json.dumps(request).encode() + b"\n")
+
+    send(1, "initialize", {"protocolVersion": 1})
+    send(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
+    answers: dict[int, Any] = {}
+    while 2 not in answers:
+        message = json.loads(await within(process.stdout.readline()))
+        if "id" in message and "method" not in message:
+            answers[message["id"]] = message
+    session = answers[2]["result"]["sessionId"]
+    # the last lines: a prompt, a second session, and the end of input right after them
+    send(3, "session/prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "talk"}]})
+    send(4, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
+    process.stdin.close()
+    stdout, stderr = await within(process.communicate())
+    assert process.returncode == 0, stderr
+    for line in stdout.splitlines():
+        message = json.loads(line)
+        if "id" in message and "method" not in message:
+            answers[message["id"]] = message
+    assert answers[3]["result"]["stopReason"] == "cancelled"
+    assert answers[4]["result"]["sessionId"] not in (None, session)
+    assert b"failed" not in stderr
+
+
 async def test_a_permission_question_never_answered_then_cancelled_resolves_cancelled(tmp_path: Path) -> None:
     # the faux model answers the aborted run's next call too (as aborted): one answer for it
     faux = script(

@@ -132,6 +132,7 @@ class AcpAgent:
         self.capabilities = ClientCapabilities()
         self._manager: SessionManager | None = None
         self._states: dict[str, _SessionState] = {}
+        self._input_ended = False
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def on_connect(self, connection: Any) -> None:
@@ -487,6 +488,8 @@ class AcpAgent:
             result = await self._call(state.session.prompt(text, images, None, context or None))
             run = state.session.run  # the prompt's: a run settles in a task, after the prompt is answered
             assert run is not None and run.run_id == result.run_id
+            if self._input_ended:  # read before the end of input, started after it: aborted as the others
+                await state.session.abort()
             outcome = await run.outcome()
         if outcome.stop_reason == "error":
             raise RequestError.internal_error({"message": outcome.error_message or "The run failed"})
@@ -554,6 +557,17 @@ class AcpAgent:
         state = self._states.get(session_id)
         if state is not None:
             await state.session.abort()
+
+    async def input_ended(self) -> None:
+        """The client closed its end: the runs are aborted (their prompts answered ``cancelled``), and so
+        is any run a prompt read before the end starts later; other requests read before it are answered."""
+        self._input_ended = True
+        await asyncio.gather(*(state.session.abort() for state in list(self._states.values())))
+
+    async def notified(self) -> None:
+        """Until the notifications being sent (session updates, announcements) are sent."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
 
     async def close(self) -> None:
         if self._manager is not None:

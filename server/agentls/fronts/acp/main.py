@@ -56,6 +56,8 @@ def options_from(
 
 LINE_LIMIT = 64 * 1024 * 1024
 """The longest message line read (as ``agentls serve``'s 64 MiB)."""
+DRAIN_SECONDS = 10.0
+"""How long the requests read before the end of the input have to be answered (their runs aborted)."""
 
 
 def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -96,19 +98,28 @@ class StdioTransport:
 
     The SDK's own stdio transport waits for the pipe to drain after each message, and its
     SIGTERM is the default one: the process died with its runs' processes still running.
-    Here a thread writes; :meth:`end` (SIGTERM, or a client gone) ends the input as the
-    client closing it does, so the runs are aborted and their processes ended.
+    Here a thread writes; :meth:`end` (SIGTERM, or a client gone) ends the input at once, so
+    the runs are aborted and their processes ended. At the end of the input the requests read
+    before it are answered first, the runs aborted meanwhile (:meth:`AcpAgent.input_ended`), for up
+    to :data:`DRAIN_SECONDS`: the SDK would cancel them unanswered, and a script lost its last answers.
     """
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, agent: AcpAgent) -> None:
         self.output = OutputWriter(sys.stdout.fileno(), self.end, max_unread_bytes())
         self._messages: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._unanswered: set[str] = set()
+        self._answered = asyncio.Event()
+        self._agent = agent
         self._reading = asyncio.ensure_future(self._read(fd))
 
     def end(self) -> None:
         self._reading.cancel()
 
     async def send(self, message: dict[str, Any]) -> None:
+        if "method" not in message and "id" in message:
+            self._unanswered.discard(json.dumps(message["id"]))
+            if not self._unanswered:
+                self._answered.set()
         self.output.write((json.dumps(message, separators=(",", ":")) + "\n").encode())
 
     async def receive(self) -> dict[str, Any] | None:
@@ -118,18 +129,37 @@ class StdioTransport:
         self.end()
 
     async def _read(self, fd: int) -> None:
-        """The input's messages (:func:`_screen`), then ``None``: at its end, or when cancelled."""
+        """The input's messages (:func:`_screen`), then ``None``: at its end once the requests read are
+        answered, or when cancelled."""
         try:
             async for line in _lines(fd):
                 if not line.strip():
                     continue
                 message, answer = _screen(line)
                 if message is not None:
+                    if "method" in message and valid_id(message.get("id")):
+                        self._unanswered.add(json.dumps(message["id"]))
                     self._messages.put_nowait(message)
                 if answer is not None:
                     await self.send(answer)
+            await self._drain()
         finally:
             self._messages.put_nowait(None)
+
+    async def _drain(self) -> None:
+        """Until every request read is answered and what they notify is sent, the runs aborted (for at
+        most :data:`DRAIN_SECONDS`)."""
+
+        async def drained() -> None:
+            ending = asyncio.ensure_future(self._agent.input_ended())
+            if self._unanswered:
+                self._answered.clear()
+                await self._answered.wait()
+            await ending
+            await self._agent.notified()
+
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(drained(), DRAIN_SECONDS)
 
 
 async def _lines(fd: int) -> AsyncIterator[bytes]:
@@ -163,7 +193,7 @@ async def _lines(fd: int) -> AsyncIterator[bytes]:
 async def _serve(agent: AcpAgent) -> None:
     """Serve until the end of input, SIGTERM or a client gone, which all end the same way (runs aborted)."""
     loop = asyncio.get_running_loop()
-    transport = StdioTransport(sys.stdin.fileno())
+    transport = StdioTransport(sys.stdin.fileno(), agent)
     with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
         loop.add_signal_handler(signal.SIGTERM, transport.end)
     try:
