@@ -308,3 +308,19 @@ async def test_a_client_that_leaves_too_much_unread_is_taken_as_gone(
         assert last["role"] == "assistant" and last["stopReason"] == "aborted"
     finally:
         await client.end()
+
+
+async def test_requests_read_before_the_end_of_input_are_answered_and_runs_aborted(
+    data_dir: Path, faux_script: FauxScript, tmp_path: Path
+) -> None:
+    faux_script([{"content": "word " * 5000}], slow=True)  # an answer that would stream for minutes
+    raw = await RawServer.start()
+    await raw.initialize({"dataDir": str(data_dir), "fauxScript": str(faux_script.path)})
+    session = await raw.new_session(1, tmp_path)
+    # the last frames: a prompt, a second session, and the end of input right after them
+    await raw.send(request(2, "agent/prompt", {"sessionId": session, "text": "talk"}))
+    await raw.send(request(3, "agent/newSession", {"cwd": str(tmp_path)}))
+    assert await raw.close() == 0
+    answers = {m["id"]: m for m in raw.responses()}
+    assert (await raw.settled(answers[2]["result"]["runId"]))["stopReason"] == "aborted"
+    assert answers[3]["result"]["sessionId"] not in (None, session)

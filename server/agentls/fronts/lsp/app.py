@@ -124,6 +124,8 @@ M = TypeVar("M", bound=BaseModel)
 
 CLOSE_SECONDS = 10
 """How long the runs of a closing server may take to abort and save."""
+DRAIN_SECONDS = 10
+"""How long the requests read before the end of the input have to be answered (their runs aborted)."""
 
 IDLE_SECONDS = 0.05
 """How long the server has nothing to do before it warms the providers up (:meth:`AgentServer._when_idle`):
@@ -225,11 +227,26 @@ class AgentServer:
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers on Windows
                 # An editor closing may terminate the server: end as at the end of input.
                 asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self.connection_lost)
+        ended = False  # the end of the input (not a client gone, nor SIGTERM, nor exit)
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
+            ended = True
+        if ended and not self.host.shared:
+            await self._answer_what_was_read()
         self.connection.cancel_running()
         self.host.disconnected(self)
         await self.close_sessions()
+
+    async def _answer_what_was_read(self) -> None:
+        """At the end of the input: the requests read before it answered (for at most :data:`DRAIN_SECONDS`),
+        where stopping at once would cancel them unanswered, and every run aborted (those they started
+        too), its ``agent/settled`` sent while the client is still connected."""
+        await self._abort_runs()
+        await self.connection.answered(DRAIN_SECONDS)
+        await self._abort_runs()
+
+    async def _abort_runs(self) -> None:
+        await asyncio.gather(*(session.abort() for session in self.host.sessions()))
 
     async def _read(self, fd: int, started: Boot) -> None:
         for item in started.read:

@@ -451,12 +451,22 @@ class Connection:
         if frame is not None:
             self.write(frame)
 
+    async def answered(self, seconds: float) -> None:
+        """Until the handlers of the client's requests still running have answered (at most ``seconds``);
+        the server's own requests end at once with :class:`ClientGone`: no answer can come."""
+        self._end_requests()
+        if self._running:
+            await asyncio.wait(list(self._running.values()), timeout=seconds)
+
     def cancel_running(self) -> None:
         """The connection is ending: cancel the handlers of the client's requests still running, and
         end the server's requests waiting for an answer with :class:`ClientGone`."""
-        self.closed = True
         for task in list(self._running.values()):
             task.cancel()
+        self._end_requests()
+
+    def _end_requests(self) -> None:
+        self.closed = True
         outgoing, self._outgoing = self._outgoing, {}
         for future in outgoing.values():
             if not future.done():
