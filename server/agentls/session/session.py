@@ -245,6 +245,9 @@ class AgentSession:
         self.checkpoints = checkpoints or Checkpoints(None, "off", None)
         """Snapshots of the folder around what else than write and edit can change it (bash, MCP tools)."""
         self._last_tree: str | None = None
+        self._start_tree: asyncio.Task[str | None] | None = None
+        """The snapshot of the folder at the running run's start, while it is taken (beside the first
+        model request; awaited before any tool of the run runs)."""
         """The newest snapshot, while nothing the session knows of changed the folder since."""
         self._batch: WorkspaceChanges | None = None
         """The tool batch running between two snapshots (its ``after`` still to take)."""
@@ -370,6 +373,7 @@ class AgentSession:
             if isinstance(event, AgentStartEvent):
                 await self._mark_run()
             elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
+                await self._start_tree_taken()
                 await self._before_batch(event.message)
             if isinstance(event, TurnEndEvent) and isinstance(event.message, AssistantMessage):
                 self.budget.add(event.message)
@@ -379,21 +383,38 @@ class AgentSession:
 
     async def _store_changes(self, changes: FileChanges) -> None:
         """A tool is about to write a file: its record goes to the session file first."""
-        self._last_tree = None
+        self._forget_tree()
         await self.writer.append_custom(FILE_CHANGES, changes, changes.wire())
 
     # --- checkpoints ---------------------------------------------------------------------
 
     async def _mark_run(self) -> None:
-        """A run's first kernel start: its ``agentls/run`` entry, with a snapshot of the folder."""
+        """A run's first kernel start: its ``agentls/run`` entry, and a snapshot of the folder.
+
+        The snapshot (git over the whole folder: tens of milliseconds, more in a large one) is
+        taken beside the first model request, which waited for it before: it is needed only as
+        the state before the run's first tool batch (:meth:`_start_tree_taken`, at the end of
+        each response, before its tools run).
+        """
         run = self._run
         if run is None or run.marked:
             return
         run.marked = True
-        tree = await self.checkpoints.snapshot()
-        self._last_tree = tree
-        data = {"runId": run.run_id, **({"tree": tree} if tree else {})}
+        self._forget_tree()
+        self._start_tree = asyncio.ensure_future(self.checkpoints.snapshot())
+        data = {"runId": run.run_id}
         await self.writer.append_custom(RUN, data, data)
+
+    async def _start_tree_taken(self) -> None:
+        """The snapshot of the run's start, once taken, as the state the next batch starts from."""
+        task, self._start_tree = self._start_tree, None
+        if task is not None:
+            self._last_tree = await task
+
+    def _forget_tree(self) -> None:
+        """The folder changed since the last snapshot (or may have: a run starts)."""
+        self._last_tree = None
+        self._start_tree = None  # its result would be out of date; the snapshot ends by itself
 
     async def _before_batch(self, message: AssistantMessage) -> None:
         """Before a batch that runs a tool whose changes no record holds: the snapshot it starts from."""
@@ -536,6 +557,7 @@ class AgentSession:
                 finally:  # while the run still holds the session: no new call can start
                     if self.processes is not None:
                         await self.processes.terminate_all()
+                    await self._start_tree_taken()  # a run that ended before any response
                     await self._join_waiting_bash()
                 if run.aborted or self._budget_stopped or not self._can_continue_queued():
                     break
@@ -610,7 +632,7 @@ class AgentSession:
         ``pair``: the snapshots before and after the command, recorded after its message.
         """
         if pair is not None:
-            self._last_tree = None
+            self._forget_tree()
         if self._run is not None:
             self._waiting_bash.append((message, pair))
         else:
@@ -1059,7 +1081,7 @@ class AgentSession:
             FileChange(plan.path, recordable(plan.expected), recordable(plan.target)) for plan in done
         )
         changes = FileChanges(revert_id, records, by="user")
-        self._last_tree = None
+        self._forget_tree()
         await self.writer.append_custom(FILE_CHANGES, changes, changes.wire())
         parts = []
         for plan in done:
