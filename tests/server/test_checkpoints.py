@@ -9,6 +9,7 @@ when a command changes the file on disk the editor reloads it, as VS Code and Ne
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import subprocess
@@ -387,3 +388,54 @@ async def test_a_review_answered_with_one_of_two_hunks_lands_that_hunk_only(
             in text
         )
         assert "+LINE TWO" in text and "NINETEEN" not in text
+
+
+async def test_each_batchs_snapshot_pair_sits_between_its_results_and_the_next_message(
+    data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> None:
+    # The snapshots of a run's start and of a batch's end are taken beside the next model request:
+    # the session file still has each pair right after its batch's results, and the next batch
+    # starts from the state the pair ends at.
+    faux_script(
+        [
+            {"content": [tool_call("b1", "bash", {"command": "echo one > x.txt"})], "stopReason": "toolUse"},
+            {"content": [tool_call("b2", "bash", {"command": "echo two >> x.txt"})], "stopReason": "toolUse"},
+            {"content": "Done."},
+        ]
+    )
+    async with editor_session(
+        data_dir,
+        faux_script,
+        CAPABILITIES,
+        options=options(data_dir, faux_script),
+        editor_class=DeletingEditor,
+    ) as (client, _):
+        session = (await call(client, "agent/newSession", cwd=str(workspace)))["sessionId"]
+        await prompt(client, session, "go")
+        entries = [
+            json.loads(line) for line in (data_dir / "sessions" / f"{session}.jsonl").read_text().splitlines()
+        ]
+        kinds = [
+            entry.get("customType") or entry.get("message", {}).get("role") or entry["type"]
+            for entry in entries[1:]
+        ]
+        assert kinds == [
+            "agentls/run",
+            "user",
+            "assistant",
+            "toolResult",
+            "agentls/workspaceChanges",
+            "assistant",
+            "toolResult",
+            "agentls/workspaceChanges",
+            "assistant",
+        ]
+        assert entries[1]["data"] == {"runId": entries[1]["data"]["runId"]}
+        first, second = (
+            entry["data"] for entry in entries if entry.get("customType") == "agentls/workspaceChanges"
+        )
+        assert first["after"] == second["before"] and first["before"] != first["after"]
+        span = await call(client, "agent/getChanges", sessionId=session, text=True)
+        assert [(f["path"], f["status"], f["by"], f.get("newText")) for f in span["files"]] == [
+            ("x.txt", "added", ["bash"], "one\ntwo\n")
+        ]

@@ -7,6 +7,7 @@ what its language servers would report.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -187,10 +188,16 @@ async def test_a_steering_message_with_context_is_delivered_together_with_it(
     faux_script([{"content": "First answer, streamed slowly."}, {"content": "Second answer."}], slow=True)
     async with editor_session(data_dir, faux_script, EDITING) as (client, _editor):
         session = await new_session(client, workspace)
-        first_delta = client.protocol.wait_for_notification_async("agent/event")
+        streaming = asyncio.Event()  # the first answer is streaming: past the steering looked at before it
+
+        def on_event(params: Any) -> None:
+            if plain(params)["event"]["type"] == "message_update":
+                streaming.set()
+
+        client.feature("agent/event")(on_event)
         settled = client.protocol.wait_for_notification_async("agent/settled")
         await request(client, "agent/prompt", {"sessionId": session, "text": "Go"})
-        await within(first_delta)
+        await within(streaming.wait())
         context = [{"type": "file", "uri": (workspace / "notes.txt").as_uri()}]
         item = await request(
             client, "agent/steer", {"sessionId": session, "text": "And this?", "context": context}

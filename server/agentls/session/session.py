@@ -207,6 +207,17 @@ class Run:
         return await asyncio.shield(self.settled)
 
 
+@dataclass
+class _TakingSnapshot:
+    """A snapshot of the session's folder being taken beside a model request."""
+
+    task: asyncio.Task[str | None]
+    pair: WorkspaceChanges | None
+    """The batch whose end it is (its entry is written once it is done), or ``None`` at a run's start."""
+    current: bool = True
+    """Still the folder's state as far as the session knows (nothing changed it since it started)."""
+
+
 class AgentSession:
     """One session: an :class:`Agent`, the runs it makes, its queue items and its session file."""
 
@@ -245,9 +256,8 @@ class AgentSession:
         self.checkpoints = checkpoints or Checkpoints(None, "off", None)
         """Snapshots of the folder around what else than write and edit can change it (bash, MCP tools)."""
         self._last_tree: str | None = None
-        self._start_tree: asyncio.Task[str | None] | None = None
-        """The snapshot of the folder at the running run's start, while it is taken (beside the first
-        model request; awaited before any tool of the run runs)."""
+        self._taking: _TakingSnapshot | None = None
+        """The snapshot being taken beside a model request: the run's start, or the end of a batch."""
         """The newest snapshot, while nothing the session knows of changed the folder since."""
         self._batch: WorkspaceChanges | None = None
         """The tool batch running between two snapshots (its ``after`` still to take)."""
@@ -372,9 +382,12 @@ class AgentSession:
         async with self._emitting:
             if isinstance(event, AgentStartEvent):
                 await self._mark_run()
-            elif isinstance(event, MessageEndEvent) and isinstance(event.message, AssistantMessage):
-                await self._start_tree_taken()
-                await self._before_batch(event.message)
+            elif isinstance(event, MessageEndEvent):
+                if isinstance(event.message, AssistantMessage):
+                    await self._snapshot_taken()  # before its tools run
+                    await self._before_batch(event.message)
+                elif self._taking is not None and self._taking.pair is not None:
+                    await self._snapshot_taken()  # the batch's entry goes before this message
             if isinstance(event, TurnEndEvent) and isinstance(event.message, AssistantMessage):
                 self.budget.add(event.message)
             await self._emit(event)
@@ -389,32 +402,45 @@ class AgentSession:
     # --- checkpoints ---------------------------------------------------------------------
 
     async def _mark_run(self) -> None:
-        """A run's first kernel start: its ``agentls/run`` entry, and a snapshot of the folder.
-
-        The snapshot (git over the whole folder: tens of milliseconds, more in a large one) is
-        taken beside the first model request, which waited for it before: it is needed only as
-        the state before the run's first tool batch (:meth:`_start_tree_taken`, at the end of
-        each response, before its tools run).
-        """
+        """A run's first kernel start: its ``agentls/run`` entry, and a snapshot of the folder
+        (:meth:`_take_snapshot`: the state the run's first batch starts from)."""
         run = self._run
         if run is None or run.marked:
             return
         run.marked = True
         self._forget_tree()
-        self._start_tree = asyncio.ensure_future(self.checkpoints.snapshot())
+        self._take_snapshot(None)
         data = {"runId": run.run_id}
         await self.writer.append_custom(RUN, data, data)
 
-    async def _start_tree_taken(self) -> None:
-        """The snapshot of the run's start, once taken, as the state the next batch starts from."""
-        task, self._start_tree = self._start_tree, None
-        if task is not None:
-            self._last_tree = await task
+    def _take_snapshot(self, pair: WorkspaceChanges | None) -> None:
+        """Start a snapshot of the folder (at a run's start, or as the end of ``pair``'s batch).
+
+        A snapshot is git over the whole folder: tens of milliseconds, more in a large one. It is
+        taken beside the next model request, which waited for it before, and is done (``pair``
+        recorded) before the next message is stored or any tool runs (:meth:`_snapshot_taken`).
+        """
+        self._taking = _TakingSnapshot(asyncio.ensure_future(self.checkpoints.snapshot()), pair)
+
+    async def _snapshot_taken(self) -> None:
+        """The snapshot being taken, once done: the state the next batch starts from (unless the folder
+        changed meanwhile), and the entry of the batch it ends when that batch changed something."""
+        taking, self._taking = self._taking, None
+        if taking is None:
+            return
+        tree = await taking.task
+        if taking.current:
+            self._last_tree = tree
+        pair = taking.pair
+        if pair is not None and tree is not None and tree != pair.before:
+            done = dataclasses.replace(pair, after=tree)
+            await self.writer.append_custom(WORKSPACE_CHANGES, done, done.wire())
 
     def _forget_tree(self) -> None:
         """The folder changed since the last snapshot (or may have: a run starts)."""
         self._last_tree = None
-        self._start_tree = None  # its result would be out of date; the snapshot ends by itself
+        if self._taking is not None:
+            self._taking.current = False  # its tree is still the end of its batch, not the folder now
 
     async def _before_batch(self, message: AssistantMessage) -> None:
         """Before a batch that runs a tool whose changes no record holds: the snapshot it starts from."""
@@ -430,15 +456,9 @@ class AgentSession:
     async def _after_batch(self) -> None:
         batch, self._batch = self._batch, None
         assert batch is not None
-        await self._record_pair(batch)
-
-    async def _record_pair(self, pair: WorkspaceChanges) -> None:
-        """Take the snapshot after ``pair``'s actions; an entry when they changed something."""
-        after = await self.checkpoints.snapshot()
-        self._last_tree = after
-        if after is not None and after != pair.before:
-            done = dataclasses.replace(pair, after=after)
-            await self.writer.append_custom(WORKSPACE_CHANGES, done, done.wire())
+        await self._snapshot_taken()
+        self._last_tree = None
+        self._take_snapshot(batch)
 
     async def _emit(self, event: AgentEvent) -> None:
         """Persist a finished message, then send the event (``runId`` null between runs)."""
@@ -557,7 +577,7 @@ class AgentSession:
                 finally:  # while the run still holds the session: no new call can start
                     if self.processes is not None:
                         await self.processes.terminate_all()
-                    await self._start_tree_taken()  # a run that ended before any response
+                    await self._snapshot_taken()  # the last batch's end, or the start of a run without answer
                     await self._join_waiting_bash()
                 if run.aborted or self._budget_stopped or not self._can_continue_queued():
                     break
