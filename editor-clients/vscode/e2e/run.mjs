@@ -639,11 +639,7 @@ async function clickPath(page, { path: file }) {
 
 /** Edit on a user message: the prompt box gets its text; then empty the box again. */
 async function editMessage(page, { text }) {
-  const frame = await panelFrame(page);
-  if (!frame) throw new Error('the agent panel webview was not found');
-  const row = frame.locator('.row.user', { hasText: text }).last();
-  await row.scrollIntoViewIfNeeded();
-  await row.hover();
+  const { frame, row } = await userMessage(page, text);
   await row.locator('.edit-message').click();
   const box = frame.locator('#prompt');
   const value = await box.inputValue();
@@ -651,14 +647,24 @@ async function editMessage(page, { text }) {
   await box.fill('');
 }
 
-/** The user message `text` (its last row), hovered: its buttons show. */
+/**
+ * The user message `text` (its last row), hovered: its buttons show. The panel may render the
+ * transcript again under the pointer (a notification of the step before arriving late): the row
+ * is then looked for again.
+ */
 async function userMessage(page, text) {
   const frame = await panelFrame(page);
   if (!frame) throw new Error('the agent panel webview was not found');
   const row = frame.locator('.row.user', { hasText: text }).last();
-  await row.scrollIntoViewIfNeeded();
-  await row.hover();
-  return { frame, row };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await row.scrollIntoViewIfNeeded();
+      await row.hover();
+      return { frame, row };
+    } catch (error) {
+      if (attempt === 3 || !/not attached/.test(String(error))) throw error;
+    }
+  }
 }
 
 /** Wait until the prompt box holds `text` (put there by the extension): whether it did. */
