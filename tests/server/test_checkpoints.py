@@ -68,6 +68,23 @@ def on_disk(workspace: Path) -> dict[str, str | None]:
 
 
 @contextlib.asynccontextmanager
+async def prompted(
+    data_dir: Path, faux_script: FauxScript, workspace: Path
+) -> AsyncIterator[tuple[LanguageClient, str]]:
+    """A server whose editor deletes files when asked, and a session after its prompt "go"."""
+    async with editor_session(
+        data_dir,
+        faux_script,
+        CAPABILITIES,
+        options=options(data_dir, faux_script),
+        editor_class=DeletingEditor,
+    ) as (client, _):
+        session = (await call(client, "agent/newSession", cwd=str(workspace)))["sessionId"]
+        await prompt(client, session, "go")
+        yield client, session
+
+
+@contextlib.asynccontextmanager
 async def bash_session(
     data_dir: Path, faux_script: FauxScript, workspace: Path, **more: Any
 ) -> AsyncIterator[tuple[LanguageClient, Editor, str]]:
@@ -231,15 +248,7 @@ async def test_changes_name_who_made_them_and_the_users_command_is_rewound_too(
             {"content": "Done."},
         ]
     )
-    async with editor_session(
-        data_dir,
-        faux_script,
-        CAPABILITIES,
-        options=options(data_dir, faux_script),
-        editor_class=DeletingEditor,
-    ) as (client, _):
-        session = (await call(client, "agent/newSession", cwd=str(workspace)))["sessionId"]
-        await prompt(client, session, "go")
+    async with prompted(data_dir, faux_script, workspace) as (client, session):
         changes = await call(client, "agent/getChanges", sessionId=session)
         assert {f["path"]: f["by"] for f in changes["files"]} == {
             "w.txt": ["write", "bash"],
@@ -403,15 +412,7 @@ async def test_each_batchs_snapshot_pair_sits_between_its_results_and_the_next_m
             {"content": "Done."},
         ]
     )
-    async with editor_session(
-        data_dir,
-        faux_script,
-        CAPABILITIES,
-        options=options(data_dir, faux_script),
-        editor_class=DeletingEditor,
-    ) as (client, _):
-        session = (await call(client, "agent/newSession", cwd=str(workspace)))["sessionId"]
-        await prompt(client, session, "go")
+    async with prompted(data_dir, faux_script, workspace) as (client, session):
         entries = [
             json.loads(line) for line in (data_dir / "sessions" / f"{session}.jsonl").read_text().splitlines()
         ]
