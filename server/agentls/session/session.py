@@ -256,9 +256,9 @@ class AgentSession:
         self.checkpoints = checkpoints or Checkpoints(None, "off", None)
         """Snapshots of the folder around what else than write and edit can change it (bash, MCP tools)."""
         self._last_tree: str | None = None
+        """The newest snapshot, while nothing the session knows of changed the folder since."""
         self._taking: _TakingSnapshot | None = None
         """The snapshot being taken beside a model request: the run's start, or the end of a batch."""
-        """The newest snapshot, while nothing the session knows of changed the folder since."""
         self._batch: WorkspaceChanges | None = None
         """The tool batch running between two snapshots (its ``after`` still to take)."""
         self.outputs = outputs or OutputFiles()
@@ -420,6 +420,7 @@ class AgentSession:
         taken beside the next model request, which waited for it before, and is done (``pair``
         recorded) before the next message is stored or any tool runs (:meth:`_snapshot_taken`).
         """
+        assert self._taking is None, "the snapshot before is done first: its batch's entry is not dropped"
         self._taking = _TakingSnapshot(asyncio.ensure_future(self.checkpoints.snapshot()), pair)
 
     async def _snapshot_taken(self) -> None:
