@@ -27,6 +27,7 @@ from agentls.tools.walk import (
     run_search,
     with_documents,
 )
+from agentls.tools.walk_split import split_after
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 DEFAULT_FIND_LIMIT = 1000
@@ -76,13 +77,14 @@ def find_tool(workspace: DiskWorkspace, bounds: Bounds = DEFAULT_BOUNDS) -> Agen
         resolved = workspace.resolve(path)
         buffers = workspace.buffers()
         budget = Budget(bounds, signal)
+        split = split_after()
 
         def search() -> tuple[list[str], int]:
             """The first ``limit`` matches, and how many there are."""
             shown: list[str] = []
             count = 0
             documents = [file.relative for file in open_documents(buffers, resolved, matcher)]
-            with contextlib.closing(Tree(workspace).runs(resolved, path, budget, matcher)) as walk:
+            with contextlib.closing(Tree(workspace).runs(resolved, path, budget, matcher, split)) as walk:
                 runs: Iterator[tuple[str, list[str]]] = walk
                 if documents:  # merged one path at a time
                     paths = (folder + name for folder, names in walk for name in names)

@@ -40,6 +40,7 @@ from typing import NamedTuple, TypeVar
 
 from agentls.ai import AbortSignal
 from agentls.ai.abort import AbortError, unless_aborted
+from agentls.tools import walk_split
 from agentls.tools.files import is_within
 from agentls.tools.ignore import GitIgnore
 from agentls.tools.matching import Glob
@@ -239,6 +240,61 @@ def _read_regular(fd: int, limit: int) -> bytes | None:
         os.close(fd)
 
 
+class _Split:
+    """When one walk forks a helper (:mod:`~agentls.tools.walk_split`), for which folder, and what it takes
+    from it: a subfolder the helper walked completely, if it fits in the entries bound where the walk is
+    (else the walk reads it itself, and stops where one walk would have stopped)."""
+
+    def __init__(self, after: float) -> None:
+        self._at = time.monotonic() + after
+        self._helper: walk_split.Helper | None = None
+        self._parent: _Folder | None = None
+
+    def walked(
+        self,
+        chain: list[_Folder],
+        folder: _Folder,
+        scan: _Scan,
+        walk_one: Callable[[_Folder, int, _Scan], walk_split.Walked | None],
+    ) -> list[walk_split.Run] | None:
+        """The runs of ``folder``'s subfolder the walk is about to enter, if the helper walked it; counted
+        in the budget. Forks the helper first when the walk has run long enough."""
+        if self._parent is None:
+            if time.monotonic() >= self._at:
+                self._fork(chain, scan, walk_one)
+            return None
+        if folder is not self._parent or self._helper is None:
+            return None
+        walked = self._helper.walked(folder.next_folder - 1)
+        budget = scan.budget
+        if walked is None or budget.entries + walked.entries > budget.bounds.entries:
+            return None
+        budget.entries += walked.entries
+        budget.too_deep += walked.too_deep
+        return walked.runs
+
+    def _fork(
+        self,
+        chain: list[_Folder],
+        scan: _Scan,
+        walk_one: Callable[[_Folder, int, _Scan], walk_split.Walked | None],
+    ) -> None:
+        """A helper for the subfolders left in the outermost folder of ``chain`` that has two or more left
+        (and is open, at most :data:`OPEN_DEPTH` levels deep and not at the depth bound)."""
+        depth = min(OPEN_DEPTH, scan.budget.bounds.depth)
+        parent = next((f for f in chain if len(f.folders) - f.next_folder >= 2), None)
+        if parent is None or parent.depth >= depth or parent.fd is None:
+            return
+        self._parent = parent
+        self._helper = walk_split.Helper.start(
+            parent.next_folder, len(parent.folders), parent.fd, lambda index: walk_one(parent, index, scan)
+        )
+
+    def close(self) -> None:
+        if self._helper is not None:
+            self._helper.close()
+
+
 class Tree:
     """Where the walks of one workspace may go: under its real root (anywhere if it allows outside paths).
 
@@ -382,8 +438,9 @@ class Tree:
         """
         base = os.path.join(top, "")
         with contextlib.closing(self._runs(top, shown, budget, glob)) as runs:
-            for folder, names in runs:
-                relative, fd, targets = folder.relative, folder.fd, folder.targets
+            for relative, names, folder in runs:
+                assert folder is not None  # (no helper here)
+                fd, targets = folder.fd, folder.targets
                 if chosen is not None:
                     picked = chosen(relative, names)
                     if targets and len(picked) < len(names):
@@ -394,18 +451,33 @@ class Tree:
                     yield WalkFile(path, base + path, name, fd, targets.get(name) if targets else None)
 
     def runs(
-        self, top: Path, shown: str, budget: Budget, glob: Glob | None = None
+        self,
+        top: Path,
+        shown: str,
+        budget: Budget,
+        glob: Glob | None = None,
+        split_after: float | None = None,
     ) -> Iterator[tuple[str, list[str]]]:
         """:meth:`walk`'s files a run of one folder's files at a time: the folder's relative path (``""`` or
-        ``"a/b/"``) and the names of the files, in order."""
-        with contextlib.closing(self._runs(top, shown, budget, glob)) as runs:
-            for folder, names in runs:
-                yield folder.relative, names
+        ``"a/b/"``) and the names of the files, in order.
+
+        With ``split_after`` (seconds), a walk still going after that long is shared with a
+        forked helper (:mod:`~agentls.tools.walk_split`): the same runs, sooner on a large tree.
+        """
+        split = _Split(split_after) if split_after is not None and walk_split.SUPPORTED else None
+        try:
+            with contextlib.closing(self._runs(top, shown, budget, glob, split)) as runs:
+                for relative, names, _ in runs:
+                    yield relative, names
+        finally:
+            if split is not None:
+                split.close()
 
     def _runs(
-        self, top: Path, shown: str, budget: Budget, glob: Glob | None
-    ) -> Iterator[tuple[_Folder, list[str]]]:
-        """:meth:`walk`'s files in runs: a folder (its descriptor open) and the names of its next files."""
+        self, top: Path, shown: str, budget: Budget, glob: Glob | None, split: _Split | None = None
+    ) -> Iterator[tuple[str, list[str], _Folder | None]]:
+        """:meth:`walk`'s files in runs: a folder's relative path, the names of its next files, and the folder
+        (its descriptor open; ``None`` for a run a helper walked)."""
         ignore, prefix = self.ancestor_ignores(top)
         fd = self.open_folder(top, shown)
         scan = _Scan(str(top), prefix, glob, budget)
@@ -415,37 +487,63 @@ class Tree:
             os.close(fd)
             raise
         try:
-            while chain and budget.running():
-                folder = chain[-1]
-                files, start = folder.files, folder.next_file
-                folders, next_folder = folder.folders, folder.next_folder
-                inner = folders[next_folder] if next_folder < len(folders) else None
-                end = len(files) if inner is None else bisect.bisect_left(files, inner, start)
-                if end > start:
-                    folder.next_file = end
-                    yield folder, files[start:end]
-                if inner is None:
-                    chain.pop()
-                    if chain and not self._leave(folder, chain[-1]):
-                        budget.changed = True
-                        return
-                    if not chain and folder.fd is not None:
-                        os.close(folder.fd)
-                        folder.fd = None
-                    continue
-                folder.next_folder += 1
-                if budget.out_of_entries:
-                    continue  # what was listed is still shown, but no more is read
-                if folder.depth >= budget.bounds.depth:
-                    budget.too_deep += 1
-                    continue
-                entered = self._enter(folder, inner[:-1], scan)
-                if entered is not None:
-                    chain.append(entered)
+            yield from self._follow(chain, scan, split)
         finally:
             for folder in chain:
                 if folder.fd is not None:
                     os.close(folder.fd)
+
+    def _follow(
+        self, chain: list[_Folder], scan: _Scan, split: _Split | None
+    ) -> Iterator[tuple[str, list[str], _Folder | None]]:
+        """The runs of the folders in ``chain`` (the walk's current folders, outermost first) and of every
+        folder below them that is left to visit, until ``chain`` is empty."""
+        budget = scan.budget
+        while chain and budget.running():
+            folder = chain[-1]
+            files, start = folder.files, folder.next_file
+            folders, next_folder = folder.folders, folder.next_folder
+            inner = folders[next_folder] if next_folder < len(folders) else None
+            end = len(files) if inner is None else bisect.bisect_left(files, inner, start)
+            if end > start:
+                folder.next_file = end
+                yield folder.relative, files[start:end], folder
+            if inner is None:
+                chain.pop()
+                if chain and not self._leave(folder, chain[-1]):
+                    budget.changed = True
+                    return
+                if not chain and folder.fd is not None:
+                    os.close(folder.fd)
+                    folder.fd = None
+                continue
+            folder.next_folder += 1
+            if budget.out_of_entries:
+                continue  # what was listed is still shown, but no more is read
+            if folder.depth >= budget.bounds.depth:
+                budget.too_deep += 1
+                continue
+            if split is not None:
+                walked = split.walked(chain, folder, scan, self._walk_one)
+                if walked is not None:
+                    for relative, names in walked:
+                        yield relative, names, None
+                    continue
+            entered = self._enter(folder, inner[:-1], scan)
+            if entered is not None:
+                chain.append(entered)
+
+    def _walk_one(self, parent: _Folder, index: int, scan: _Scan) -> walk_split.Walked | None:
+        """The subfolder ``index`` of ``parent`` walked completely, for a helper (``None`` if a bound or a
+        change stopped it)."""
+        budget = scan.budget
+        entries, too_deep = budget.entries, budget.too_deep
+        entered = self._enter(parent, parent.folders[index][:-1], scan)
+        chain = [] if entered is None else [entered]
+        runs = [(relative, names) for relative, names, _ in self._follow(chain, scan, None)]
+        if chain or budget.out_of_entries or budget.out_of_time or budget.changed:
+            return None
+        return walk_split.Walked(runs, budget.entries - entries, budget.too_deep - too_deep)
 
     def _enter(self, folder: _Folder, name: str, scan: _Scan) -> _Folder | None:
         """The subfolder ``name`` of ``folder``, scanned; ``folder``'s descriptor is closed then if it is
