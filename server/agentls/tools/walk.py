@@ -240,13 +240,18 @@ def _read_regular(fd: int, limit: int) -> bytes | None:
         os.close(fd)
 
 
+SPLIT_WORTH = 4
+"""How many times the split time the helper's part of a walk must look to take for a walk to fork one."""
+
+
 class _Split:
     """When one walk forks a helper (:mod:`~agentls.tools.walk_split`), for which folder, and what it takes
     from it: a subfolder the helper walked completely, if it fits in the entries bound where the walk is
     (else the walk reads it itself, and stops where one walk would have stopped)."""
 
     def __init__(self, after: float) -> None:
-        self._at = time.monotonic() + after
+        self._after = after
+        self._started = time.monotonic()
         self._helper: walk_split.Helper | None = None
         self._parent: _Folder | None = None
 
@@ -260,8 +265,9 @@ class _Split:
         """The runs of ``folder``'s subfolder the walk is about to enter, if the helper walked it; counted
         in the budget. Forks the helper first when the walk has run long enough."""
         if self._parent is None:
-            if time.monotonic() >= self._at:
-                self._fork(chain, scan, walk_one)
+            elapsed = time.monotonic() - self._started
+            if elapsed >= self._after:
+                self._fork(chain, scan, walk_one, elapsed)
             return None
         if folder is not self._parent or self._helper is None:
             return None
@@ -278,13 +284,26 @@ class _Split:
         chain: list[_Folder],
         scan: _Scan,
         walk_one: Callable[[_Folder, int, _Scan], walk_split.Walked | None],
+        elapsed: float,
     ) -> None:
         """A helper for the subfolders left in the outermost folder of ``chain`` that has two or more left
-        (and is open, at most :data:`OPEN_DEPTH` levels deep and not at the depth bound)."""
+        (and is open, at most :data:`OPEN_DEPTH` levels deep and not at the depth bound), if their walk
+        looks long enough to pay for a fork and its copied pages (a few milliseconds): at least
+        :data:`SPLIT_WORTH` times the split time, the time so far shared out over the subfolders begun
+        (no guess before one is done)."""
         depth = min(OPEN_DEPTH, scan.budget.bounds.depth)
         parent = next((f for f in chain if len(f.folders) - f.next_folder >= 2), None)
         if parent is None or parent.depth >= depth or parent.fd is None:
             return
+        done, share = 0.0, 1.0  # how much of the walk is done, and how much the helper would take
+        for folder in reversed(chain):
+            done = (folder.next_folder - 1 + done) / len(folder.folders) if folder.folders else done
+            if folder is parent:
+                share = (len(folder.folders) - folder.next_folder) / len(folder.folders)
+            elif folder.depth < parent.depth:
+                share /= len(folder.folders)
+        if self._after and (done <= 0 or elapsed / done * share < SPLIT_WORTH * self._after):
+            return  # (split time 0: at once)
         self._parent = parent
         self._helper = walk_split.Helper.start(
             parent.next_folder, len(parent.folders), parent.fd, lambda index: walk_one(parent, index, scan)
