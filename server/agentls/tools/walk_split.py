@@ -28,6 +28,7 @@ import signal
 import struct
 import sys
 import threading
+import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -51,13 +52,17 @@ WalkOne = Callable[[int], "Walked | None"]
 _HEADER = struct.Struct("<BiI")
 _STARTED, _DONE = 0, 1
 _PIPE_SIZE = 1 << 20
-"""A pipe this big holds the walk of half a 100,000-file tree: the helper seldom waits for the reads."""
+"""A pipe this big holds most of what a helper sends: it seldom waits for the walk to read."""
 
 MAX_BYTES = 2 << 20
 """The most a helper sends (the files of a subfolder whose walk would go past it are read by the walk): the
 walk holds no more than this of a helper's, whatever the size of the tree. About 60,000 paths."""
 
 SUPPORTED = sys.platform == "linux" and hasattr(os, "fork")
+
+# Python 3.12 warns at every fork of a process with threads that the fork may deadlock: this one
+# runs only the walk, and nothing waits for it.
+warnings.filterwarnings("ignore", r"This process \(pid=\d+\) is multi-threaded", DeprecationWarning)
 
 SPLIT_ENV = "AGENTLS_WALK_SPLIT"
 SPLIT_AFTER_SECONDS = 0.01
