@@ -100,47 +100,46 @@ def children() -> set[int]:
     return {int(pid) for pid in listed.split()}
 
 
-def flat(runs: Iterator[tuple[str, list[str]]]) -> list[str]:
+Run = tuple[str, list[str]]
+
+
+def flat(runs: Iterator[Run]) -> list[str]:
     return [folder + name for folder, names in runs for name in names]
 
 
-def tree_of_ten(root: Path) -> None:
-    """Ten subfolders of three files each (nothing in the root before the first one)."""
+def walk_with_a_helper(root: Path) -> tuple[list[str], Run, Iterator[Run], int]:
+    """Over ten subfolders of three files each: the paths one walk finds, and a walk whose helper is
+    forked as it enters the first (for the nine others): its first run, the rest, the helper's pid."""
     for folder in range(10):
         for index in range(3):
             write(root, f"s{folder}/f{index}.py", "x\n")
+    tree = Tree(DiskWorkspace(root))
+    alone = flat(tree.runs(root, ".", Budget(DEFAULT_BOUNDS, None)))
+    started = children()
+    runs = tree.runs(root, ".", Budget(DEFAULT_BOUNDS, None), split_after=0.0)
+    first = next(runs)
+    (helper,) = children() - started
+    return alone, first, runs, helper
 
 
 def test_the_walk_takes_the_subfolders_the_helper_finished(tmp_path: Path) -> None:
-    tree_of_ten(tmp_path)
-    tree = Tree(DiskWorkspace(tmp_path))
-    before = flat(tree.runs(tmp_path, ".", Budget(DEFAULT_BOUNDS, None)))
-    started = children()
-    runs = tree.runs(tmp_path, ".", Budget(DEFAULT_BOUNDS, None), split_after=0.0)
+    alone, first, runs, helper = walk_with_a_helper(tmp_path)
     with contextlib.closing(runs):
-        first = next(runs)  # the helper is forked as the walk enters s0, for s1 .. s9
-        (helper,) = children() - started
         os.waitid(os.P_PID, helper, os.WEXITED | os.WNOWAIT)  # it has sent all nine
         write(tmp_path, "s9/f3.py", "new\n")  # changed after the helper walked them
         (tmp_path / "s5" / "f0.py").unlink()
         shown = flat(iter([first, *runs]))
-    assert shown == before  # s5 and s9 as the helper saw them
-    assert flat(tree.runs(tmp_path, ".", Budget(DEFAULT_BOUNDS, None))) != before
+    assert shown == alone  # s5 and s9 as the helper saw them
+    assert flat(Tree(DiskWorkspace(tmp_path)).runs(tmp_path, ".", Budget(DEFAULT_BOUNDS, None))) != alone
     assert helper not in children()  # reaped
 
 
 def test_a_helper_that_never_answers_costs_the_walk_nothing(tmp_path: Path) -> None:
-    tree_of_ten(tmp_path)
-    tree = Tree(DiskWorkspace(tmp_path))
-    before = flat(tree.runs(tmp_path, ".", Budget(DEFAULT_BOUNDS, None)))
-    started = children()
-    runs = tree.runs(tmp_path, ".", Budget(DEFAULT_BOUNDS, None), split_after=0.0)
+    alone, first, runs, helper = walk_with_a_helper(tmp_path)
     with contextlib.closing(runs):
-        first = next(runs)
-        (helper,) = children() - started
         os.kill(helper, signal.SIGSTOP)
         shown = flat(iter([first, *runs]))
-    assert shown == before
+    assert shown == alone
     with contextlib.suppress(ChildProcessError):  # (reaped already, or once the kill has ended it)
         os.waitid(os.P_PID, helper, os.WEXITED | os.WNOWAIT)
 
