@@ -13,9 +13,10 @@ has finished it; otherwise it walks the subfolder itself. So a helper that is sl
 (a fork of a threaded process may find a lock held by a thread that is not in it), costs
 nothing but its own work; it is killed when the walk ends.
 
-The fork runs nothing but the walk: garbage collection off, every descriptor closed but the
-pipe's and the folder's (a socket or pipe of the server's must not stay open in it), no
-exit handlers (it leaves with :func:`os._exit`). Linux only.
+The fork runs nothing but the walk: garbage collection off, the server's signal handlers undone
+(SIGTERM, SIGINT and SIGHUP end it), every descriptor closed but the pipe's and the folder's (a
+socket or pipe of the server's must not stay open in it), no exit handlers (it leaves with
+:func:`os._exit`). Linux only.
 """
 
 from __future__ import annotations
@@ -122,6 +123,8 @@ class Helper:
         if pid == 0:  # the helper
             try:
                 gc.disable()
+                for ending in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+                    signal.signal(ending, signal.SIG_DFL)  # a signal to the server's group ends it
                 _close_all_but({write, keep})
                 _walk_back(first, count, walk_one, write)
             finally:
