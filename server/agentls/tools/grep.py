@@ -41,6 +41,7 @@ from agentls.tools.walk import (
     run_search,
     with_documents,
 )
+from agentls.tools.walk_split import split_after
 from agentls.tools.workspace import DiskWorkspace, ToolInputError
 
 DEFAULT_GREP_LIMIT = 100
@@ -207,6 +208,8 @@ class _GrepQuery:
     ignore_case: bool
     literal: bool
     rg: str | None
+    split_after: float | None
+    """When its walk forks a helper (:func:`~agentls.tools.walk_split.split_after`); only with ``rg``."""
 
 
 def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkFile]:
@@ -234,7 +237,9 @@ def _grep_files(tree: Tree, query: _GrepQuery, budget: Budget) -> Iterator[WalkF
             name_glob=query.glob.name_glob if query.glob is not None else None,
         )
     chosen = None if hits is None else _ChosenByRg(hits, {file.relative for file in documents})
-    walk = tree.walk(query.resolved, query.path, budget, query.glob, chosen)
+    # In Python alone every file is read: by path, those of a helper's folders would cost more.
+    split = None if hits is None else query.split_after
+    walk = tree.walk(query.resolved, query.path, budget, query.glob, chosen, split)
     with hits or contextlib.nullcontext(), contextlib.closing(walk):
         yield from with_documents(walk, documents, operator.attrgetter("relative"))
 
@@ -305,6 +310,7 @@ def grep_tool(
             ignore_case,
             literal,
             find_rg() if rg is _FIND_RG else rg,
+            split_after(),
         )
         budget = Budget(bounds, signal)
 

@@ -167,7 +167,8 @@ class WalkFile(NamedTuple):
     folder: int | None = None
     """The descriptor of its folder: valid while the walk waits at this file."""
     target: str | None = None
-    """For a symlink, the real path it leads to (inside the workspace); opened by that path."""
+    """The path it is opened by, from the workspace root, when not through ``folder``: for a symlink,
+    the real path it leads to (inside the workspace); for a file of a folder a helper walked, its own."""
 
 
 @dataclass
@@ -442,6 +443,7 @@ class Tree:
         budget: Budget,
         glob: Glob | None = None,
         chosen: Callable[[str, list[str]], list[str]] | None = None,
+        split_after: float | None = None,
     ) -> Iterator[WalkFile]:
         """The files under the folder ``top`` (from ``resolve``) that ``.gitignore`` files keep.
 
@@ -454,12 +456,12 @@ class Tree:
         sockets and devices. Stops when ``budget`` is spent (checked at each folder and
         each run of files). Raises what :meth:`open_folder` raises for ``top`` (named
         ``shown``). Close the iterator when done with it early. Blocking: run it in a thread.
+        ``split_after``: as :meth:`runs` (a file of a folder the helper walked is opened by its
+        path, from the root).
         """
         base = os.path.join(top, "")
-        with contextlib.closing(self._runs(top, shown, budget, glob)) as runs:
-            for relative, names, folder in runs:
-                assert folder is not None  # (no helper here)
-                fd, targets = folder.fd, folder.targets
+        with contextlib.closing(self._split_runs(top, shown, budget, glob, split_after)) as runs:
+            for relative, names, fd, targets in runs:
                 if chosen is not None:
                     picked = chosen(relative, names)
                     if targets and len(picked) < len(names):
@@ -467,7 +469,10 @@ class Tree:
                     names = picked
                 for name in names:
                     path = relative + name
-                    yield WalkFile(path, base + path, name, fd, targets.get(name) if targets else None)
+                    target = targets.get(name) if targets else None
+                    if fd is None and target is None:
+                        target = base + path
+                    yield WalkFile(path, base + path, name, fd, target)
 
     def runs(
         self,
@@ -483,20 +488,28 @@ class Tree:
         With ``split_after`` (seconds), a walk still going after that long is shared with a
         forked helper (:mod:`~agentls.tools.walk_split`): the same runs, sooner on a large tree.
         """
+        with contextlib.closing(self._split_runs(top, shown, budget, glob, split_after)) as runs:
+            for relative, names, _, _ in runs:
+                yield relative, names
+
+    def _split_runs(
+        self, top: Path, shown: str, budget: Budget, glob: Glob | None, split_after: float | None
+    ) -> Iterator[tuple[str, list[str], int | None, dict[str, str]]]:
+        """:meth:`_runs`, with a helper after ``split_after`` seconds (if given and this system forks)."""
         split = _Split(split_after) if split_after is not None and walk_split.SUPPORTED else None
         try:
             with contextlib.closing(self._runs(top, shown, budget, glob, split)) as runs:
-                for relative, names, _ in runs:
-                    yield relative, names
+                yield from runs
         finally:
             if split is not None:
                 split.close()
 
     def _runs(
         self, top: Path, shown: str, budget: Budget, glob: Glob | None, split: _Split | None = None
-    ) -> Iterator[tuple[str, list[str], _Folder | None]]:
-        """:meth:`walk`'s files in runs: a folder's relative path, the names of its next files, and the folder
-        (its descriptor open; ``None`` for a run a helper walked)."""
+    ) -> Iterator[tuple[str, list[str], int | None, dict[str, str]]]:
+        """:meth:`walk`'s files in runs: a folder's relative path, the names of its next files, the folder's
+        descriptor (open while the walk waits at the run; ``None`` for a run a helper walked) and the real
+        paths of the symlinks among the names."""
         ignore, prefix = self.ancestor_ignores(top)
         fd = self.open_folder(top, shown)
         scan = _Scan(str(top), prefix, glob, budget)
@@ -514,7 +527,7 @@ class Tree:
 
     def _follow(
         self, chain: list[_Folder], scan: _Scan, split: _Split | None
-    ) -> Iterator[tuple[str, list[str], _Folder | None]]:
+    ) -> Iterator[tuple[str, list[str], int | None, dict[str, str]]]:
         """The runs of the folders in ``chain`` (the walk's current folders, outermost first) and of every
         folder below them that is left to visit, until ``chain`` is empty."""
         budget = scan.budget
@@ -526,7 +539,7 @@ class Tree:
             end = len(files) if inner is None else bisect.bisect_left(files, inner, start)
             if end > start:
                 folder.next_file = end
-                yield folder.relative, files[start:end], folder
+                yield folder.relative, files[start:end], folder.fd, folder.targets
             if inner is None:
                 chain.pop()
                 if chain and not self._leave(folder, chain[-1]):
@@ -545,8 +558,8 @@ class Tree:
             if split is not None:
                 walked = split.walked(chain, folder, scan, self._walk_one)
                 if walked is not None:
-                    for relative, names in walked:
-                        yield relative, names, None
+                    for relative, names, targets in walked:
+                        yield relative, names, None, targets
                     continue
             entered = self._enter(folder, inner[:-1], scan)
             if entered is not None:
@@ -559,7 +572,10 @@ class Tree:
         entries, too_deep = budget.entries, budget.too_deep
         entered = self._enter(parent, parent.folders[index][:-1], scan)
         chain = [] if entered is None else [entered]
-        runs = [(relative, names) for relative, names, _ in self._follow(chain, scan, None)]
+        runs = [
+            (relative, names, {name: targets[name] for name in names if name in targets} if targets else {})
+            for relative, names, _, targets in self._follow(chain, scan, None)
+        ]
         if chain or budget.out_of_entries or budget.out_of_time or budget.changed:
             return None
         return walk_split.Walked(runs, budget.entries - entries, budget.too_deep - too_deep)

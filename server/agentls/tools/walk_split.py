@@ -33,8 +33,9 @@ import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
-Run = tuple[str, list[str]]
-"""A folder's relative path (``""`` or ``"a/b/"``) and the names of a run of its files."""
+Run = tuple[str, list[str], dict[str, str]]
+"""A folder's relative path (``""`` or ``"a/b/"``), the names of a run of its files, and the real paths of
+the symlinks among them."""
 
 
 class Walked(NamedTuple):
