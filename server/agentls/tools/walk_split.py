@@ -33,6 +33,8 @@ import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
+from agentls.ai.local_files import write_all
+
 Run = tuple[str, list[str], dict[str, str]]
 """A folder's relative path (``""`` or ``"a/b/"``), the names of a run of its files, and the real paths of
 the symlinks among them."""
@@ -101,7 +103,7 @@ class Helper:
     def __init__(self, pid: int, pipe: int, first: int) -> None:
         self._pid: int | None = pid
         self._pipe = pipe
-        self.first = first
+        self._first = first
         self._buffer = bytearray()
         self._done: dict[int, bytes] = {}
         self._working_on: int | None = None
@@ -140,7 +142,7 @@ class Helper:
         When it has not and is walking it, the walk does it and the helper is stopped: every
         later one it had finished is kept.
         """
-        if index < self.first:
+        if index < self._first:
             return None
         if self._pid is not None:
             self._read()
@@ -198,7 +200,7 @@ def _walk_back(first: int, count: int, walk_one: WalkOne, pipe: int) -> None:
     :data:`MAX_BYTES` are sent."""
     sent = 0
     for index in range(count - 1, first - 1, -1):
-        _send(pipe, _HEADER.pack(_STARTED, index, 0))
+        write_all(pipe, _HEADER.pack(_STARTED, index, 0))
         walked = walk_one(index)
         if walked is None:
             return  # a bound or a change stopped it: the walk does the rest itself
@@ -206,13 +208,7 @@ def _walk_back(first: int, count: int, walk_one: WalkOne, pipe: int) -> None:
         sent += len(data)
         if sent > MAX_BYTES:
             return
-        _send(pipe, _HEADER.pack(_DONE, index, len(data)) + data)
-
-
-def _send(pipe: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(pipe, view) :]
+        write_all(pipe, _HEADER.pack(_DONE, index, len(data)) + data)
 
 
 def _close_all_but(keep: set[int]) -> None:

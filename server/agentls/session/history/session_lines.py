@@ -31,7 +31,6 @@ __all__ = [
     "open_session_file",
     "parse_line",
     "read_lines",
-    "write_all",
 ]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -109,14 +108,6 @@ def _storable(value: Any, depth: int) -> Any:
             return {key: _storable(item, depth + 1) for key, item in value.items()}
         return [_storable(item, depth + 1) for item in value]
     return value
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write all of ``data`` to ``fd`` (``os.write`` may write less than asked)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
 
 
 # --- reading ---------------------------------------------------------------------------

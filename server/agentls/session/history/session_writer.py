@@ -18,9 +18,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from agentls.ai.local_files import write_all
 from agentls.ai.types import AgentMessage, Usage, now_ms, parse_message
 from agentls.ai.wire import to_wire
-from agentls.session.history.session_lines import BINARY, encode_line, write_all
+from agentls.session.history.session_lines import BINARY, encode_line
 from agentls.session.history.store_errors import SessionStoreError, UnknownEntry
 from agentls.session.history.transcript import BranchSummary, Compaction
 from agentls.session.history.tree import BranchSettings, Node, SessionTree

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agentls.ai.local_files import parse_strict_json
+from agentls.ai.local_files import parse_strict_json, write_all
 from agentls.ai.types import AgentMessage
 from agentls.session.history.entries import (
     SessionInfoEntry,
@@ -63,7 +63,6 @@ from agentls.session.history.session_lines import (
     open_session_file,
     parse_line,
     read_lines,
-    write_all,
 )
 from agentls.session.history.session_summary import Unchecked, UncheckedMessage, summarize
 from agentls.session.history.session_writer import SessionWriter, finish_writing
