@@ -22,7 +22,7 @@ from acp import run_agent
 
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.acp.agent import AcpAgent
-from agentls.fronts.lsp.framing import OutputWriter, max_unread_bytes, read_chunks
+from agentls.fronts.lsp.framing import ANSWER_SECONDS, OutputWriter, max_unread_bytes, read_chunks
 from agentls.fronts.lsp.initialize import valid_id
 from agentls.json_depth import TooDeep, parse_body
 from agentls.mcp.config import McpConfigError, read_mcp_config
@@ -56,8 +56,6 @@ def options_from(
 
 LINE_LIMIT = 64 * 1024 * 1024
 """The longest message line read (as ``agentls serve``'s 64 MiB)."""
-DRAIN_SECONDS = 10.0
-"""How long the requests read before the end of the input have to be answered (their runs aborted)."""
 
 
 def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -101,7 +99,8 @@ class StdioTransport:
     Here a thread writes; :meth:`end` (SIGTERM, or a client gone) ends the input at once, so
     the runs are aborted and their processes ended. At the end of the input the requests read
     before it are answered first, the runs aborted meanwhile (:meth:`AcpAgent.input_ended`), for up
-    to :data:`DRAIN_SECONDS`: the SDK would cancel them unanswered, and a script lost its last answers.
+    to :data:`~agentls.fronts.lsp.framing.ANSWER_SECONDS`: the SDK would cancel them unanswered, and a
+    script lost its last answers.
     """
 
     def __init__(self, fd: int, agent: AcpAgent) -> None:
@@ -148,7 +147,7 @@ class StdioTransport:
 
     async def _drain(self) -> None:
         """Until every request read is answered and what they notify is sent, the runs aborted (for at
-        most :data:`DRAIN_SECONDS`)."""
+        most :data:`~agentls.fronts.lsp.framing.ANSWER_SECONDS`)."""
 
         async def drained() -> None:
             ending = asyncio.ensure_future(self._agent.input_ended())
@@ -159,7 +158,7 @@ class StdioTransport:
             await self._agent.notified()
 
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(drained(), DRAIN_SECONDS)
+            await asyncio.wait_for(drained(), ANSWER_SECONDS)
 
 
 async def _lines(fd: int) -> AsyncIterator[bytes]:

@@ -26,6 +26,7 @@ from agentls.fronts.lsp.boot import Boot
 from agentls.fronts.lsp.documents import DocumentError, TextDocuments
 from agentls.fronts.lsp.editor import LspEditor
 from agentls.fronts.lsp.framing import (
+    ANSWER_SECONDS,
     DEFAULT_MAX_MESSAGE_BYTES,
     Frame,
     FrameParser,
@@ -124,8 +125,6 @@ M = TypeVar("M", bound=BaseModel)
 
 CLOSE_SECONDS = 10
 """How long the runs of a closing server may take to abort and save."""
-DRAIN_SECONDS = 10
-"""How long the requests read before the end of the input have to be answered (their runs aborted)."""
 
 IDLE_SECONDS = 0.05
 """How long the server has nothing to do before it warms the providers up (:meth:`AgentServer._when_idle`):
@@ -238,11 +237,12 @@ class AgentServer:
         await self.close_sessions()
 
     async def _answer_what_was_read(self) -> None:
-        """At the end of the input: the requests read before it answered (for at most :data:`DRAIN_SECONDS`),
-        where stopping at once would cancel them unanswered, and every run aborted (those they started
-        too), its ``agent/settled`` sent while the client is still connected."""
+        """At the end of the input: the requests read before it answered (for at most
+        :data:`~agentls.fronts.lsp.framing.ANSWER_SECONDS`), where stopping at once would cancel them
+        unanswered, and every run aborted (those they started too), its ``agent/settled`` sent while the
+        client is still connected."""
         await self._abort_runs()
-        await self.connection.answered(DRAIN_SECONDS)
+        await self.connection.answered(ANSWER_SECONDS)
         await self._abort_runs()
 
     async def _abort_runs(self) -> None:

@@ -208,6 +208,10 @@ MAX_UNREAD_BYTES_ENV = "AGENTLS_MAX_UNREAD_BYTES"
 DRAIN_SECONDS = 1.0
 """At the end: how long the client may read nothing of the output left before it is given up."""
 
+ANSWER_SECONDS = 10.0
+"""At the end of the input: how long the requests read before it have to be answered (their runs aborted),
+in ``agentls serve`` and ``agentls acp``."""
+
 _PIECE = 1 << 20
 """The most written in one system call, so that progress shows between calls."""
 
