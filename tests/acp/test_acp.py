@@ -253,20 +253,19 @@ async def test_bad_input_gets_clear_errors_and_the_agent_keeps_running(tmp_path:
         ).stop_reason == "end_turn"
 
 
-async def test_malformed_lines_are_answered_with_json_rpc_errors(tmp_path: Path) -> None:
-    faux = script(tmp_path / "faux.json", "ok")
+async def acp_process(tmp_path: Path, faux: Path) -> asyncio.subprocess.Process:
+    """``agentls acp`` on pipes, its data in ``tmp_path``, its model the faux script ``faux``."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "agentls",
-        "acp",
-        "--data-dir",
-        str(tmp_path / "data"),
-        "--faux-script",
-        str(faux),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-    )
+        sys.executable, "-m", "agentls", "acp", "--data-dir", str(tmp_path / "data"),
+        "--faux-script", str(faux),
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdin is not None and process.stdout is not None
+    return process
+
+
+async def test_malformed_lines_are_answered_with_json_rpc_errors(tmp_path: Path) -> None:
+    process = await acp_process(tmp_path, script(tmp_path / "faux.json", "ok"))
     assert process.stdin is not None and process.stdout is not None
     process.stdin.write(
         b'{"not json\n[1, 2]\n{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":1}}\n'
@@ -276,7 +275,8 @@ async def test_malformed_lines_are_answered_with_json_rpc_errors(tmp_path: Path)
     assert [a["error"]["code"] for a in answers[:2]] == [-32700, -32600]
     assert answers[2]["id"] == 7 and answers[2]["result"]["protocolVersion"] == 1
     process.stdin.close()
-    assert await within(process.wait()) == 0
+    _, stderr = await within(process.communicate())
+    assert process.returncode == 0, stderr
 
 
 async def test_requests_read_from_a_file_or_dev_null_as_from_a_pipe(tmp_path: Path) -> None:
@@ -301,11 +301,7 @@ async def test_requests_read_from_a_file_or_dev_null_as_from_a_pipe(tmp_path: Pa
 async def test_requests_read_before_the_end_of_input_are_answered_and_runs_aborted(tmp_path: Path) -> None:
     faux = tmp_path / "faux.json"  # an answer that would stream for minutes
     faux.write_text(json.dumps({"responses": [{"content": "word " * 5000}], "tokensPerSecond": 20}))
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "agentls", "acp", "--data-dir", str(tmp_path / "data"),
-        "--faux-script", str(faux),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    process = await acp_process(tmp_path, faux)
     assert process.stdin is not None and process.stdout is not None
 
     def send(msg_id: int, method: str, params: dict[str, Any]) -> None:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from tests.server.conftest import shared_server, tool_call, within
-from tests.server.test_editor_workspace import script, text_of
+from tests.server.conftest import shared_server, tool_call
+from tests.server.test_editor_workspace import text_of
 from tests.server.test_hardening_search import run
 from tests.tools.test_walk_split import generated
 
@@ -40,10 +40,6 @@ async def test_a_wrong_setting_fails_find_and_names_it(tmp_path: Path) -> None:
     (workspace / "a.py").write_text("x\n")
     (tmp_path / "server").mkdir()
     async with shared_server(tmp_path / "server", {"AGENTLS_WALK_SPLIT": "soon"}) as server:
-        script(server.faux_script, CALLS[0])
-        session = await within(server.client.new_session(cwd=str(workspace)))
-        await within(server.client.prompt(session, "go", wait=True))
-        messages = (await within(server.client.get_messages(session))).messages
-    (result,) = [m for m in messages if m["role"] == "toolResult"]
+        (result,) = await run(server, workspace, CALLS[0])
     assert result["isError"] is True
     assert "AGENTLS_WALK_SPLIT must be a number of milliseconds or 'off', not 'soon'" in text_of(result)
