@@ -32,6 +32,24 @@ GIT_TIMEOUT_SECONDS = 60.0
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 """git's empty tree (a folder with nothing to snapshot)."""
 REFS = "refs/agentls/"
+_SETTINGS = tuple(
+    option
+    for setting in ("core.autocrlf=false", "core.quotePath=false", "core.fsmonitor=false", "gc.auto=0")
+    for option in ("-c", setting)
+)
+"""Given to every git command rather than written to the repository's config: a file's bytes stored
+as they are, paths listed unquoted, no fsmonitor, no automatic ``gc`` (pruning runs it)."""
+COUNT_EVERY = 64
+"""Snapshots after which the objects are counted again, whatever this repository's snapshots wrote."""
+_BLOCK = 4096
+
+
+def _written(size: int) -> int:
+    """At most how many bytes of disk a snapshot's objects take for a file of ``size`` bytes: its
+    blob (compressed, which can grow incompressible data by a little; ``count-objects`` counts
+    whole blocks) and a block for the trees rewritten on its path."""
+    blob = size + size // 256 + 64
+    return -(-blob // _BLOCK) * _BLOCK + _BLOCK
 
 
 class SnapshotUnavailable(Exception):
@@ -73,6 +91,10 @@ class ShadowRepo:
         self.bounds = bounds
         self._exclude = list(exclude)
         self._ready = False
+        self._store: int | None = None
+        """At most how many bytes the objects take: their last count plus what snapshots wrote since
+        (``None``: not counted yet)."""
+        self._snapshots_uncounted = 0
 
     # --- running git ---------------------------------------------------------------------
 
@@ -92,7 +114,7 @@ class ShadowRepo:
     def _git(self, *args: str, stdin: bytes | None = None) -> bytes:
         try:
             done = subprocess.run(
-                ["git", "-c", f"core.excludesFile={self.git_dir / 'agentls-exclude'}", *args],
+                ["git", "-c", f"core.excludesFile={self.git_dir / 'agentls-exclude'}", *_SETTINGS, *args],
                 cwd=self.work_tree,
                 env=self._env(),
                 input=stdin,
@@ -133,14 +155,7 @@ class ShadowRepo:
             return
         if not (self.git_dir / "HEAD").exists():
             self._git("init", "--quiet")
-            for key, value in (
-                ("core.autocrlf", "false"),
-                ("core.quotePath", "false"),
-                ("core.fsmonitor", "false"),
-                ("gc.auto", "0"),
-                ("commit.gpgSign", "false"),
-            ):
-                self._git("config", key, value)
+            self._store = 0
         (self.git_dir / "work-tree").write_text(f"{self.work_tree}\n")
         (self.git_dir / "agentls-exclude").write_text("".join(f"{line}\n" for line in self._exclude))
         self._ready = True
@@ -150,34 +165,37 @@ class ShadowRepo:
     def snapshot(self) -> str:
         """The id of a tree of what the folder holds now (raises :class:`SnapshotUnavailable`)."""
         with self._locked():
-            untracked = _paths(self._git("ls-files", "-z", "--others", "--exclude-standard"))
-            tracked = _paths(self._git("ls-files", "-z", "--modified"))
-            new = [path for path in untracked if not path.endswith("/")]  # a nested repository
-            if len(new) > self.bounds.max_files and not self._has_tree():
+            # the files git would add and the tracked ones changed or deleted ("x/": a nested repository)
+            listed = _paths(self._git("ls-files", "-z", "--others", "--modified", "--exclude-standard"))
+            paths = list(dict.fromkeys(path for path in listed if not path.endswith("/")))
+            if len(paths) > self.bounds.max_files and not self._has_tree():
                 raise SnapshotUnavailable(
                     f"{self.work_tree} has more than {self.bounds.max_files:,} files to snapshot"
                 )
-            add, remove = self._sized([*new, *tracked])
+            add, remove, written = self._sized(paths)
             if add:
                 self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_joined(add))
             if remove:
                 self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_joined(remove))
             tree = self._git("write-tree").decode().strip()
             self._git("update-ref", f"{REFS}{time.time_ns() // 1_000_000}-{tree}", tree)
-            self._prune()
+            self._prune(written)
             return tree
 
     def _has_tree(self) -> bool:
         return (self.git_dir / "index").exists()
 
-    def _sized(self, paths: list[str]) -> tuple[list[str], list[str]]:
-        """``paths`` split into those to add (or drop from the index when gone) and those over the bound."""
+    def _sized(self, paths: list[str]) -> tuple[list[str], list[str], int]:
+        """``paths`` split into those to add (or drop from the index when gone) and those over the bound,
+        and at most how many bytes of objects adding them writes (:func:`_written`)."""
         add, remove = [], []
+        written = 0
         for path in paths:
             try:
                 info = os.lstat(self.work_tree / path)
             except FileNotFoundError:
                 add.append(path)  # deleted: --remove drops it
+                written += _written(0)
                 continue
             except OSError:
                 remove.append(path)
@@ -186,19 +204,38 @@ class ShadowRepo:
                 remove.append(path)
             elif stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
                 add.append(path)
+                written += _written(info.st_size)
             else:
                 remove.append(path)  # a FIFO, socket or device (git would refuse it)
-        return add, remove
+        return add, remove, written
 
-    def _prune(self) -> None:
-        """Drop the oldest snapshots while the objects are over the bound (the newest two stay)."""
-        if self._store_bytes() <= self.bounds.max_store_bytes:
+    def _prune(self, written: int) -> None:
+        """Drop the oldest snapshots while the objects are over the bound (the newest two stay).
+
+        ``git count-objects`` stats every loose object, so they are counted only when what this
+        repository's snapshots wrote since the last count could have taken them past the bound, or
+        after :data:`COUNT_EVERY` snapshots (other sessions of the folder write to it too).
+        """
+        self._snapshots_uncounted += 1
+        if self._store is not None:
+            self._store += written
+            if self._store <= self.bounds.max_store_bytes and self._snapshots_uncounted < COUNT_EVERY:
+                return
+        self._count()
+        if self._fits():
             return
         refs = sorted(_lines(self._git("for-each-ref", "--format=%(refname)", REFS)), key=_ref_age)
-        while len(refs) > 2 and self._store_bytes() > self.bounds.max_store_bytes:
+        while len(refs) > 2 and not self._fits():
             dropped, refs = refs[: max(1, len(refs) // 4)], refs[max(1, len(refs) // 4) :]
             self._git("update-ref", "--stdin", stdin="".join(f"delete {ref}\n" for ref in dropped).encode())
             self._git("gc", "--quiet", "--prune=now")
+            self._count()
+
+    def _fits(self) -> bool:
+        return self._store is not None and self._store <= self.bounds.max_store_bytes
+
+    def _count(self) -> None:
+        self._store, self._snapshots_uncounted = self._store_bytes(), 0
 
     def _store_bytes(self) -> int:
         sizes = dict(line.split(": ", 1) for line in _lines(self._git("count-objects", "-v")) if ": " in line)
