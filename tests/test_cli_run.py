@@ -357,9 +357,10 @@ def run_with_bash(script: Path, data_dir: Path, cwd: Path) -> subprocess.Popen[s
 
 
 def test_run_runs_its_server_in_its_own_process(tmp_path: Path) -> None:
-    """No `agentls serve` beside it: bash's keeper (bash's parent) is the command's own child, and
-    what the session did is stored once it has ended."""
-    command = "echo parent=$(ps -o ppid= -p $PPID | tr -d ' ') > parent.txt"  # ps pads a short pid
+    """No `agentls serve` beside it: the spawner of bash's keeper (bash's parent) is the command's
+    own child, and what the session did is stored once it has ended."""
+    spawner = "$(ps -o ppid= -p $PPID | tr -d ' ')"  # ps pads a short pid
+    command = f"echo parent=$(ps -o ppid= -p {spawner} | tr -d ' ') > parent.txt"
     script = bash_script(tmp_path / "faux.json", command)
     data_dir = tmp_path / "data"
     process = run_with_bash(script, data_dir, tmp_path)

@@ -96,11 +96,6 @@ class TrackedCall:
     started: int | None
     """The keeper's start time, ``None`` without ``/proc``."""
 
-    @classmethod
-    def of(cls, keeper: int) -> TrackedCall:
-        stat = _read_stat(keeper) if _HAS_PROC else None
-        return cls(keeper, stat.started if stat is not None else None)
-
     def keeper_alive(self, processes: dict[int, _Stat]) -> bool:
         """Whether the keeper (this one, not a later process with its pid) has not exited yet."""
         stat = processes.get(self.keeper)
@@ -218,10 +213,11 @@ class ProcessTracker:
         self._calls: set[TrackedCall] = set()
         """The calls since the last :meth:`terminate_all` (or still holding processes)."""
 
-    def track(self, keeper: int) -> TrackedCall:
-        """A call whose keeper (just started) is ``keeper``."""
+    def track(self, keeper: int, started: int | None) -> TrackedCall:
+        """A call whose keeper (just started) is ``keeper``, which started at ``started`` (see
+        :attr:`TrackedCall.started`)."""
         _end_all_at_exit()
-        call = TrackedCall.of(keeper)
+        call = TrackedCall(keeper, started)
         self._calls.add(call)
         _live.add(call)
         return call

@@ -28,15 +28,15 @@ import codecs
 import contextlib
 import json
 import os
-import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any, Literal
 
 from agentls.ai import AbortSignal
+from agentls.tools import keeper_spawner
 from agentls.tools.output_files import OutputFolder
-from agentls.tools.processes import ProcessTracker, TrackedCall
+from agentls.tools.processes import ProcessTracker, TrackedCall, find_processes, terminate
 from agentls.tools.sandbox import Confinement, SandboxRefused
 
 MAX_LINES = 2000
@@ -48,7 +48,6 @@ KEEPER_EXIT = 0.1
 READ_CHUNK = 64 * 1024
 _TAIL_KEEP = 2 * MAX_BYTES
 """Bytes of output kept in memory once it has spilled to the full-output file."""
-KEEPER = str(Path(__file__).with_name("keeper.py"))
 
 
 def truncate_tail(text: str) -> tuple[str, bool, int]:
@@ -155,31 +154,18 @@ class _Output:
         return shown, truncated, count
 
 
-class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
-    """The stream protocol of ``create_subprocess_exec`` for the keeper, plus what it reports on fd 2:
-    :attr:`spawned` (bash runs, or the ``OSError`` that it cannot) and :attr:`exited` (bash's exit code).
+class _Status(asyncio.Protocol):
+    """What the keeper reports on its fd 2: :attr:`spawned` (bash runs, or the ``OSError`` that it
+    cannot) and :attr:`exited` (bash's exit code)."""
 
-    The keeper outlives bash while a background process runs, and ``Process.wait()`` returns
-    only once the output pipe is closed too (CPython 3.11), which such a process may hold.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=READ_CHUNK, loop=loop)
+    def __init__(self) -> None:
+        loop = asyncio.get_running_loop()
         self.spawned: asyncio.Future[None] = loop.create_future()
         self.exited: asyncio.Future[int] = loop.create_future()
-        self.keeper_exited: asyncio.Future[None] = loop.create_future()
         self._status = bytearray()
 
-    def process_exited(self) -> None:
-        super().process_exited()
-        if not self.keeper_exited.done():
-            self.keeper_exited.set_result(None)
-
-    def pipe_data_received(self, fd: int, data: bytes | str) -> None:
-        if fd != 2:
-            super().pipe_data_received(fd, data)
-            return
-        self._status += data.encode() if isinstance(data, str) else data
+    def data_received(self, data: bytes) -> None:
+        self._status += data
         while b"\n" in self._status:
             line, _, rest = bytes(self._status).partition(b"\n")
             self._status[:] = rest
@@ -196,51 +182,118 @@ class _ShellProtocol(asyncio.subprocess.SubprocessStreamProtocol):
         elif kind == "exit" and not self.exited.done():
             self.exited.set_result(int(value))
 
-    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 2:
-            # The keeper died before it could report (killed from outside): bash is out of reach.
-            message = "the command's keeper process ended before the command did"
-            for future in (self.spawned, self.exited):
-                if not future.done():
-                    future.set_exception(OSError(message))
-        super().pipe_connection_lost(fd, exc)
+    def connection_lost(self, exc: Exception | None) -> None:
+        # The keeper died before it could report (killed from outside): bash is out of reach.
+        message = "the command's keeper process ended before the command did"
+        for future in (self.spawned, self.exited):
+            if not future.done():
+                future.set_exception(OSError(message))
+
+
+class _Lifeline(asyncio.Protocol):
+    """The read end of the keeper's lifeline: its end is the keeper's exit (:attr:`gone`)."""
+
+    def __init__(self) -> None:
+        self.gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.gone.done():
+            self.gone.set_result(None)
+
+
+@dataclass
+class _Keeper:
+    """A command's keeper, as this process sees it: its pid, the output pipe, its reports
+    (:class:`_Status`) and its exit (:class:`_Lifeline`).
+
+    The keeper outlives bash while a background process runs, and such a process may hold the
+    output pipe after both have exited.
+    """
+
+    pid: int
+    stdout: asyncio.StreamReader
+    status: _Status
+    lifeline: _Lifeline
+
+
+def _fork_keeper(argv: list[str], cwd: str, env: dict[str, str]) -> tuple[int, int | None, list[int]]:
+    """The keeper of ``argv`` forked (blocks: a worker thread): its pid, start time and this process's
+    ends of its output, status and lifeline pipes."""
+    pipes = [os.pipe() for _ in range(3)]
+    ours = [read for read, _ in pipes]
+    theirs = [os.open(os.devnull, os.O_RDONLY), *(write for _, write in pipes)]
+    try:
+        pid, started = keeper_spawner.spawn(argv, cwd, env, theirs)
+    except BaseException:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    return pid, started, ours
+
+
+def _end_abandoned(forking: asyncio.Future[tuple[int, int | None, list[int]]]) -> None:
+    """A keeper forked for a start that was cancelled meanwhile: end what it started, close its pipes."""
+    if forking.cancelled() or forking.exception() is not None:
+        return
+    pid, started, ours = forking.result()
+
+    def end() -> None:
+        terminate(lambda: find_processes([TrackedCall(pid, started)]))
+        for fd in ours:
+            os.close(fd)
+
+    threading.Thread(target=end, name="agentls-abandoned-keeper", daemon=True).start()
 
 
 async def _start_shell(
-    command: str, cwd: str, env: dict[str, str], confinement: Confinement | None
-) -> tuple[asyncio.subprocess.Process, _ShellProtocol]:
-    """``bash -c COMMAND`` under its keeper, in their own session, stdin from ``/dev/null``, stdout
-    and stderr on one pipe, confined when ``confinement`` says so; returns once bash runs
-    (``OSError`` if it cannot start, :class:`SandboxRefused` if it cannot be confined)."""
+    command: str, cwd: str, tracker: ProcessTracker, confinement: Confinement | None
+) -> tuple[_Keeper, TrackedCall]:
+    """``bash -c COMMAND`` under its keeper (forked by :mod:`~agentls.tools.keeper_spawner`), in their
+    own session, stdin from ``/dev/null``, stdout and stderr on one pipe, the environment of
+    ``tracker``'s calls, confined when ``confinement`` says so; returns once the keeper runs, as a
+    call of ``tracker`` (``OSError`` if it cannot start)."""
     loop = asyncio.get_running_loop()
+    env = tracker.environment.build()
     confine = ["--confine", json.dumps(confinement.plan)] if confinement is not None else []
     if confinement is not None:
         env = {**env, **confinement.environment}
-    transport, protocol = await loop.subprocess_exec(
-        lambda: _ShellProtocol(loop),
-        sys.executable,
-        "-I",
-        "-S",
-        KEEPER,
-        *confine,
-        "bash",
-        "-c",
-        command,
-        cwd=cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    return asyncio.subprocess.Process(transport, protocol, loop), protocol
+    argv = [*confine, "bash", "-c", command]
+    forking = asyncio.ensure_future(asyncio.to_thread(_fork_keeper, argv, cwd, env))
+    try:
+        pid, started, ours = await asyncio.shield(forking)
+    except asyncio.CancelledError:
+        forking.add_done_callback(_end_abandoned)  # the fork goes on in its thread
+        raise
+    call = tracker.track(pid, started)  # before anything can fail: the keeper is ended with the rest
+    files = [os.fdopen(fd, "rb", buffering=0) for fd in ours]
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        stdout = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
+        protocols = (lambda: asyncio.StreamReaderProtocol(stdout), _Status, _Lifeline)
+        connected = []
+        for file, protocol in zip(files, protocols, strict=True):
+            transport, connected_protocol = await loop.connect_read_pipe(protocol, file)
+            transports.append(transport)
+            connected.append(connected_protocol)
+    except BaseException:
+        for transport in transports:
+            transport.close()
+        for file in files[len(transports) :]:
+            file.close()
+        await asyncio.shield(call.terminate())
+        raise
+    _, status, lifeline = connected
+    assert isinstance(status, _Status) and isinstance(lifeline, _Lifeline)
+    return _Keeper(pid, stdout, status, lifeline), call
 
 
-async def _closed(process: asyncio.subprocess.Process, shell: _ShellProtocol) -> None:
+async def _closed(keeper: _Keeper) -> None:
     """Until a keeper that has nothing more to say has exited and closed its output."""
-    await shell.keeper_exited
-    if process.stdout is not None:
-        await process.stdout.read()
+    await keeper.lifeline.gone
+    await keeper.stdout.read()
 
 
 class ShellCommand:
@@ -253,14 +306,12 @@ class ShellCommand:
 
     def __init__(
         self,
-        process: asyncio.subprocess.Process,
-        shell: _ShellProtocol,
+        keeper: _Keeper,
         call: TrackedCall,
         folder: OutputFolder,
         on_chunk: Callable[[str], None] | None,
     ) -> None:
-        self._process = process
-        self._shell = shell
+        self._keeper = keeper
         self._call = call
         self._on_chunk = on_chunk
         self._output = _Output(folder)
@@ -277,18 +328,17 @@ class ShellCommand:
     ) -> ShellCommand:
         """Start ``command`` in ``cwd`` as a call of ``tracker``, in the sandbox ``confinement``
         describes if any; ``OSError`` if it cannot start."""
-        process, shell = await _start_shell(command, cwd, tracker.environment.build(), confinement)
-        call = tracker.track(process.pid)  # before anything can fail: the keeper is ended with the rest
+        keeper, call = await _start_shell(command, cwd, tracker, confinement)
         try:
-            await shell.spawned
+            await keeper.status.spawned
         except BaseException:
             # bash never ran: no one waits for its exit, whose failure is then expected
-            shell.exited.add_done_callback(lambda done: done.cancelled() or done.exception())
+            keeper.status.exited.add_done_callback(lambda done: done.cancelled() or done.exception())
             await asyncio.shield(call.terminate())
             with contextlib.suppress(Exception):  # its pipes closed while the loop runs, not at collection
-                await asyncio.wait_for(asyncio.shield(_closed(process, shell)), KEEPER_EXIT)
+                await asyncio.wait_for(asyncio.shield(_closed(keeper)), KEEPER_EXIT)
             raise
-        return cls(process, shell, call, tracker.outputs, on_chunk)
+        return cls(keeper, call, tracker.outputs, on_chunk)
 
     @property
     def output_version(self) -> int:
@@ -301,9 +351,8 @@ class ShellCommand:
         return shown, truncated
 
     async def _read_output(self) -> None:
-        assert self._process.stdout is not None
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while chunk := await self._process.stdout.read(READ_CHUNK):
+        while chunk := await self._keeper.stdout.read(READ_CHUNK):
             await self._output.add(chunk)
             if self._on_chunk is not None and (text := decoder.decode(chunk)):
                 self._on_chunk(text)
@@ -313,7 +362,7 @@ class ShellCommand:
     async def _run_to_end(self) -> int:
         reader = asyncio.ensure_future(self._read_output())
         try:
-            exit_code = await self._shell.exited
+            exit_code = await self._keeper.status.exited
             # A background process may still hold the pipe: read on for a moment, then give up.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(reader), EOF_GRACE)
@@ -347,7 +396,7 @@ class ShellCommand:
                 self._finished.cancel()
                 await asyncio.shield(self._call.terminate())
         with contextlib.suppress(TimeoutError):  # so that its pipes are closed when nothing else runs
-            await asyncio.wait_for(asyncio.shield(self._shell.keeper_exited), KEEPER_EXIT)
+            await asyncio.wait_for(asyncio.shield(self._keeper.lifeline.gone), KEEPER_EXIT)
         shown, truncated, count = await self._output.finish()
         return ShellResult(
             output=shown,
