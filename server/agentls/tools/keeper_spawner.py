@@ -27,6 +27,9 @@ import threading
 from pathlib import Path
 
 KEEPER = str(Path(__file__).with_name("keeper.py"))
+ANSWER_SECONDS = 30.0
+"""How long the spawner may take to answer (it forks at once; one that does not answer, stopped
+or stuck, is killed and the command fails)."""
 
 
 class _Spawner:
@@ -52,6 +55,7 @@ class _Spawner:
     def _start(self) -> None:
         self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        ours.settimeout(ANSWER_SECONDS)
         with theirs:
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", KEEPER, str(theirs.fileno())],
@@ -81,9 +85,13 @@ class _Spawner:
     def _answer(self, sock: socket.socket) -> tuple[int, int | None]:
         answer = b""
         while not answer.endswith(b"\n"):
-            if not (chunk := sock.recv(256)):
+            try:
+                chunk = sock.recv(256)
+            except TimeoutError:
+                chunk = b""
+            if not chunk:
                 self._stop()
-                raise OSError("the process that starts the commands' keepers ended")
+                raise OSError("the process that starts the commands' keepers ended or did not answer")
             answer += chunk
         first, _, second = answer.decode("utf-8", "replace").strip().partition(" ")
         if first == "error":
@@ -97,8 +105,8 @@ _spawner = _Spawner()
 def spawn(
     argv: list[str], cwd: str | os.PathLike[str], env: dict[str, str], fds: list[int]
 ) -> tuple[int, int | None]:
-    """Fork a keeper that runs ``keeper.py ARGV`` in ``cwd`` with ``env`` and ``fds`` as its stdin, fd 1,
-    fd 2 and lifeline; its pid and start time (``None`` without ``/proc``). Blocks: call it in a
-    worker thread. ``OSError`` when it cannot be started."""
+    """Fork a keeper of ``argv`` (``[--confine PLAN] bash -c COMMAND``) in ``cwd`` with ``env``, and
+    ``fds`` as its stdin, fd 1, fd 2 and lifeline; its pid and start time (``None`` without
+    ``/proc``). Blocks: call it in a worker thread. ``OSError`` when it cannot be started."""
     request = json.dumps({"argv": argv, "cwd": os.fspath(cwd), "env": env}).encode()
     return _spawner.spawn(request, fds)
