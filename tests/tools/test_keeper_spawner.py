@@ -14,6 +14,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from agentls.tools import keeper_spawner
 from agentls.tools.processes import ProcessTracker
 from agentls.tools.shell import ShellCommand
 
@@ -62,6 +63,19 @@ async def test_a_killed_spawner_is_started_again_by_the_next_command(tmp_path: P
     await asyncio.to_thread(wait_for_exit, spawner)
     _, started_again = await keeper_and_spawner(tmp_path)
     assert started_again != spawner and parent_of(started_again) == os.getpid()
+
+
+async def test_a_spawner_that_does_not_answer_fails_the_command_and_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, spawner = await keeper_and_spawner(tmp_path)
+    os.kill(spawner, signal.SIGSTOP)
+    monkeypatch.setattr(keeper_spawner, "ANSWER_SECONDS", 0.3)
+    with pytest.raises(OSError, match="did not answer"):
+        await ShellCommand.start("echo never", str(tmp_path), ProcessTracker())
+    await asyncio.to_thread(wait_for_exit, spawner)  # killed
+    _, started_again = await keeper_and_spawner(tmp_path)
+    assert started_again != spawner
 
 
 async def test_each_command_gets_the_environment_of_its_own_start(

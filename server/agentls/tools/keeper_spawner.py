@@ -55,7 +55,6 @@ class _Spawner:
     def _start(self) -> None:
         self._stop()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        ours.settimeout(ANSWER_SECONDS)
         with theirs:
             self._process = subprocess.Popen(
                 [sys.executable, "-I", "-S", KEEPER, str(theirs.fileno())],
@@ -83,6 +82,7 @@ class _Spawner:
         sock.sendall(message[sent:])
 
     def _answer(self, sock: socket.socket) -> tuple[int, int | None]:
+        sock.settimeout(ANSWER_SECONDS)
         answer = b""
         while not answer.endswith(b"\n"):
             try:
