@@ -254,6 +254,21 @@ def test_reported_usage_replaces_the_estimate_of_what_it_covers() -> None:
     assert estimate_context_tokens(context) == 3500 + 10
 
 
+def test_a_response_older_than_a_message_before_it_is_not_the_usage_that_counts() -> None:
+    """pi-ai scans forward: a response stamped before an earlier message (the clock went back) is
+    not taken as the prompt's size; the last response in order is."""
+    first, late = user_message("q" * 400), user_message("r" * 400)
+    counted = assistant(TextContent(text="a"), stop="stop")
+    counted.usage = Usage(input=1000, output=0, total_tokens=1000)
+    skipped = assistant(TextContent(text="b" * 40), stop="stop")
+    skipped.usage = Usage(input=5000, output=0, total_tokens=5000)
+    first.timestamp, counted.timestamp, late.timestamp, skipped.timestamp = 100, 101, 300, 200
+    context = Context(messages=[first, counted, late, skipped, user_message("n" * 40)])
+    assert estimate_context_tokens(context) == 1000 + 100 + 10 + 10
+    skipped.timestamp = 300  # as new as the message before it: it counts
+    assert estimate_context_tokens(context) == 5000 + 10
+
+
 def test_thinking_budgets_and_levels() -> None:
     assert adjust_max_tokens_for_thinking(None, 32000, "medium", None) == (32000, 8192)
     assert adjust_max_tokens_for_thinking(1000, 32000, "low", None) == (3048, 2048)

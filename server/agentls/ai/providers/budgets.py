@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from itertools import accumulate
+from itertools import accumulate, islice
+from operator import attrgetter
 
 from agentls.ai.types import (
     AssistantMessage,
@@ -71,21 +72,29 @@ def _last_usage(messages: list[Message]) -> tuple[int, int] | None:
     """``(index, tokens)`` of the last assistant message with a usable usage that is not older than
     any message before it (pi-ai's forward scan), found from the end.
 
-    The prefix maxima of the timestamps are computed in one C-level pass, so a long
-    transcript costs a list of timestamps rather than a Python loop over every message
-    (this runs for every request).
+    This runs for every request, over the whole transcript: the newest candidate is checked against
+    the messages before it in one C-level ``max``; the prefix maxima are computed only when it is
+    older than one of them (a clock that went back).
     """
-    before = [-math.inf, *accumulate((m.timestamp for m in messages), max)]
+    before: list[float] | None = None
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if (
+        if not (
             isinstance(message, AssistantMessage)
-            and message.timestamp >= before[index]
             and message.stop_reason not in ("aborted", "error")
             and (tokens := _usage_tokens(message.usage)) > 0
         ):
+            continue
+        if before is None:
+            if message.timestamp >= max(map(_timestamp, islice(messages, index)), default=-math.inf):
+                return index, tokens
+            before = [-math.inf, *accumulate(map(_timestamp, messages), max)]
+        elif message.timestamp >= before[index]:
             return index, tokens
     return None
+
+
+_timestamp = attrgetter("timestamp")
 
 
 def estimate_context_tokens(context: Context) -> int:
