@@ -64,7 +64,15 @@ from agentls.session.policy.providers import (
 )
 from agentls.session.policy.stored_limits import stored_limits
 from agentls.session.session import AgentSession
-from agentls.tools import DiskWorkspace, Escalate, ProcessTracker, Sandbox, Workspace, coding_tools
+from agentls.tools import (
+    DiskWorkspace,
+    Escalate,
+    ProcessTracker,
+    Sandbox,
+    Workspace,
+    coding_tools,
+    keeper_spawner,
+)
 from agentls.tools.bounds import OutputFiles, with_outputs
 from agentls.tools.diagnostics import diagnostics_tool
 from agentls.tools.editor_connection import EditorConnection
@@ -198,6 +206,7 @@ class SessionManager:
 
         escalate = sandbox_escalation(session_id=session_id, ask=self.front.ask, record=record)
         processes = ProcessTracker(ToolEnvironment.of(self.providers.models_file, self.options.pass_keys))
+        keeper_spawner.start_soon()  # its bash and agent/bash commands do not wait for the spawner's start
         workspace = self._workspace(session_id, cwd, allow_outside)
         editor = self.front.editor(session_id)
         reviews = self._reviews(session_id, editor)

@@ -2,8 +2,9 @@
 
 Every ``bash`` call runs under a keeper (:mod:`agentls.tools.keeper`). Started as a process of
 its own (``python -I -S keeper.py``), each keeper paid a Python's start, ~10 ms of every call and
-most of a short command's. Instead, the first call starts the *spawner* (``keeper.py --spawner
-FD``) and every call asks it for a keeper over a Unix socket: the request (the keeper's arguments,
+most of a short command's. Instead, one *spawner* (``keeper.py FD``), started with a server's first
+session (:func:`start_soon`) or else by the first call, forks them: every call asks it for a
+keeper over a Unix socket: the request (the keeper's arguments,
 the folder, the environment) with four descriptors (stdin, the output pipe, the status pipe, the
 lifeline; SCM_RIGHTS). The spawner forks, the child becomes the keeper, and the answer is its pid
 and start time, read before the spawner can reap it, so that they name it for good.
@@ -40,9 +41,17 @@ class _Spawner:
         self._process: subprocess.Popen[bytes] | None = None
         self._socket: socket.socket | None = None
 
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def ensure(self) -> None:
+        with self._lock:
+            if not self.running():
+                self._start()
+
     def spawn(self, request: bytes, fds: list[int]) -> tuple[int, int | None]:
         with self._lock:
-            if self._process is None or self._process.poll() is not None:
+            if not self.running():
                 self._start()
             assert self._socket is not None
             try:
@@ -110,3 +119,10 @@ def spawn(
     ``/proc``). Blocks: call it in a worker thread. ``OSError`` when it cannot be started."""
     request = json.dumps({"argv": argv, "cwd": os.fspath(cwd), "env": env}).encode()
     return _spawner.spawn(request, fds)
+
+
+def start_soon() -> None:
+    """Start the spawner in a thread unless it runs: a session's first command then finds it ready
+    (a command that starts it waits ~25 ms more)."""
+    if not _spawner.running():
+        threading.Thread(target=_spawner.ensure, name="agentls-keeper-spawner", daemon=True).start()
