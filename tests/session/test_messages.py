@@ -142,6 +142,19 @@ def test_llm_roles_pass_and_unknown_roles_are_dropped_in_order() -> None:
     assert only_text([converted[2]]).startswith("Ran `echo hello`")
 
 
+def test_a_transcript_of_llm_roles_only_is_a_new_list_of_the_same_messages() -> None:
+    messages: list[Any] = [
+        UserMessage(content="hi", timestamp=1),
+        AssistantMessage(content=[TextContent(text="hello")]),
+        ToolResultMessage(tool_call_id="c1", tool_name="ls", content=[TextContent(text="a.txt")]),
+    ]
+    converted = convert_to_llm(messages)
+    assert converted == messages and converted is not messages
+    assert all(c is m for c, m in zip(converted, messages, strict=True))
+    converted.append(messages[0])  # the caller's list, not the transcript
+    assert len(messages) == 3
+
+
 def test_messages_read_back_from_a_session_file_convert_the_same() -> None:
     """The store reads them back as plain ``CustomMessage`` objects, the form they have in the transcript."""
     written = [

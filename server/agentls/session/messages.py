@@ -240,12 +240,17 @@ def _to_llm(message: CodingMessage) -> Message | None:
     )
 
 
+_LLM_TYPES = frozenset({UserMessage, AssistantMessage, ToolResultMessage})
+
+
 def convert_to_llm(messages: list[AgentMessage]) -> list[Message]:
     """Pi's coding-agent ``convertToLlm``: the coding roles become user messages, other roles are dropped.
 
     User, assistant and tool-result messages pass unchanged; a ``bashExecution`` with
     ``excludeFromContext`` is dropped.
     """
+    if set(map(type, messages)) <= _LLM_TYPES:  # every turn, over the whole transcript: in C when it can be
+        return list(messages)  # type: ignore[arg-type]
     converted: list[Message] = []
     for message in messages:
         if isinstance(message, UserMessage | AssistantMessage | ToolResultMessage):
