@@ -80,3 +80,23 @@ def test_a_folder_that_stays_small_is_never_pruned_however_many_snapshots(tmp_pa
         trees.append(repo.snapshot())
     _, refs = _store_and_refs(repo)
     assert sorted(refs) == sorted(trees)
+
+
+def test_a_snapshot_after_another_sessions_sees_the_index_that_session_wrote(tmp_path: Path) -> None:
+    """Nothing changed since this session's last snapshot as far as the index can tell, but another
+    session of the folder wrote the index meanwhile: the tree is the index's, not the one before."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "a.txt").write_text("one\n")
+    git_dir = tmp_path / "git"
+    mine, theirs = ShadowRepo(git_dir, folder), ShadowRepo(git_dir, folder)
+    before = mine.snapshot()
+    assert mine.snapshot() == before  # nothing changed
+    (folder / "a.txt").write_text("two\n")
+    after = theirs.snapshot()
+    assert after != before
+    assert mine.snapshot() == after  # the work tree is the index now: nothing for mine to add
+    [change] = mine.diff(before, after)
+    assert change.path == "a.txt"
+    (folder / "a.txt").write_text("one\n")
+    assert mine.snapshot() == before

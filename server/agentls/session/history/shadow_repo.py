@@ -95,6 +95,8 @@ class ShadowRepo:
         """At most how many bytes the objects take: their last count plus what snapshots wrote since
         (``None``: not counted yet)."""
         self._snapshots_uncounted = 0
+        self._written: tuple[str, tuple[int, int, int] | None] | None = None
+        """The last tree this repository wrote, and the index it wrote it from."""
 
     # --- running git ---------------------------------------------------------------------
 
@@ -177,10 +179,27 @@ class ShadowRepo:
                 self._git("update-index", "--add", "--remove", "-z", "--stdin", stdin=_joined(add))
             if remove:
                 self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_joined(remove))
-            tree = self._git("write-tree").decode().strip()
+            tree = self._tree_of_index(changed=bool(add or remove))
             self._git("update-ref", f"{REFS}{time.time_ns() // 1_000_000}-{tree}", tree)
             self._prune(written)
             return tree
+
+    def _tree_of_index(self, changed: bool) -> str:
+        """The tree of the index (``git write-tree``), or the one this repository wrote last when
+        nothing was added since and the index is the file it left (no other session wrote it: each
+        write of git's makes a new file)."""
+        if not changed and self._written is not None and self._written[1] == self._index_stamp():
+            return self._written[0]
+        tree = self._git("write-tree").decode().strip()
+        self._written = (tree, self._index_stamp())
+        return tree
+
+    def _index_stamp(self) -> tuple[int, int, int] | None:
+        try:
+            info = os.stat(self.git_dir / "index")
+        except FileNotFoundError:
+            return None
+        return info.st_ino, info.st_size, info.st_mtime_ns
 
     def _has_tree(self) -> bool:
         return (self.git_dir / "index").exists()
