@@ -27,7 +27,9 @@ from pathlib import Path
 from agentls.session.instructions.resource_files import (
     ResourceFileError,
     ResourceReader,
+    child,
     read_resource_text,
+    up_from,
 )
 
 CANDIDATES = ("AGENTS.override.md", "AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
@@ -76,16 +78,16 @@ def project_folders(cwd: Path, home: Path) -> list[Path]:
     if cwd == home or home in cwd.parents:
         return [cwd, *(folder for folder in cwd.parents if folder == home or home in folder.parents)]
     folders = []
-    for folder in (cwd, *cwd.parents):
+    for folder in up_from(cwd):
         folders.append(folder)
-        if os.path.lexists(folder / ".git"):
+        if os.path.lexists(child(folder, ".git")):
             return folders
     return [cwd]
 
 
 def _from_folder(folder: Path, reader: ResourceReader[str], *, project: bool = False) -> ContextFile | None:
     for name in CANDIDATES:
-        path = folder / name
+        path = child(folder, name)
         content = reader.read(path)
         if content is not None:
             return ContextFile(path, content, project)
@@ -108,8 +110,8 @@ class _GitPaths:
 def _git_paths(cwd: Path) -> _GitPaths | None:
     """The checkout holding ``cwd`` and its repository's common git folder (Pi's ``findGitPaths``)."""
     try:
-        for folder in (cwd, *cwd.parents):
-            dot_git = folder / ".git"
+        for folder in up_from(cwd):
+            dot_git = child(folder, ".git")
             if dot_git.is_dir():
                 return _GitPaths(folder, dot_git) if (dot_git / "HEAD").exists() else None
             if not dot_git.is_file():

@@ -43,7 +43,7 @@ from agentls.session.instructions.prompt_templates import (
     template_files,
     unique_templates,
 )
-from agentls.session.instructions.resource_files import ResourceReader
+from agentls.session.instructions.resource_files import ResourceReader, child, up_from
 from agentls.session.instructions.skills import (
     NESTED_FILES,
     TOP_LEVEL_FILES,
@@ -150,23 +150,25 @@ class ProjectResources:
 
     def _skill_folders(self) -> list[tuple[Path, FileRule, bool]]:
         """Each skill folder, how it is searched, and whether it is the project's."""
-        user_agents = self.home / AGENTS_SKILLS
-        project = [(self.cwd / folder / "skills", TOP_LEVEL_FILES, True) for folder in PROJECT_FOLDERS]
+        user_agents = child(self.home, AGENTS_SKILLS)
+        project = [
+            (child(child(self.cwd, folder), "skills"), TOP_LEVEL_FILES, True) for folder in PROJECT_FOLDERS
+        ]
         agents = [
-            (folder / AGENTS_SKILLS, NESTED_FILES, True)
+            (child(folder, AGENTS_SKILLS), NESTED_FILES, True)
             for folder in _up_to_repository_root(self.cwd)
-            if folder / AGENTS_SKILLS != user_agents
+            if child(folder, AGENTS_SKILLS) != user_agents
         ]
         return [
             *project,
             *agents,
-            (self.data_dir / "skills", TOP_LEVEL_FILES, False),
+            (child(self.data_dir, "skills"), TOP_LEVEL_FILES, False),
             (user_agents, NESTED_FILES, False),
         ]
 
     def _template_folders(self) -> list[tuple[Path, bool]]:
-        project = [(self.cwd / folder / "prompts", True) for folder in PROJECT_FOLDERS]
-        return [*project, (self.data_dir / "prompts", False)]
+        project = [(child(child(self.cwd, folder), "prompts"), True) for folder in PROJECT_FOLDERS]
+        return [*project, (child(self.data_dir, "prompts"), False)]
 
     def _read_skills(self) -> list[tuple[Skill, bool]]:
         found = []
@@ -196,8 +198,8 @@ class ProjectResources:
 def _up_to_repository_root(cwd: Path) -> list[Path]:
     """``cwd`` and the folders above it, up to the first that holds ``.git`` (else up to ``/``)."""
     folders = []
-    for folder in (cwd, *cwd.parents):
+    for folder in up_from(cwd):
         folders.append(folder)
-        if os.path.exists(folder / ".git"):
+        if os.path.exists(child(folder, ".git")):
             break
     return folders
