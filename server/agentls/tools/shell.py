@@ -28,6 +28,7 @@ import codecs
 import contextlib
 import json
 import os
+import select
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ MAX_BYTES = 50 * 1024
 EOF_GRACE = 1.0
 """Seconds to keep reading after bash exited while a background process still holds the output pipe."""
 KEEPER_EXIT = 0.1
+REPORT_SECONDS = 5.0
+"""How long a cancelled start waits for its keeper to say whether bash runs, before it ends the call."""
 """Seconds a call waits, once over, for its keeper to exit (at once, unless background processes run)."""
 READ_CHUNK = 64 * 1024
 _TAIL_KEEP = 2 * MAX_BYTES
@@ -241,6 +244,8 @@ def _end_abandoned(forking: asyncio.Future[tuple[int, int | None, list[int]]]) -
     pid, started, ours = forking.result()
 
     def end() -> None:
+        # once the keeper has said whether bash runs (or has ended): a look before finds nothing to end
+        select.select([ours[1]], [], [], REPORT_SECONDS)
         terminate(lambda: find_processes([TrackedCall(pid, started)]))
         for fd in ours:
             os.close(fd)
@@ -290,6 +295,14 @@ async def _start_shell(
     return _Keeper(pid, stdout, status, lifeline), call
 
 
+async def _end_once_reported(keeper: _Keeper, call: TrackedCall) -> None:
+    """End ``call`` once its keeper has said whether bash runs (or has ended): a start cancelled
+    before that would otherwise look for the call's processes before bash is one of them."""
+    with contextlib.suppress(Exception):
+        await asyncio.wait_for(asyncio.shield(keeper.status.spawned), REPORT_SECONDS)
+    await call.terminate()
+
+
 async def _closed(keeper: _Keeper) -> None:
     """Until a keeper that has nothing more to say has exited and closed its output."""
     await keeper.lifeline.gone
@@ -332,9 +345,9 @@ class ShellCommand:
         try:
             await keeper.status.spawned
         except BaseException:
-            # bash never ran: no one waits for its exit, whose failure is then expected
+            # bash never ran, or the start was cancelled: no one waits for its exit
             keeper.status.exited.add_done_callback(lambda done: done.cancelled() or done.exception())
-            await asyncio.shield(call.terminate())
+            await asyncio.shield(_end_once_reported(keeper, call))
             with contextlib.suppress(Exception):  # its pipes closed while the loop runs, not at collection
                 await asyncio.wait_for(asyncio.shield(_closed(keeper)), KEEPER_EXIT)
             raise
