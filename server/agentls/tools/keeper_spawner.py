@@ -46,13 +46,11 @@ class _Spawner:
 
     def ensure(self) -> None:
         with self._lock:
-            if not self.running():
-                self._start()
+            self._start_unless_running()
 
     def spawn(self, request: bytes, fds: list[int]) -> tuple[int, int | None]:
         with self._lock:
-            if not self.running():
-                self._start()
+            self._start_unless_running()
             assert self._socket is not None
             try:
                 self._send(self._socket, request, fds)
@@ -60,6 +58,11 @@ class _Spawner:
                 self._start()
                 self._send(self._socket, request, fds)
             return self._answer(self._socket)
+
+    def _start_unless_running(self) -> None:
+        """Under the lock."""
+        if not self.running():
+            self._start()
 
     def _start(self) -> None:
         self._stop()
