@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import select
 import threading
 
 import pytest
@@ -127,3 +128,64 @@ def test_frames_written_from_other_threads_while_the_loop_writes_are_all_sent() 
     from_threads = [f"t{n}-{i}" for n in range(4) for i in range(500)]
     assert sorted(frames) == sorted([f"loop-{i}" for i in range(2000)] + from_threads)
     assert [f for f in frames if f.startswith("loop-")] == [f"loop-{i}" for i in range(2000)]  # in order
+
+
+def read_exactly(fd: int, size: int) -> bytes:
+    """``size`` bytes of ``fd``, each read waited for at most 10 s (a failure rather than a hang)."""
+    data = bytearray()
+    while len(data) < size:
+        assert select.select([fd], [], [], 10)[0], f"only {bytes(data)!r} came"
+        chunk = os.read(fd, size - len(data))
+        assert chunk, "the pipe closed early"
+        data.extend(chunk)
+    return bytes(data)
+
+
+def test_an_answer_is_handed_over_at_once_after_what_was_gathered_before_it() -> None:
+    """``at_once`` (answers, the server's requests) does not wait for the gathered frames' timer: the loop
+    is held here, reading the pipe, so the timer cannot run, and both frames still arrive, in order."""
+    read_end, write_end = os.pipe()
+    writer = OutputWriter(write_end, lambda: None)
+
+    async def main() -> bytes:
+        writer.write(b"notification;")
+        writer.write(b"answer;", at_once=True)
+        return read_exactly(read_end, len(b"notification;answer;"))  # blocks the loop on purpose
+
+    try:
+        assert asyncio.run(main()) == b"notification;answer;"
+        writer.close()
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+
+
+def test_written_waits_until_what_was_written_is_in_the_pipe() -> None:
+    """:meth:`OutputWriter.written` hands over what was gathered and returns once the thread has written
+    it; when the client is gone (its end closed) it returns too, the output dropped."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    writer = OutputWriter(write_end, lambda: None)
+    closed_read, closed_write = os.pipe()
+    os.close(closed_read)
+    gone: list[str] = []
+    lost = OutputWriter(closed_write, lambda: gone.append("gone"))
+
+    async def main() -> None:
+        for i in range(100):
+            writer.write(b"%d;" % i)
+        await asyncio.wait_for(writer.written(), 10)
+        assert os.read(read_end, 1 << 16) == b"".join(b"%d;" % i for i in range(100))
+        await asyncio.wait_for(writer.written(), 10)  # nothing left to write
+        lost.write(b"never read")
+        await asyncio.wait_for(lost.written(), 10)
+        await asyncio.wait_for(lost.written(), 10)  # gone: at once
+
+    try:
+        asyncio.run(main())
+        writer.close()
+        lost.close()
+    finally:
+        for fd in (write_end, read_end, closed_write):
+            os.close(fd)
+    assert gone == ["gone"]

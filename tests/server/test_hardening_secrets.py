@@ -204,7 +204,7 @@ class _Frames:
     def __init__(self) -> None:
         self.bodies: list[dict[str, Any]] = []
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, at_once: bool = False) -> None:
         self.bodies.append(json.loads(data.partition(b"\r\n\r\n")[2]))
 
 

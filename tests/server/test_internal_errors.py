@@ -18,7 +18,7 @@ class Capture:
         self.data = bytearray()
         self.written = asyncio.Event()
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, at_once: bool = False) -> None:
         self.data += data
         self.written.set()
 

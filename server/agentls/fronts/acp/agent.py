@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
@@ -134,6 +135,8 @@ class AcpAgent:
         self._states: dict[str, _SessionState] = {}
         self._input_ended = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.output_written: Callable[[], Awaitable[None]] = _nothing_to_wait_for
+        """Until what was sent so far is written out (the transport's; without one, nothing to wait for)."""
 
     def on_connect(self, connection: Any) -> None:
         self.connection = connection
@@ -350,7 +353,10 @@ class AcpAgent:
         return state
 
     async def _announce(self, state: _SessionState) -> None:
-        """What a client shows once it has the session: its commands and its usage."""
+        """What a client shows once it has the session: its commands and its usage, once the answer that
+        gave the session is written (spawned first, this held the answer back ~10 ms: the first use of
+        these updates' models builds their validators)."""
+        await self.output_written()
         session = state.session
         commands = await session.list_commands()
         available = [
@@ -590,3 +596,7 @@ def _iso(milliseconds: int) -> str:
 
 
 __all__ = ["AcpAgent", "tool_title"]
+
+
+async def _nothing_to_wait_for() -> None:
+    return None

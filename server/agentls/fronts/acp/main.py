@@ -109,6 +109,7 @@ class StdioTransport:
         self._unanswered: set[str] = set()
         self._answered = asyncio.Event()
         self._agent = agent
+        agent.output_written = self.output.written
         self._reading = asyncio.ensure_future(self._read(fd))
 
     def end(self) -> None:
@@ -119,7 +120,8 @@ class StdioTransport:
             self._unanswered.discard(json.dumps(message["id"]))
             if not self._unanswered:
                 self._answered.set()
-        self.output.write((json.dumps(message, separators=(",", ":")) + "\n").encode())
+        line = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        self.output.write(line, at_once="id" in message)  # an answer, or a request: the client waits for it
 
     async def receive(self) -> dict[str, Any] | None:
         return await self._messages.get()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -261,6 +262,10 @@ class OutputWriter:
         self._handed: list[bytes] = []
         """Handed over, not yet taken by the thread (guarded by :attr:`_handing`, as the two below)."""
         self._handed_size = 0
+        self._handed_total = 0
+        """Bytes handed over so far."""
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []
+        """:meth:`written`'s callers: how many bytes each waits to see written (guarded too)."""
         self._closing = False
         self._written = 0
         """Bytes written so far (the thread's progress, read by :meth:`close`)."""
@@ -271,8 +276,12 @@ class OutputWriter:
         """``loop`` is the one whose thread writes from now on (for a writer made before it ran)."""
         self._loop = loop
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, *, at_once: bool = False) -> None:
         """Queue ``data``; from any thread (a log record of a worker thread is sent as a notification).
+
+        ``at_once``: hand it over now, after what was gathered before it, rather than after
+        :data:`FLUSH_DELAY`: an answer, or a request of the server's, which the other side waits
+        for (each waited 2 ms more; a notification is seldom waited for alone).
 
         The frames gathered for the next hand-over belong to the event loop's thread: a write
         from another thread while the loop runs is passed to the loop, in order after what it
@@ -286,16 +295,29 @@ class OutputWriter:
             owner = self._loop
             if owner is not None and owner.is_running():
                 with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: write it here
-                    owner.call_soon_threadsafe(self.write, data)
+                    owner.call_soon_threadsafe(functools.partial(self.write, data, at_once=at_once))
                     return
             self._gathered.append(data)
             self.flush()
             return
         self._gathered.append(data)
-        if not self._flush_pending:
+        self._loop = loop
+        if at_once:
+            self.flush()
+        elif not self._flush_pending:
             self._flush_pending = True
-            self._loop = loop
             loop.call_later(FLUSH_DELAY, self.flush)
+
+    async def written(self) -> None:
+        """Until what was written so far has gone to the descriptor (or the client is gone): for work
+        that would otherwise hold the event loop, and so the writing thread, before an answer is out."""
+        self.flush()
+        future = asyncio.get_running_loop().create_future()
+        with self._handing:
+            if self._gone or self._written >= self._handed_total:
+                return
+            self._waiting.append((self._handed_total, future))
+        await future
 
     def flush(self) -> None:
         """Hand what was written over to the thread (or find the client gone)."""
@@ -307,7 +329,9 @@ class OutputWriter:
             unread = self._handed_size > self._max_unread
             if not unread:
                 self._handed += gathered
-                self._handed_size += sum(map(len, gathered))
+                size = sum(map(len, gathered))
+                self._handed_size += size
+                self._handed_total += size
                 self._handing.notify()
         if unread:
             self._lose(f"left more than {self._max_unread} bytes of output unread")
@@ -338,6 +362,7 @@ class OutputWriter:
             except OSError as error:
                 self._report(f"closed its end ({error.strerror or error})")
                 return
+            self._settle(lambda total: total <= self._written)
 
     def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
@@ -359,10 +384,27 @@ class OutputWriter:
         except RuntimeError:  # no loop, or it has closed: the server is ending anyway
             self._gone = True
 
+    def _settle(self, reached: Callable[[int], bool]) -> None:
+        """End the waits of :meth:`written` whose bytes ``reached`` says are written (from any thread)."""
+        with self._handing:  # the check under the lock: a wait added just after the write is seen
+            if not self._waiting:
+                return
+            done = [future for total, future in self._waiting if reached(total)]
+            self._waiting = [(total, future) for total, future in self._waiting if not reached(total)]
+        for future in done:
+            with contextlib.suppress(RuntimeError):  # its loop has closed: nobody waits any more
+                future.get_loop().call_soon_threadsafe(_resolve, future)
+
     def _lose(self, reason: str) -> None:
         if self._gone:
             return
         self._gone = True
+        self._settle(lambda total: True)
         self._gathered.clear()
         logger.warning("the client %s: ending as at the end of input", reason)
         self._on_gone()
+
+
+def _resolve(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)

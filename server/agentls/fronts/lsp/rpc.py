@@ -137,7 +137,7 @@ def invalid_params(method: str, problems: list[str]) -> RpcError:
 
 
 class Writer(Protocol):
-    def write(self, data: bytes) -> None: ...
+    def write(self, data: bytes, *, at_once: bool = False) -> None: ...
 
 
 RequestHandler = Callable[[Any], Awaitable[Any]]
@@ -394,7 +394,7 @@ class Connection:
             message = f"Internal error in {method}: the result could not be encoded"
             self.reply_error(msg_id, INTERNAL_ERROR, message, level=logging.DEBUG)
             return
-        self.write(body)
+        self.write(body, at_once=True)
 
     def reply_error(
         self, msg_id: MsgId | None, code: int, message: str, data: Any = None, *, level: int = logging.WARNING
@@ -414,7 +414,7 @@ class Connection:
             body = self.encode({"jsonrpc": "2.0", "id": msg_id, "error": error})
         except (TypeError, ValueError):
             body = self.encode({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
-        self.write(body)
+        self.write(body, at_once=True)
 
     # --- the server's own requests and notifications ------------------------------------------
 
@@ -478,15 +478,17 @@ class Connection:
         """A frame: compact JSON (NaN and the infinities as ``null``) with its ``Content-Length`` header."""
         return frame_bytes(json_bytes(data, _json_default))
 
-    def write(self, frame: bytes) -> None:
-        """Hand a frame to the writer (which reports a client that is gone to the server itself)."""
+    def write(self, frame: bytes, *, at_once: bool = False) -> None:
+        """Hand a frame to the writer (which reports a client that is gone to the server itself);
+        ``at_once`` for what the client waits for (:meth:`~agentls.fronts.lsp.framing.OutputWriter.write`)."""
         if self.writer is not None:
-            self.writer.write(frame)
+            self.writer.write(frame, at_once=at_once)
 
-    def send(self, data: dict[str, Any]) -> None:
-        frame = _frame_or_none(data)
+    def send(self, request: dict[str, Any]) -> None:
+        """A request of the server's, handed over at once: the run waits for its answer."""
+        frame = _frame_or_none(request)
         if frame is not None:
-            self.write(frame)
+            self.write(frame, at_once=True)
 
 
 def notification_frame(method: str, params: Any = None) -> bytes | None:
