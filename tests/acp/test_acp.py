@@ -119,6 +119,10 @@ async def test_a_prompt_reads_the_unsaved_buffer_edits_through_the_editor_and_ru
         assert "reject" in rejected.content[0].content.text.lower()
         assert "".join(u.content.text for u in editor.of("agent_message_chunk", session)) == "All done."
         assert editor.of("available_commands_update", session)
+    # the session's updates come after the answer that gave it (answers go out at once, updates gather)
+    answered = next(i for i, m in enumerate(sent) if (m.get("result") or {}).get("sessionId") == session)
+    updated = next(i for i, m in enumerate(sent) if m.get("method") == "session/update")
+    assert answered < updated
     validator = agent_validator()
     for message in sent:
         validator.validate(message)

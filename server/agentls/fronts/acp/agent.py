@@ -595,8 +595,9 @@ def _iso(milliseconds: int) -> str:
     return datetime.fromtimestamp(milliseconds / 1000, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
-__all__ = ["AcpAgent", "tool_title"]
-
-
 async def _nothing_to_wait_for() -> None:
     return None
+
+
+__all__ = ["AcpAgent", "tool_title"]
+
