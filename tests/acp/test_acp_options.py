@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import RequestError
+from acp import RequestError, spawn_agent_process
 from acp.schema import ClientCapabilities
 
-from tests.acp.conftest import Editor, agent, agent_validator
+from tests.acp.conftest import SERVER_SOURCE, Editor, agent, agent_validator
 from tests.acp.test_acp import script
+from tests.import_probe import connected_to, import_probe
 from tests.server.conftest import within
 from tests.server.test_providers_e2e import NO_KEYS
 
@@ -111,3 +112,20 @@ async def test_a_model_is_resolved_as_agent_set_model_resolves_it(tmp_path: Path
                 connection.set_config_option(config_id="model", session_id=session, value="openai/gpt-4.1")
             )
         assert keyless.value.data["kind"] == "noModel" and "OPENAI_API_KEY" in keyless.value.data["message"]
+
+
+async def test_the_http_stack_is_imported_in_the_background_once_a_session_is_open(tmp_path: Path) -> None:
+    """As ``agentls serve`` does: once a session is open and announced and nothing runs, the providers and
+    ``httpx`` are imported in a thread of their own (a first prompt typed meanwhile does not wait)."""
+    data = tmp_path / "data"
+    models_file(data)
+    report = tmp_path / "httpx-imported"
+    async with connected_to() as (port, warm_up_started):
+        probe = import_probe(report, "acp", "--data-dir", str(data), warm_up_port=port)
+        env = {"PYTHONPATH": str(SERVER_SOURCE), **NO_KEYS}
+        spawned = spawn_agent_process(Editor(), *probe, env=env, use_unstable_protocol=True)
+        async with spawned as (connection, _):
+            await within(connection.initialize(protocol_version=1, client_capabilities=ClientCapabilities()))
+            await within(connection.new_session(cwd=str(tmp_path), mcp_servers=[]))
+            await within(warm_up_started.wait())  # the client sends nothing more: the agent warms up
+    assert report.read_text() == "True", "no request was made: the warm-up imported httpx"

@@ -8,11 +8,7 @@ HTTP stack (``httpx``) is imported by the server only when a network provider is
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
-import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +16,7 @@ from agentls.client import AgentClientError
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, a_tool
 from tests.ai.providers.mock_http import MockServer
+from tests.import_probe import connected_to, import_probe
 from tests.server.conftest import FauxScript, Recorder, Servers, within
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -33,48 +30,6 @@ NO_KEYS = {"ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "ANTHROPIC_BASE_URL": 
 def point_anthropic_at(data_dir: Path, url: str) -> None:
     config = {"providers": {"anthropic": {"baseUrl": url, "apiKey": "test-key", "retryBaseDelayMs": 10}}}
     (data_dir / "models.json").write_text(json.dumps(config), encoding="utf-8")
-
-
-def import_probe(report: Path, warm_up_port: int | None = None) -> list[str]:
-    """A server command that writes, at exit, whether ``httpx`` was imported (once the background
-    warm-up, if one was started, has ended); and connects to ``warm_up_port`` when that warm-up's
-    thread runs."""
-    code = (
-        "import atexit, socket, sys, threading, time\n"
-        "def warm_ups():\n"
-        "    return [t for t in threading.enumerate() if t.name == 'agentls-warm-up']\n"
-        "def report():\n"
-        "    for thread in warm_ups():\n"
-        "        thread.join(30)\n"
-        f"    open({str(report)!r}, 'w').write(str('httpx' in sys.modules))\n"
-        "atexit.register(report)\n"
-        "def watch(port):\n"
-        "    while not warm_ups():\n"
-        "        time.sleep(0.005)\n"
-        "    socket.create_connection(('127.0.0.1', port)).close()\n"
-        f"port = {warm_up_port!r}\n"
-        "if port:\n"
-        "    threading.Thread(target=watch, args=(port,), daemon=True).start()\n"
-        "from agentls.cli import console_main\n"
-        "console_main()\n"
-    )
-    return [sys.executable, "-c", code, "serve"]
-
-
-@contextlib.asynccontextmanager
-async def connected_to() -> AsyncIterator[tuple[int, asyncio.Event]]:
-    """A port on 127.0.0.1, and an event set when something connects to it."""
-    connected = asyncio.Event()
-
-    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connected.set()
-        writer.close()
-
-    listener = await asyncio.start_server(accept, "127.0.0.1", 0)
-    try:
-        yield listener.sockets[0].getsockname()[1], connected
-    finally:
-        listener.close()
 
 
 async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
@@ -97,7 +52,8 @@ async def test_a_prompt_with_a_tool_call_settles_on_the_anthropic_provider(
     async with MockServer(replies) as mock:
         point_anthropic_at(data_dir, mock.url)
         report = tmp_path / "httpx-imported"
-        client = await servers.start({"dataDir": str(data_dir)}, command=import_probe(report), env=NO_KEYS)
+        probe = import_probe(report, "serve")
+        client = await servers.start({"dataDir": str(data_dir)}, command=probe, env=NO_KEYS)
         recorder = await Recorder(client).start()
         try:
             models = await within(client.list_models())
@@ -183,7 +139,7 @@ async def test_the_http_stack_is_imported_in_the_background_once_the_server_is_i
     point_anthropic_at(data_dir, "http://127.0.0.1:9")
     report = tmp_path / "httpx-imported"
     async with connected_to() as (port, warm_up_started):
-        probe = import_probe(report, port)
+        probe = import_probe(report, "serve", warm_up_port=port)
         client = await servers.start({"dataDir": str(data_dir)}, command=probe, env=NO_KEYS)
         models = await within(client.list_models())
         assert models and all(m["provider"] == "anthropic" for m in models)
@@ -197,7 +153,7 @@ async def test_without_a_network_provider_the_http_stack_is_never_imported(
 ) -> None:
     report = tmp_path / "httpx-imported"
     options = {"dataDir": str(data_dir), "fauxScript": str(faux_script.path)}
-    client = await servers.start(options, command=import_probe(report), env=NO_KEYS)
+    client = await servers.start(options, command=import_probe(report, "serve"), env=NO_KEYS)
     session = await within(client.new_session())
     assert (await within(client.prompt(session, "Hi", wait=True))).stop_reason == "stop"
     await within(client.close(), 15)

@@ -76,6 +76,7 @@ from agentls.protocol import (
 from agentls.session import SessionError, SessionManager
 from agentls.session.events import KernelEvent, McpStatusChanged, SessionEvent
 from agentls.session.policy.permission_presets import PRESETS
+from agentls.session.policy.providers import WARM_UP_IDLE_SECONDS, warm_up
 from agentls.session.session import AgentSession
 from agentls.tools.editor_connection import EditorConnection
 from agentls.tools.workspace import Workspace
@@ -137,6 +138,7 @@ class AcpAgent:
         self._tasks: set[asyncio.Task[Any]] = set()
         self.output_written: Callable[[], Awaitable[None]] = _nothing_to_wait_for
         """Until what was sent so far is written out (the transport's; without one, nothing to wait for)."""
+        self._warm_up_due = True
 
     def on_connect(self, connection: Any) -> None:
         self.connection = connection
@@ -374,6 +376,17 @@ class AcpAgent:
             ),
         )
         await self.connection.session_update(session_id=session.session_id, update=self._usage(session))
+        if self._warm_up_due:
+            asyncio.get_running_loop().call_later(WARM_UP_IDLE_SECONDS, self._warm_up_if_idle)
+
+    def _warm_up_if_idle(self) -> None:
+        """Import what a first model request needs (``httpx``, its TLS stack, the providers) in the
+        background once a session is announced and nothing has run for :data:`WARM_UP_IDLE_SECONDS`, as
+        ``agentls serve`` does: a first prompt typed meanwhile does not wait ~50 ms for them (one sent
+        at once imports them itself)."""
+        if self._warm_up_due and all(state.session.run is None for state in self._states.values()):
+            self._warm_up_due = False
+            warm_up(self.manager.providers)
 
     def _usage(self, session: AgentSession) -> UsageUpdate:
         stats = session.stats()

@@ -114,7 +114,7 @@ from agentls.protocol import (
 )
 from agentls.session import AgentSession, SessionError, SessionManager
 from agentls.session.history.store import finish_writing
-from agentls.session.policy.providers import model_listing, warm_up
+from agentls.session.policy.providers import WARM_UP_IDLE_SECONDS, model_listing, warm_up
 
 logger = logging.getLogger(__name__)
 
@@ -125,11 +125,6 @@ M = TypeVar("M", bound=BaseModel)
 
 CLOSE_SECONDS = 10
 """How long the runs of a closing server may take to abort and save."""
-
-IDLE_SECONDS = 0.05
-"""How long the server has nothing to do before it warms the providers up (:meth:`AgentServer._when_idle`):
-a client's next message sent at once, such as ``agent/newSession`` after ``initialize``, comes first."""
-
 
 class AgentServer:
     """One client's server: its connection, what it said at ``initialize`` and its documents; its
@@ -255,14 +250,14 @@ class AgentServer:
             await self._handle(item)
 
     def _when_idle(self) -> None:
-        """Warm the providers up once the server first has had nothing to do for :data:`IDLE_SECONDS`:
+        """Warm the providers up once the server first has had nothing to do for :data:`WARM_UP_IDLE_SECONDS`:
         all the client sent answered, nothing more read, no run going on. Called when the reader
         waits for input and when the last request is answered; a message handled before the time is
         up cancels it. Done at ``initialize``, the warm-up's imports (httpx, its TLS stack, the SSL
         context: 0.1 s of one core) held back the client's first session; a first request made
         before it imports them itself."""
         if self._warm_up_due and not self._busy():
-            asyncio.get_running_loop().call_later(IDLE_SECONDS, self._warm_up_if_idle, self._handled)
+            asyncio.get_running_loop().call_later(WARM_UP_IDLE_SECONDS, self._warm_up_if_idle, self._handled)
 
     def _warm_up_if_idle(self, handled: int) -> None:
         if self._warm_up_due and self._handled == handled and not self._busy():

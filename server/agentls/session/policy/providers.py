@@ -91,6 +91,11 @@ def _provider(spec: ProviderSpec) -> Provider:
     return OpenAICompatProvider(spec)
 
 
+WARM_UP_IDLE_SECONDS = 0.05
+"""How long a front has nothing to do before it calls :func:`warm_up`: a client's next message sent at
+once, such as a new session's after ``initialize``, comes first."""
+
+
 def warm_up(settings: ProviderSettings) -> None:
     """Import the modules the configured providers need, in a daemon thread, now.
 
