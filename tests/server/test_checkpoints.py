@@ -8,12 +8,13 @@ when a command changes the file on disk the editor reloads it, as VS Code and Ne
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import stat
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -440,3 +441,50 @@ async def test_each_batchs_snapshot_pair_sits_between_its_results_and_the_next_m
         assert [(f["path"], f["status"], f["by"], f.get("newText")) for f in span["files"]] == [
             ("x.txt", "added", ["bash"], "one\ntwo\n")
         ]
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], what: str, seconds: float = 15) -> None:
+    """Until ``check`` holds (nothing tells when a background snapshot ends: look again every 20 ms)."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not await check():
+        assert asyncio.get_running_loop().time() < deadline, f"no {what} after {seconds} s"
+        await asyncio.sleep(0.02)
+
+
+async def test_a_new_session_snapshots_its_folder_before_any_prompt(
+    data_dir: Path, faux_script: FauxScript, workspace: Path, tmp_path: Path
+) -> None:
+    """The folder's first snapshot (the shadow repository made, every file added: seconds in a large
+    folder) is taken in the background as the session opens, not when the first run needs it; a folder
+    too large says so then too."""
+    (workspace / "notes.txt").write_text("notes\n")
+    large = tmp_path / "large"
+    large.mkdir()
+    for i in range(5):
+        (large / f"f{i}.txt").write_text(f"{i}\n")
+    faux_script([{"content": "unused"}])
+
+    async def snapshotted() -> bool:
+        shadows = (data_dir / "checkpoints").glob("*/git")
+        refs = await asyncio.gather(*(_refs(git) for git in shadows if (git / "HEAD").exists()))
+        return sum(found.count("refs/agentls/") for found in refs) == 1
+
+    opts = options(data_dir, faux_script, checkpoints={"maxFiles": 3})
+    async with editor_session(data_dir, faux_script, CAPABILITIES, options=opts) as (client, _):
+        await call(client, "agent/newSession", cwd=str(workspace))
+        await eventually(snapshotted, "snapshot of the new session's folder")
+        session = (await call(client, "agent/newSession", cwd=str(large)))["sessionId"]
+
+        async def refused() -> bool:
+            state = (await call(client, "agent/getState", sessionId=session))["checkpoints"]
+            return state["state"] == "unavailable" and "more than 3 files" in state["reason"]
+
+        await eventually(refused, "word that the large folder has too many files")
+
+
+async def _refs(git: Path) -> str:
+    listing = await asyncio.create_subprocess_exec(
+        "git", "--git-dir", str(git), "for-each-ref", "refs/agentls/", stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await listing.communicate()
+    return out.decode()

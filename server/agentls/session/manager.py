@@ -257,9 +257,11 @@ class SessionManager:
 
     def _activate(self, session: AgentSession) -> None:
         """After the first refresh: start the session's MCP servers and ask about the folder's trust
-        with them when its project files wait for it; the answer refreshes the session."""
+        with them when its project files wait for it (the answer refreshes the session); snapshot the
+        folder in the background."""
         instructions, mcp = session.instructions, session.mcp
         assert instructions is not None and mcp is not None
+        session.prepare_checkpoints()
         self.mcp.activate(mcp, instructions.opened())
         answer = instructions.trust_pending()
         if answer is not None:

@@ -259,6 +259,8 @@ class AgentSession:
         """The newest snapshot, while nothing the session knows of changed the folder since."""
         self._taking: _TakingSnapshot | None = None
         """The snapshot being taken beside a model request: the run's start, or the end of a batch."""
+        self._preparing: asyncio.Future[str | None] | None = None
+        """The snapshot :meth:`prepare_checkpoints` took as the session opened."""
         self._batch: WorkspaceChanges | None = None
         """The tool batch running between two snapshots (its ``after`` still to take)."""
         self.outputs = outputs or OutputFiles()
@@ -412,6 +414,14 @@ class AgentSession:
         self._take_snapshot(None)
         data = {"runId": run.run_id}
         await self.writer.append_custom(RUN, data, data)
+
+    def prepare_checkpoints(self) -> None:
+        """Snapshot the folder in the background once, as the session opens: the shadow repository is
+        made and its index filled then, so the snapshot a run starts with looks only for what changed
+        since (a first snapshot of a folder of 600 files takes 0.6 s, the next ones 15 ms), and a
+        prompt typed meanwhile does not have its first tool batch wait for it."""
+        if self._preparing is None and self.checkpoints.state == "on":
+            self._preparing = asyncio.ensure_future(self.checkpoints.snapshot())
 
     def _take_snapshot(self, pair: WorkspaceChanges | None) -> None:
         """Start a snapshot of the folder (at a run's start, or as the end of ``pair``'s batch).
