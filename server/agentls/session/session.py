@@ -259,7 +259,7 @@ class AgentSession:
         """The newest snapshot, while nothing the session knows of changed the folder since."""
         self._taking: _TakingSnapshot | None = None
         """The snapshot being taken beside a model request: the run's start, or the end of a batch."""
-        self._preparing: asyncio.Future[str | None] | None = None
+        self._preparing: asyncio.Task[str | None] | None = None
         """The snapshot :meth:`prepare_checkpoints` took as the session opened."""
         self._batch: WorkspaceChanges | None = None
         """The tool batch running between two snapshots (its ``after`` still to take)."""
@@ -431,7 +431,12 @@ class AgentSession:
         recorded) before the next message is stored or any tool runs (:meth:`_snapshot_taken`).
         """
         assert self._taking is None, "the snapshot before is done first: its batch's entry is not dropped"
-        self._taking = _TakingSnapshot(asyncio.ensure_future(self.checkpoints.snapshot()), pair)
+        preparing = self._preparing
+        if pair is None and preparing is not None and not preparing.done():
+            task = preparing  # a run started as the session opened: the snapshot being taken is its start
+        else:
+            task = asyncio.ensure_future(self.checkpoints.snapshot())
+        self._taking = _TakingSnapshot(task, pair)
 
     async def _snapshot_taken(self) -> None:
         """The snapshot being taken, once done: the state the next batch starts from (unless the folder
