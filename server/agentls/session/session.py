@@ -141,7 +141,7 @@ from agentls.session.messages import branch_summary_message, convert_to_llm, cus
 from agentls.session.policy.budget import SessionBudget, Spent
 from agentls.session.policy.permission_presets import PRESET_INFOS, SessionPermissions
 from agentls.session.policy.permissions import ask_budget
-from agentls.session.policy.providers import resolve_model
+from agentls.session.policy.providers import WARM_UP_IDLE_SECONDS, resolve_model
 from agentls.session.user_bash import UserBash
 from agentls.tools.bounds import OutputFiles, bound_results
 from agentls.tools.hunks import hunk_list
@@ -416,11 +416,17 @@ class AgentSession:
         await self.writer.append_custom(RUN, data, data)
 
     def prepare_checkpoints(self) -> None:
-        """Snapshot the folder in the background once, as the session opens: the shadow repository is
-        made and its index filled then, so the snapshot a run starts with looks only for what changed
-        since (a first snapshot of a folder of 600 files takes 0.6 s, the next ones 15 ms), and a
-        prompt typed meanwhile does not have its first tool batch wait for it."""
-        if self._preparing is None and self.checkpoints.state == "on":
+        """Snapshot the folder in the background once the new session has been idle for
+        :data:`WARM_UP_IDLE_SECONDS`: the shadow repository is made and its index filled then, so the
+        snapshot a run starts with looks only for what changed since (a first snapshot of a folder of
+        600 files takes 0.6 s, the next ones 15 ms), and a prompt typed meanwhile does not have its
+        first tool batch wait for it. A prompt sent at once takes the first snapshot itself, as before
+        (done beside it, this one slowed the answer and the run down)."""
+        if self.checkpoints.state == "on":
+            asyncio.get_running_loop().call_later(WARM_UP_IDLE_SECONDS, self._prepare_if_idle)
+
+    def _prepare_if_idle(self) -> None:
+        if self._preparing is None and self._run is None and self._taking is None and self._last_tree is None:
             self._preparing = asyncio.ensure_future(self.checkpoints.snapshot())
 
     def _take_snapshot(self, pair: WorkspaceChanges | None) -> None:
