@@ -260,7 +260,7 @@ class AgentSession:
         self._taking: _TakingSnapshot | None = None
         """The snapshot being taken beside a model request: the run's start, or the end of a batch."""
         self._preparing: asyncio.Task[str | None] | None = None
-        """The snapshot :meth:`prepare_checkpoints` took as the session opened."""
+        """The snapshot :meth:`prepare_checkpoints` took once the new session was idle."""
         self._batch: WorkspaceChanges | None = None
         """The tool batch running between two snapshots (its ``after`` still to take)."""
         self.outputs = outputs or OutputFiles()
@@ -426,7 +426,8 @@ class AgentSession:
             asyncio.get_running_loop().call_later(WARM_UP_IDLE_SECONDS, self._prepare_if_idle)
 
     def _prepare_if_idle(self) -> None:
-        if self._preparing is None and self._run is None and self._taking is None and self._last_tree is None:
+        started = self._preparing is not None or self._taking is not None or self._last_tree is not None
+        if not (started or self._run is not None or self.writer.closed):
             self._preparing = asyncio.ensure_future(self.checkpoints.snapshot())
 
     def _take_snapshot(self, pair: WorkspaceChanges | None) -> None:

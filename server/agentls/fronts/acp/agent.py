@@ -613,4 +613,3 @@ async def _nothing_to_wait_for() -> None:
 
 
 __all__ = ["AcpAgent", "tool_title"]
-
