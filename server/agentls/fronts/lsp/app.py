@@ -126,6 +126,7 @@ M = TypeVar("M", bound=BaseModel)
 CLOSE_SECONDS = 10
 """How long the runs of a closing server may take to abort and save."""
 
+
 class AgentServer:
     """One client's server: its connection, what it said at ``initialize`` and its documents; its
     sessions are its :class:`~agentls.fronts.lsp.host.SessionHost`'s (its own under stdio, the
