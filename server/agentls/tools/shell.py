@@ -45,9 +45,9 @@ MAX_BYTES = 50 * 1024
 EOF_GRACE = 1.0
 """Seconds to keep reading after bash exited while a background process still holds the output pipe."""
 KEEPER_EXIT = 0.1
+"""Seconds a call waits, once over, for its keeper to exit (at once, unless background processes run)."""
 REPORT_SECONDS = 5.0
 """How long a cancelled start waits for its keeper to say whether bash runs, before it ends the call."""
-"""Seconds a call waits, once over, for its keeper to exit (at once, unless background processes run)."""
 READ_CHUNK = 64 * 1024
 _TAIL_KEEP = 2 * MAX_BYTES
 """Bytes of output kept in memory once it has spilled to the full-output file."""
