@@ -11,16 +11,14 @@ import pytest
 from agentls.client import AgentClient, AgentClientError, Notification
 from agentls.protocol import (
     AbortResult,
-    LoadSessionResult,
     MessagesResult,
     PromptResult,
     QueueState,
-    RunResult,
     SessionInfo,
-    SettledNotification,
     StateResult,
     StatsResult,
 )
+from agentls.protocol_methods import LoadSessionResult, RunResult, SettledNotification
 
 from tests.server.conftest import (
     LONG_TEXT,

@@ -17,6 +17,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "server" / "agentls"
 LAYERS: dict[str, int] = {
     "agentls": 0,
     "agentls.protocol": 0,
+    "agentls.protocol_methods": 0,
     "agentls.json_depth": 0,
     "agentls.thinking_levels": 0,
     "agentls.terminal_text": 0,

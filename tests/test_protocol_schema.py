@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agentls.protocol import NOTIFICATIONS, REQUESTS, json_schema
+from agentls.protocol_methods import NOTIFICATIONS, REQUESTS, json_schema
 
 from tests.conftest import PROJECT_ROOT
 
@@ -12,7 +12,7 @@ from tests.conftest import PROJECT_ROOT
 def test_schema_file_matches_the_models() -> None:
     stored = json.loads((PROJECT_ROOT / "protocol.schema.json").read_text(encoding="utf-8"))
     assert stored == json.loads(json.dumps(json_schema())), (
-        "protocol.schema.json is stale: run .venv/bin/python -m agentls.protocol protocol.schema.json"
+        "protocol.schema.json is stale: run .venv/bin/python -m agentls.protocol_methods protocol.schema.json"
     )
 
 

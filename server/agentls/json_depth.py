@@ -9,7 +9,8 @@ read without recursion (a count, not a stack): ``jsonrpc``, ``id`` and ``method`
 the top, so the request can still be answered with its id.
 
 The same scan finds the id of an MCP server's answer that cannot be read (not JSON, too
-long, too deep: :mod:`agentls.mcp.stdio`), so its call ends with an error at once.
+long, too deep: :mod:`agentls.mcp.stdio`), so its call ends with an error at once. What
+makes an id usable (:func:`valid_id`) is here too, for the same readers.
 
 Used by the early loader (:mod:`agentls.fronts.lsp.boot`, which must not import
 :mod:`agentls.ai`: hence the standard library only, and its own strict parse rather than
@@ -31,6 +32,16 @@ _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
 _OPENING = frozenset(b"[{")
 _CLOSING = frozenset(b"]}")
 _UNREADABLE = object()
+
+
+def is_integer(value: Any) -> bool:
+    """A JSON integer (``true`` and ``false`` are ``bool``, which Python counts as ``int``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def valid_id(value: Any) -> bool:
+    """A usable JSON-RPC request id: a string or an integer."""
+    return isinstance(value, str) or is_integer(value)
 
 
 def depth_of(text: bytes | bytearray) -> int:

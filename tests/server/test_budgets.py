@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClient, AgentClientError
-from agentls.protocol import SettledNotification
+from agentls.protocol_methods import SettledNotification
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, a_tool
 from tests.ai.providers.mock_http import MockServer

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClient, AgentClientError
-from agentls.protocol import PROTOCOL_VERSION, REQUESTS, ResultModel
+from agentls.protocol import PROTOCOL_VERSION, ResultModel
+from agentls.protocol_methods import REQUESTS
 
 from tests.server.conftest import (
     LONG_TEXT,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentls.protocol import REQUESTS
+from agentls.protocol_methods import REQUESTS
 
 from tests.server.conftest import FauxScript
 from tests.server.raw import RawServer, frame, request, well_formed_response

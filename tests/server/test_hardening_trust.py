@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClient
-from agentls.protocol import PermissionRulesResult, RequestPermissionParams, StateResult
+from agentls.protocol import RequestPermissionParams, StateResult
+from agentls.protocol_methods import PermissionRulesResult
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text
 from tests.ai.providers.mock_http import MockServer

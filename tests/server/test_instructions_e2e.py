@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClient
-from agentls.protocol import RequestPermissionParams, SettledNotification
+from agentls.protocol import RequestPermissionParams
+from agentls.protocol_methods import SettledNotification
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_text, a_tool
 from tests.ai.providers.mock_http import MockServer

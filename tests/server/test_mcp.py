@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClient, AgentClientError
-from agentls.protocol import PermissionRulesResult, RequestPermissionParams
+from agentls.protocol import RequestPermissionParams
+from agentls.protocol_methods import PermissionRulesResult
 
 from tests.ai.providers.helpers import a_end, a_reply, a_start, a_tool
 from tests.ai.providers.mock_http import MockServer

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClient
-from agentls.protocol import RequestPermissionParams, SettledNotification
+from agentls.protocol import RequestPermissionParams
+from agentls.protocol_methods import SettledNotification
 
 from tests.server.conftest import FauxScript, tool_call, within
 

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 import pytest_lsp
-from agentls.protocol import PROTOCOL_VERSION, REQUESTS
+from agentls.protocol import PROTOCOL_VERSION
+from agentls.protocol_methods import REQUESTS
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient

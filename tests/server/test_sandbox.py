@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from agentls.client import AgentClientError
-from agentls.protocol import BashEndNotification, SettledNotification
+from agentls.protocol_methods import BashEndNotification, SettledNotification
 
 from tests.mcp.conftest import git_command
 from tests.server.conftest import Answers, FauxScript, Recorder, tool_call, within

@@ -23,8 +23,7 @@ from acp import run_agent
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.acp.agent import AcpAgent
 from agentls.fronts.lsp.framing import ANSWER_SECONDS, OutputWriter, max_unread_bytes, read_chunks
-from agentls.fronts.lsp.initialize import valid_id
-from agentls.json_depth import TooDeep, parse_body
+from agentls.json_depth import TooDeep, parse_body, valid_id
 from agentls.mcp.config import McpConfigError, read_mcp_config
 from agentls.protocol import InitializationOptions, ModelRef
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentls.fronts.lsp.framing import Frame, FrameParser, FramingError, frame_bytes
-from agentls.fronts.lsp.initialize import Initialize, InitializeRefused, read_initialize, valid_id
-from agentls.json_depth import parse_body
+from agentls.fronts.lsp.initialize import Initialize, InitializeRefused, read_initialize
+from agentls.json_depth import parse_body, valid_id
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from agentls.fronts.lsp.initialize import is_integer
+from agentls.json_depth import is_integer
 from agentls.tools.editor_connection import PositionEncoding, offset_at
 
 

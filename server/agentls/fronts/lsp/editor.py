@@ -21,11 +21,11 @@ from pydantic import ValidationError
 from agentls.fronts.lsp.documents import TextDocument, TextDocuments, uri_to_path
 from agentls.fronts.lsp.initialize import ClientCapabilities
 from agentls.fronts.lsp.rpc import CancelledByClient, Connection, RpcError
-from agentls.protocol import (
+from agentls.protocol import InitializationOptions
+from agentls.protocol_methods import (
     ClientAgentCapabilities,
     GetDiagnosticsParams,
     GetDiagnosticsResult,
-    InitializationOptions,
     ReviewEditResult,
     SaveDocumentsParams,
     SaveDocumentsResult,

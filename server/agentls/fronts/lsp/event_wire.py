@@ -26,6 +26,7 @@ def event_to_wire(event: AgentEvent) -> dict[str, Any]:
 
 
 def event_params(session_id: str, run_id: str | None, seq: int, event: AgentEvent) -> dict[str, Any]:
-    """The params of ``event``'s ``agent/event`` (:class:`~agentls.protocol.EventNotification`), built as
-    they are, not validated: one is sent for every delta a provider streams."""
+    """The params of ``event``'s ``agent/event``
+    (:class:`~agentls.protocol_methods.EventNotification`), built as they are, not validated: one
+    is sent for every delta a provider streams."""
     return {"sessionId": session_id, "runId": run_id, "seq": seq, "event": event_to_wire(event)}

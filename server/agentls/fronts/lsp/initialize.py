@@ -23,7 +23,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from agentls import __version__
-from agentls.protocol import PROTOCOL_VERSION, REQUESTS, ClientAgentCapabilities, InitializationOptions
+from agentls.json_depth import is_integer
+from agentls.protocol import PROTOCOL_VERSION, InitializationOptions
+from agentls.protocol_methods import REQUESTS, ClientAgentCapabilities
 
 SERVER_FEATURES = [
     "sessions",
@@ -42,16 +44,6 @@ POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")
 """The position encodings the server can count in; it takes the first of the client's it knows."""
 
 TEXT_DOCUMENT_SYNC_INCREMENTAL = 2
-
-
-def is_integer(value: Any) -> bool:
-    """A JSON integer (``true`` and ``false`` are ``bool``, which Python counts as ``int``)."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def valid_id(value: Any) -> bool:
-    """A usable JSON-RPC request id: a string or an integer."""
-    return isinstance(value, str) or is_integer(value)
 
 
 @dataclass(frozen=True)

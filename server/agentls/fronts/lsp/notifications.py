@@ -11,7 +11,7 @@ from typing import Any
 
 from agentls.ai import to_wire
 from agentls.fronts.lsp.event_wire import event_params
-from agentls.protocol import (
+from agentls.protocol_methods import (
     BashEndNotification,
     BashOutputNotification,
     BranchNotification,

@@ -14,7 +14,8 @@ from agentls.fronts.lsp.editor import LspEditor
 from agentls.fronts.lsp.initialize import ClientCapabilities
 from agentls.fronts.lsp.progress import ToolProgress
 from agentls.fronts.lsp.rpc import Connection
-from agentls.protocol import ClientAgentCapabilities, InitializationOptions
+from agentls.protocol import InitializationOptions
+from agentls.protocol_methods import ClientAgentCapabilities
 
 
 class Peer(Protocol):

@@ -45,9 +45,9 @@ from agentls.ai.json_codec import json_bytes
 from agentls.ai.secrets import redact
 from agentls.ai.wire import to_wire
 from agentls.fronts.lsp.framing import frame_bytes
-from agentls.fronts.lsp.initialize import valid_id
-from agentls.json_depth import TooDeep, parse_body
-from agentls.protocol import AGENT_ERROR, INVALID_PARAMS, REQUESTS
+from agentls.json_depth import TooDeep, parse_body, valid_id
+from agentls.protocol import AGENT_ERROR, INVALID_PARAMS
+from agentls.protocol_methods import REQUESTS
 
 logger = logging.getLogger(__name__)
 
