@@ -4,7 +4,7 @@ params and result, each notification, and ``protocol.schema.json`` made from the
 What the session core and the ACP front also use (initialization options, session and state
 results, permissions, the error kinds) is in :mod:`agentls.protocol`; this module holds what only
 the LSP front, the Python client and the command line speak. So ``agentls acp`` never builds
-these classes (some 60 pydantic models: a twentieth of its start).
+these classes (59 pydantic models, ~10 ms of its start).
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ from agentls.protocol import (
     WhenBusy,
 )
 
-
 # --- initialization ----------------------------------------------------------------------
+
+
 class ClientAgentCapabilities(ProtocolModel):
     """``capabilities.experimental.agent`` of the client."""
 
@@ -72,6 +73,8 @@ class ClientAgentCapabilities(ProtocolModel):
 
 
 # --- sessions ----------------------------------------------------------------------------
+
+
 class NewSessionResult(ResultModel):
     session_id: str
 
@@ -169,6 +172,8 @@ class DeleteSessionResult(ResultModel):
 
 
 # --- prompts and queues ------------------------------------------------------------------
+
+
 class PromptParams(SessionParams):
     text: str
     images: list[ImageParam] | None = None
@@ -210,6 +215,8 @@ class RunResult(ResultModel):
 
 
 # --- state -------------------------------------------------------------------------------
+
+
 class GetMessagesParams(SessionParams):
     since: int = Field(default=0, ge=0)
     """Index of the first message to return."""
@@ -251,6 +258,8 @@ class ModelsResult(ResultModel):
 
 
 # --- the user's commands ----------------------------------------------------------------
+
+
 class BashParams(SessionParams):
     command: str
     exclude_from_context: bool = False
@@ -267,6 +276,8 @@ class AbortBashResult(ResultModel):
 
 
 # --- compaction --------------------------------------------------------------------------
+
+
 class CompactParams(SessionParams):
     instructions: str | None = None
     """What the summary should focus on (Pi's ``/compact [instructions]``)."""
@@ -298,6 +309,8 @@ class CompactionNotification(ResultModel):
 
 
 # --- permissions -------------------------------------------------------------------------
+
+
 class SaveDocumentsParams(ProtocolModel):
     uris: list[str]
 
@@ -372,6 +385,8 @@ class RevokeResult(ResultModel):
 
 
 # --- notifications -----------------------------------------------------------------------
+
+
 class EventNotification(ResultModel):
     session_id: str
     run_id: str | None
