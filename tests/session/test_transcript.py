@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from agentls.ai.types import AssistantMessage, Usage, UsageCost
+from agentls.session.history.transcript import Compaction, Transcript, TranscriptEntry
+from agentls.session.messages import compaction_summary_message
+
 from tests.session.compaction.helpers import answer, transcript, user
 
 
@@ -45,3 +49,33 @@ def test_messages_before_the_latest_compaction_are_known_by_identity() -> None:
     assert not history.is_before_latest_compaction(after)
     assert not history.is_before_latest_compaction(answer())  # an equal message that is not in it
     assert not transcript(before).is_before_latest_compaction(before)
+
+
+def _priced(tokens: int, cost: float) -> AssistantMessage:
+    message = answer(usage=tokens)
+    message.usage.output = 1
+    message.usage.cost = UsageCost(total=cost)
+    return message
+
+
+def _totals(history: Transcript) -> tuple[int, int, int, float, int | None]:
+    usage = history.usage
+    return usage.input, usage.output, usage.total_tokens, usage.cost, usage.last_sized
+
+
+def test_usage_is_added_up_as_entries_come_summaries_included() -> None:
+    summary_usage = Usage(input=7, total_tokens=7, cost=UsageCost(total=0.5))
+    mark = Compaction("e0", usage=summary_usage)
+    summary = TranscriptEntry("s", compaction_summary_message("s", 9, 0), mark)
+    history = Transcript([TranscriptEntry("e0", user()), TranscriptEntry("e1", _priced(10, 0.25))])
+    assert _totals(history) == (10, 1, 10, 0.25, 1)
+    history.append(summary)
+    history.append(TranscriptEntry("e3", _priced(0, 0.125)))  # an answer without a size (aborted early)
+    assert _totals(history) == (17, 2, 17, 0.875, 1)
+    history.append(TranscriptEntry("e4", _priced(4, 0.0)))
+    assert _totals(history) == (21, 3, 21, 0.875, 4)
+    # another branch: counted again from its own entries
+    history.reset([TranscriptEntry("e0", user()), TranscriptEntry("x1", _priced(3, 0.5))])
+    assert _totals(history) == (3, 1, 3, 0.5, 1)
+    history.reset([])
+    assert _totals(history) == (0, 0, 0, 0.0, None)

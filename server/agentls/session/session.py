@@ -1289,26 +1289,25 @@ class AgentSession:
 
         After a compaction, until a response reports its size, the context's size is estimated.
         """
-        entries = self.transcript.entries
-        assistants = [e.message for e in entries if isinstance(e.message, AssistantMessage)]
-        usages = [m.usage for m in assistants]
-        usages += [e.compaction.usage for e in entries if e.compaction is not None and e.compaction.usage]
+        usage = self.transcript.usage
         tokens = TokenStats(
-            input=sum(u.input for u in usages),
-            output=sum(u.output for u in usages),
-            cache_read=sum(u.cache_read for u in usages),
-            cache_write=sum(u.cache_write for u in usages),
-            total=sum(u.total_tokens for u in usages),
+            input=usage.input,
+            output=usage.output,
+            cache_read=usage.cache_read,
+            cache_write=usage.cache_write,
+            total=usage.total_tokens,
         )
-        last = next((m for m in reversed(assistants) if m.usage.total_tokens), None)
-        if last is not None and self.transcript.is_before_latest_compaction(last):
+        last, compaction = usage.last_sized, self.transcript.latest_compaction
+        if last is None:
+            context_tokens = 0
+        elif compaction is not None and last < compaction:
             context_tokens = estimate_messages_tokens(self.agent.state.messages)
         else:
-            context_tokens = last.usage.total_tokens if last else 0
+            context_tokens = self.transcript.entries[last].message.usage.total_tokens
         window = self.agent.state.model.context_window
         return StatsResult(
             tokens=tokens,
-            cost=sum(u.cost.total for u in usages),
+            cost=usage.cost,
             context=ContextStats(
                 tokens=context_tokens,
                 context_window=window,

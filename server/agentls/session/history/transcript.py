@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from agentls.ai.types import AgentMessage, Usage
+from agentls.ai.types import AgentMessage, AssistantMessage, Usage
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,50 @@ class TranscriptEntry:
     """Set on a compaction's entry, whose message is the ``compactionSummary``."""
 
 
+@dataclass
+class UsageTotals:
+    """What a transcript's assistant messages and compaction summaries used, added up as they come.
+
+    A session's stats (``agent/getStats``, and ACP's ``usage_update`` after every answer) summed
+    every message's usage each time they were asked for: at 1,000 messages that was most of what
+    an ACP turn cost besides the model's answer, and it grew with the session.
+    """
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    answers_cost: float = 0.0
+    """The assistant messages' cost; the summaries' are added to it in :attr:`cost`."""
+    summaries: list[Usage] = field(default_factory=list)
+    """The usage of each compaction summary, in order."""
+    last_sized: int | None = None
+    """The index of the newest assistant message whose usage counts tokens (its context's size)."""
+
+    def add(self, usage: Usage) -> None:
+        self.input += usage.input
+        self.output += usage.output
+        self.cache_read += usage.cache_read
+        self.cache_write += usage.cache_write
+        self.total_tokens += usage.total_tokens
+
+    @property
+    def cost(self) -> float:
+        """The answers' cost, then each summary's, added in that order (as a sum over them would)."""
+        total = self.answers_cost
+        for usage in self.summaries:
+            total += usage.cost.total
+        return total
+
+
 class Transcript:
     """The entries of a session that carry a message, in file order."""
 
     def __init__(self, entries: Iterable[TranscriptEntry] = ()) -> None:
         self._entries: list[TranscriptEntry] = []
         self._latest_compaction: int | None = None
+        self.usage = UsageTotals()
         for entry in entries:
             self.append(entry)
 
@@ -72,12 +110,23 @@ class Transcript:
         """Hold ``entries`` instead (another branch's), in place: whoever holds the transcript sees them."""
         self._entries = []
         self._latest_compaction = None
+        self.usage = UsageTotals()
         for entry in entries:
             self.append(entry)
 
     def append(self, entry: TranscriptEntry) -> None:
-        if entry.compaction is not None:
+        """Add ``entry`` at the end (its message is final: its usage is counted now)."""
+        message, compaction = entry.message, entry.compaction
+        if isinstance(message, AssistantMessage):
+            self.usage.add(message.usage)
+            self.usage.answers_cost += message.usage.cost.total
+            if message.usage.total_tokens:
+                self.usage.last_sized = len(self._entries)
+        if compaction is not None:
             self._latest_compaction = len(self._entries)
+            if compaction.usage:
+                self.usage.add(compaction.usage)
+                self.usage.summaries.append(compaction.usage)
         self._entries.append(entry)
 
     def messages(self, since: int = 0) -> list[AgentMessage]:
