@@ -125,9 +125,7 @@ def test_at_80x24_the_status_line_is_under_the_input_and_fits_the_width(pane: Pa
     pane.keys("o")
     pane.wait_for(" bash: a line of output")  # the status line shows the command's last line
     pane.type("and then stop")
-    pane.wait_for("1 queued")
-    index, rows = status_row(pane)
-    status = rows[index + 1]
+    status = status_line_with(pane, "1 queued")
     assert status.rstrip().endswith("1 queued") or "· 1 queued · " in status, status
     assert len(status.rstrip()) <= 80
     pane.keys("C-c")
@@ -202,6 +200,19 @@ def test_sessions_alone_opens_a_picker_arrows_move_enter_resumes_esc_cancels(
     pane.wait_for("(↑↓ choose · Enter picks · Esc cancels)")
     pane.keys("C-d")
     pane.wait_for("[exited 0]")
+
+
+def status_line_with(pane: Pane, text: str) -> str:
+    """The row under the input line once it shows ``text`` (polled: under load the screen can be
+    caught between drawing the input line and the status line under it)."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        index, rows = status_row(pane)
+        if index + 1 < len(rows) and text in rows[index + 1]:
+            return rows[index + 1]
+        if time.monotonic() > deadline:
+            pytest.fail(f"no status line with {text!r} within {WAIT} s; the screen:\n{pane.screen()}")
+        time.sleep(0.05)  # polling the screen: tmux has no event to await
 
 
 def wait_for_menu(pane: Pane, typed: str, items: list[str]) -> None:
