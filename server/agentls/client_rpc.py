@@ -20,6 +20,8 @@ from typing import Any
 
 import orjson
 
+from agentls.json_depth import valid_id
+
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
@@ -194,7 +196,7 @@ class ClientConnection:
     def _notified(self, method: str, params: Any) -> None:
         if method == "$/cancelRequest":
             request_id = params.get("id") if isinstance(params, dict) else None
-            if isinstance(request_id, str | int) and not isinstance(request_id, bool):
+            if valid_id(request_id):
                 if (task := self._answering.get(request_id)) is not None:
                     task.cancel()
             else:

@@ -10,7 +10,7 @@ the top, so the request can still be answered with its id.
 
 The same scan finds the id of an MCP server's answer that cannot be read (not JSON, too
 long, too deep: :mod:`agentls.mcp.stdio`), so its call ends with an error at once. What
-makes an id usable (:func:`valid_id`) is here too, for the same readers.
+makes an id usable (:func:`valid_id`) is here too, for the same readers and the Python client.
 
 Used by the early loader (:mod:`agentls.fronts.lsp.boot`, which must not import
 :mod:`agentls.ai`: hence the standard library only, and its own strict parse rather than

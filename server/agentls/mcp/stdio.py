@@ -38,7 +38,7 @@ from mcp.client.stdio import (
 )
 from mcp.shared.message import SessionMessage
 
-from agentls.json_depth import depth_of, top_level
+from agentls.json_depth import depth_of, top_level, valid_id
 
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
 """The longest message (one line) read from a server; a longer one is dropped as it arrives."""
@@ -57,7 +57,7 @@ def _unreadable(line: bytes | bytearray, reason: str, error: Exception) -> Sessi
     """A JSON-RPC error answering the request ``line`` answered, or ``error`` if it answered none."""
     top = top_level(line)
     request_id = top.fields.get("id")
-    if top.kind != "response" or isinstance(request_id, bool) or not isinstance(request_id, int | str):
+    if top.kind != "response" or not valid_id(request_id):
         return error
     message = f"its answer could not be read: {reason}"
     failure = types.JSONRPCError(
