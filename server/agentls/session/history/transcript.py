@@ -73,7 +73,19 @@ class UsageTotals:
     last_sized: int | None = None
     """The index of the newest assistant message whose usage counts tokens (its context's size)."""
 
-    def add(self, usage: Usage) -> None:
+    def add_answer(self, usage: Usage, index: int) -> None:
+        """The usage of the assistant message at ``index`` of the transcript."""
+        self._add(usage)
+        self.answers_cost += usage.cost.total
+        if usage.total_tokens:
+            self.last_sized = index
+
+    def add_summary(self, usage: Usage) -> None:
+        """What generating a compaction's summary used."""
+        self._add(usage)
+        self.summaries.append(usage)
+
+    def _add(self, usage: Usage) -> None:
         self.input += usage.input
         self.output += usage.output
         self.cache_read += usage.cache_read
@@ -116,17 +128,12 @@ class Transcript:
 
     def append(self, entry: TranscriptEntry) -> None:
         """Add ``entry`` at the end (its message is final: its usage is counted now)."""
-        message, compaction = entry.message, entry.compaction
-        if isinstance(message, AssistantMessage):
-            self.usage.add(message.usage)
-            self.usage.answers_cost += message.usage.cost.total
-            if message.usage.total_tokens:
-                self.usage.last_sized = len(self._entries)
-        if compaction is not None:
+        if isinstance(entry.message, AssistantMessage):
+            self.usage.add_answer(entry.message.usage, len(self._entries))
+        if entry.compaction is not None:
             self._latest_compaction = len(self._entries)
-            if compaction.usage:
-                self.usage.add(compaction.usage)
-                self.usage.summaries.append(compaction.usage)
+            if entry.compaction.usage:
+                self.usage.add_summary(entry.compaction.usage)
         self._entries.append(entry)
 
     def messages(self, since: int = 0) -> list[AgentMessage]:
