@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -202,30 +203,33 @@ def test_sessions_alone_opens_a_picker_arrows_move_enter_resumes_esc_cancels(
     pane.wait_for("[exited 0]")
 
 
-def status_line_with(pane: Pane, text: str) -> str:
-    """The row under the input line once it shows ``text`` (polled: under load the screen can be
-    caught between drawing the input line and the status line under it)."""
+def under_input(pane: Pane, what: str, shown: Callable[[str, list[str]], bool]) -> list[str]:
+    """The rows under the input line once ``shown(input_row, rows_under)`` (polled: under load the
+    screen can be caught between drawing the input line and what goes under it)."""
     deadline = time.monotonic() + WAIT
     while True:
         index, rows = status_row(pane)
-        if index + 1 < len(rows) and text in rows[index + 1]:
-            return rows[index + 1]
+        if shown(rows[index], rows[index + 1 :]):
+            return rows[index + 1 :]
         if time.monotonic() > deadline:
-            pytest.fail(f"no status line with {text!r} within {WAIT} s; the screen:\n{pane.screen()}")
+            pytest.fail(f"no {what} within {WAIT} s; the screen:\n{pane.screen()}")
         time.sleep(0.05)  # polling the screen: tmux has no event to await
+
+
+def status_line_with(pane: Pane, text: str) -> str:
+    """The row under the input line once it shows ``text``."""
+    under = under_input(pane, f"status line with {text!r}", lambda _, rows: bool(rows) and text in rows[0])
+    return under[0]
 
 
 def wait_for_menu(pane: Pane, typed: str, items: list[str]) -> None:
     """Poll until the input line holds ``typed`` and the completion menu under it lists ``items``."""
-    deadline = time.monotonic() + WAIT
-    while True:
-        index, rows = status_row(pane)
-        menu = [row.strip() for row in rows[index + 1 :] if row.strip().startswith("@")]
-        if rows[index].rstrip() == f"› {typed}" and menu == items:
-            return
-        if time.monotonic() > deadline:
-            pytest.fail(f"no menu {items} under {typed!r} within {WAIT} s; the screen:\n{pane.screen()}")
-        time.sleep(0.05)  # polling the screen: tmux has no event to await
+
+    def shown(line: str, under: list[str]) -> bool:
+        menu = [row.strip() for row in under if row.strip().startswith("@")]
+        return line.rstrip() == f"› {typed}" and menu == items
+
+    under_input(pane, f"menu {items} under {typed!r}", shown)
 
 
 def test_at_completes_the_workspaces_files_but_ignored_ones_and_attaches_them(
