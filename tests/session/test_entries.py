@@ -17,9 +17,17 @@ from agentls.session.history.entries import (
     MessageEntry,
     ModelChangeEntry,
     SessionInfoEntry,
+    parent_in,
+    plain_custom_node,
     read_entry,
 )
-from agentls.session.history.session_lines import Line, parse_line, read_lines
+from agentls.session.history.session_lines import (
+    Line,
+    exact_value,
+    parse_line,
+    parse_line_roughly,
+    read_lines,
+)
 from agentls.session.history.tree import Node, SessionTree
 
 BASE: dict[str, Any] = {"id": "e2", "parentId": "e1", "timestamp": 2_000}
@@ -124,6 +132,42 @@ def test_a_damaged_entry_says_what_is_wrong_first(data: Any, reason: str) -> Non
     assert str(info.value).startswith(reason), str(info.value)
 
 
+CUSTOM_ENTRIES = [
+    VALID["custom"],
+    entry("custom", customType="agentls/run", data={"runId": "run-1"}, extra=True),
+    entry("custom", customType="note"),  # no data
+    entry("custom", customType="note", data=None, parentId="gone", timestamp=2_000.5),
+    entry("custom", customType="note", parentId=None, timestamp=0),
+    entry("custom", customType="agentls/fileChanges", data={"changes": []}),
+    entry("custom", customType="agentls/workspaceChanges", data={}),
+    {**VALID["custom"], "customType": 5},
+    {**VALID["custom"], "id": "e1"},
+    {**VALID["custom"], "id": ""},
+    {**VALID["custom"], "id": None},
+    {k: v for k, v in VALID["custom"].items() if k != "timestamp"},
+    {**VALID["custom"], "timestamp": True},
+    {**VALID["custom"], "timestamp": "2000"},
+    {**VALID["custom"], "timestamp": -1},
+    {**VALID["custom"], "timestamp": 1e16},
+    [VALID["custom"]],
+]
+
+
+@pytest.mark.parametrize("data", CUSTOM_ENTRIES, ids=range(len(CUSTOM_ENTRIES)))
+def test_a_plain_custom_entry_makes_the_node_that_reading_it_makes(data: Any) -> None:
+    tree = tree_with_a_message()
+    node = plain_custom_node(data, tree)
+    try:
+        read = read_entry(data, tree)
+    except ValueError:
+        assert node is None  # damaged: read_entry says why
+        return
+    if read.custom_type in ("agentls/fileChanges", "agentls/workspaceChanges"):  # type: ignore[attr-defined]
+        assert node is None  # their data is read into its type
+    else:
+        assert node == read.to_node(parent_in(read.parent_id, tree))
+
+
 def test_falsy_details_are_no_details_and_unknown_fields_are_ignored() -> None:
     for details in (None, {}, [], "", 0):
         read = read_entry({**VALID["branch_summary"], "details": details, "extra": 1}, tree_with_a_message())
@@ -159,9 +203,24 @@ LINES = [
 @pytest.mark.parametrize("content", LINES, ids=range(len(LINES)))
 def test_a_line_reads_as_the_strict_parser_reads_it(content: bytes) -> None:
     expected = parse_strict_json(content.decode("utf-8"), finite=True)
-    value = parse_line(Line(1, content, len(content), True))
+    line = Line(1, content, len(content), True)
+    value = parse_line(line)
     assert value == expected
     assert json.dumps(value) == json.dumps(expected)  # the same types: an int stays an int
+    made_exact = exact_value(line, parse_line_roughly(line))  # what a listing does for other than messages
+    assert json.dumps(made_exact) == json.dumps(expected)
+
+
+def test_a_rough_reading_is_orjsons() -> None:
+    content = b'{"big":18446744073709551616,"deep":' + b"[" * 150 + b"]" * 150 + b"}"
+    line = Line(1, content, len(content), True)
+    rough = parse_line_roughly(line)
+    assert rough["big"] == 2.0**64 and isinstance(rough["big"], float)
+    assert exact_value(line, rough)["big"] == 2**64
+    not_orjsons = b'{"s":"\\ud800"}'  # a lone surrogate: only the strict parser reads it
+    assert parse_line_roughly(Line(1, not_orjsons, len(not_orjsons), True)) == {"s": "\ud800"}
+    with pytest.raises(ValueError, match="NaN is not a JSON value"):
+        parse_line_roughly(Line(1, b'{"a":NaN}', 9, True))
 
 
 @pytest.mark.parametrize(

@@ -104,6 +104,8 @@ def random_entry(rng: random.Random, ids: list[str], number: int, at: int) -> di
                 user([IMAGE]),
                 assistant(rng.choice(["faux", "other", "unknown"]), rng.choice(["m1", "m2", "unknown"])),
                 tool_result(),
+                tool_result(details={"size": 2**70}),  # an integer orjson reads as a float
+                assistant(usage={**USAGE, "input": 2**70}),  # the same, in what the summary checks
                 {"role": "mystery", "content": "a custom message"},
                 {"role": 5},
                 "not a message",

@@ -13,7 +13,7 @@ context is the tree read so far).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, TypeAlias, get_args
+from typing import Annotated, Any, ClassVar, Literal, TypeAlias, TypeGuard, get_args
 
 from pydantic import (
     BaseModel,
@@ -58,6 +58,7 @@ __all__ = [
     "message_envelope",
     "one_line",
     "parent_in",
+    "plain_custom_node",
     "read_entry",
 ]
 
@@ -352,17 +353,39 @@ def message_envelope(data: Any, tree: SessionTree) -> tuple[str, Any, float, dic
     if type(data) is not dict or data.get("type") != "message":
         return None
     entry_id, timestamp, message = data.get("id"), data.get("timestamp"), data.get("message")
+    if _next_entry(entry_id, timestamp, tree) and type(message) is dict and type(message.get("role")) is str:
+        return entry_id, data.get("parentId"), timestamp, message
+    return None
+
+
+def plain_custom_node(data: Any, tree: SessionTree) -> Node | None:
+    """The node :func:`read_entry` makes of a ``custom`` entry whose data it takes as it is (any
+    ``customType`` but :data:`FILE_CHANGES` and :data:`WORKSPACE_CHANGES`), made without validating
+    a model: one starts every run, and a listing reads every run of every session. ``None`` for
+    anything else (:func:`read_entry` reads it)."""
+    if type(data) is not dict or data.get("type") != "custom":
+        return None
+    entry_id, timestamp, custom_type = data.get("id"), data.get("timestamp"), data.get("customType")
     if (
+        _next_entry(entry_id, timestamp, tree)
+        and type(custom_type) is str
+        and custom_type not in (FILE_CHANGES, WORKSPACE_CHANGES)
+    ):
+        parent_id = parent_in(data.get("parentId"), tree)
+        custom_data = data.get("data")
+        return Node(entry_id, parent_id, "custom", int(timestamp), custom_type=custom_type, data=custom_data)
+    return None
+
+
+def _next_entry(entry_id: Any, timestamp: Any, tree: SessionTree) -> TypeGuard[str]:
+    """Whether an entry's ``id`` and ``timestamp`` are valid for one read after ``tree``'s entries."""
+    return (
         type(entry_id) is str
-        and entry_id
+        and entry_id != ""
         and entry_id not in tree
         and type(timestamp) in _NUMBER
         and 0 <= timestamp <= MAX_TIMESTAMP
-        and type(message) is dict
-        and type(message.get("role")) is str
-    ):
-        return entry_id, data.get("parentId"), timestamp, message
-    return None
+    )
 
 
 _NUMBER = (int, float)

@@ -28,8 +28,10 @@ __all__ = [
     "brief",
     "cannot_read",
     "encode_line",
+    "exact_value",
     "open_session_file",
     "parse_line",
+    "parse_line_roughly",
     "read_lines",
 ]
 
@@ -52,7 +54,7 @@ BINARY = getattr(os, "O_BINARY", 0)
 """Windows would otherwise translate ``"\\n"`` to ``"\\r\\n"`` on ``os.write``."""
 
 _SHAPE = bytes.maketrans(b"0123456789{", b"0000000000[")
-"""Every digit as ``0``, every ``{`` as ``[``: what :func:`_parse_fast` looks for, found in one copy."""
+"""Every digit as ``0``, every ``{`` as ``[``: what :func:`exact_value` looks for, found in one copy."""
 _LONG_NUMBER = b"0" * 19
 """19 digits in a row (once every digit is a ``0``): maybe an integer beyond 64 bits, which ``orjson``
 reads as a float, or only digits in a string (an id, a tool's output). ``bytes.translate`` and ``in``
@@ -182,14 +184,57 @@ def parse_line(line: Line) -> Any:
     Stricter than plain ``json.loads``: ``NaN``, ``Infinity`` and numbers beyond the float
     range (``1e999``) are errors rather than floats that fail every later comparison, and
     nesting too deep for the stack is an error rather than a ``RecursionError``.
+
+    Read by ``orjson`` (several times faster) where it reads the line as the strict parser would
+    (:func:`exact_value`), else by the strict parser.
     """
+    content = _content(line)
+    try:
+        value = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return _parse_strictly(content)
+    return exact_value(line, value)
+
+
+def parse_line_roughly(line: Line) -> Any:
+    """The JSON value of ``line`` as ``orjson`` reads it, for a reader that looks at a few fields
+    that it reads the same: integers beyond 64 bits as floats, nesting up to 1024 levels (the strict
+    parser may refuse less). Where ``orjson`` reads no value, as :func:`parse_line` (``ValueError``)."""
+    content = _content(line)
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return _parse_strictly(content)
+
+
+def exact_value(line: Line, value: Any) -> Any:
+    """``value``, ``orjson``'s reading of ``line``, as :func:`parse_line` reads the line: ``value``
+    itself, or the strict parser's value (or its ``ValueError``) where ``orjson``'s may differ.
+
+    ``orjson`` refuses what the strict parser refuses (``NaN``, ``1e999``, bad UTF-8, control
+    characters) and more (lone surrogates, nesting beyond 1024), and reads the rest to the same
+    values but for two things, left to the strict parser: integers beyond 64 bits (floats to
+    ``orjson``) and nesting beyond :data:`MAX_DEPTH`, where the strict parser's limit is the stack's.
+    """
+    content = _content(line)
+    shape = content.translate(_SHAPE)
+    if (shape.count(b"[") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH)) or (  # arrays and objects opened
+        _LONG_NUMBER in shape and _holds_huge_float(value)
+    ):
+        return _parse_strictly(content)
+    return value
+
+
+def _content(line: Line) -> bytes:
     if line.content is None:
         raise ValueError(f"it is {line.size} bytes long, more than the {MAX_LINE_BYTES} a line may hold")
-    value = _parse_fast(line.content)
-    if value is not None:
-        return value
+    return line.content
+
+
+def _parse_strictly(content: bytes) -> Any:
+    """A line's ``content`` read by the strict parser; ``ValueError`` saying what is wrong."""
     try:
-        text = line.content.decode("utf-8")
+        text = content.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"not UTF-8: {error.reason} at byte {error.start + 1}") from None
     try:
@@ -200,28 +245,6 @@ def parse_line(line: Line) -> Any:
         raise ValueError(f"not JSON: {error.msg} at column {error.colno}") from None
     except ValueError as error:  # from the hooks above, or an integer of too many digits
         raise ValueError(f"not JSON that can be read: {error}") from None
-
-
-def _parse_fast(content: bytes) -> Any:
-    """``content`` read by ``orjson`` (several times faster) where it reads it as the strict parser
-    would; ``None`` for the strict parser to read (or refuse, with its reasons) instead.
-
-    ``orjson`` refuses what the strict parser refuses (``NaN``, ``1e999``, bad UTF-8, control
-    characters) and more (lone surrogates, nesting beyond 1024), and reads the rest to the same
-    values but for two things, left to the strict parser: integers beyond 64 bits (floats to
-    ``orjson``) and nesting beyond :data:`MAX_DEPTH`, where the strict parser's limit is the stack's.
-    ``None`` is never a line the reader keeps (an entry is an object).
-    """
-    try:
-        value = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return None
-    shape = content.translate(_SHAPE)
-    if shape.count(b"[") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):  # arrays and objects opened
-        return None
-    if _LONG_NUMBER in shape and _holds_huge_float(value):
-        return None
-    return value
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

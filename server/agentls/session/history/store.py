@@ -50,6 +50,7 @@ from agentls.session.history.entries import (
     is_timestamp,
     message_envelope,
     parent_in,
+    plain_custom_node,
     read_entry,
 )
 from agentls.session.history.header import FORMAT_VERSION, SessionHeader, header_to_wire, read_header
@@ -60,8 +61,10 @@ from agentls.session.history.session_lines import (
     brief,
     cannot_read,
     encode_line,
+    exact_value,
     open_session_file,
     parse_line,
+    parse_line_roughly,
     read_lines,
 )
 from agentls.session.history.session_summary import Unchecked, UncheckedMessage, summarize
@@ -190,8 +193,9 @@ def _read_entries(path: Path, session_id: str, unchecked: Unchecked | None = Non
     """Read a session file, skipping every line that is not a valid entry (``warnings`` says which).
 
     With ``unchecked``, a message entry that only its message could make invalid is taken without
-    checking the message (:func:`~agentls.session.history.entries.message_envelope`): its node has no
-    message, and ``unchecked`` gets the JSON of each user and assistant message so taken, by entry id.
+    checking the message (:func:`~agentls.session.history.entries.message_envelope`), from its line as
+    ``orjson`` reads it: its node has no message, and ``unchecked`` gets the JSON of each user and
+    assistant message so taken, by entry id (see :mod:`~agentls.session.history.session_summary`).
     """
     with open_session_file(path, session_id) as file:
         try:
@@ -245,17 +249,24 @@ def _replay(path: Path, session_id: str, lines: Iterator[Line], unchecked: Unche
         number, content, _, ends_with_newline = line
         if content is not None and not content.strip():
             continue
+        envelope = None
         try:
-            data = parse_line(line)
+            if unchecked is None:
+                data = parse_line(line)
+            # a message entry's envelope is the same in orjson's reading; any other entry is read exactly
+            elif (envelope := message_envelope(data := parse_line_roughly(line), tree)) is None:
+                data = exact_value(line, data)
         except ValueError as error:
             reason = str(error) if ends_with_newline else "truncated: the write of this line did not finish"
             skip(number, reason)
             continue
-        if unchecked is not None and (envelope := message_envelope(data, tree)) is not None:
+        if envelope is not None:
             entry_id, parent_id, timestamp, message = envelope
             if message["role"] in _READ_LATER:
                 unchecked[entry_id] = message
             node = Node(entry_id, parent_in(parent_id, tree), "message", int(timestamp))
+        elif (node := plain_custom_node(data, tree)) is not None:
+            timestamp = node.timestamp
         else:
             try:
                 entry = read_entry(data, tree)
