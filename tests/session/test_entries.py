@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +25,8 @@ from agentls.session.history.entries import (
 )
 from agentls.session.history.session_lines import (
     Line,
+    LineValues,
+    Unreadable,
     exact_value,
     parse_line,
     parse_line_roughly,
@@ -207,7 +211,7 @@ def test_a_line_reads_as_the_strict_parser_reads_it(content: bytes) -> None:
     value = parse_line(line)
     assert value == expected
     assert json.dumps(value) == json.dumps(expected)  # the same types: an int stays an int
-    made_exact = exact_value(line, parse_line_roughly(line))  # what a listing does for other than messages
+    made_exact = exact_value(content, parse_line_roughly(line))  # what a listing does for other than messages
     assert json.dumps(made_exact) == json.dumps(expected)
 
 
@@ -216,7 +220,7 @@ def test_a_rough_reading_is_orjsons() -> None:
     line = Line(1, content, len(content), True)
     rough = parse_line_roughly(line)
     assert rough["big"] == 2.0**64 and isinstance(rough["big"], float)
-    assert exact_value(line, rough)["big"] == 2**64
+    assert exact_value(content, rough)["big"] == 2**64
     not_orjsons = b'{"s":"\\ud800"}'  # a lone surrogate: only the strict parser reads it
     assert parse_line_roughly(Line(1, not_orjsons, len(not_orjsons), True)) == {"s": "\ud800"}
     with pytest.raises(ValueError, match="NaN is not a JSON value"):
@@ -253,3 +257,61 @@ def test_lines_are_cut_across_blocks_and_too_long_ones_not_kept(
         for number, piece in enumerate(pieces, 1)
     ]
     assert list(read_lines(io.BytesIO(b""))) == []
+
+
+FILES = {
+    "entries": b'{"a":1}\n{"b":[1,2]}\n{"n":18446744073709551616}\n',
+    "no newline at the end": b'{"a":1}\n{"b":2}',
+    "blank lines": b'{"a":1}\n\n   \n{"b":2}\n',
+    "damaged and truncated": b'{"a":1}\n{"b":NaN}\n{"s":"\\ud800"}\n{"c":',
+    "damaged at the end": b'{"a":1}\n{"b":NaN}\n',
+    "only a newline": b"\n",
+    "empty": b"",
+}
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_a_file_read_at_once_gives_what_reading_it_line_by_line_gives(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(FILES[name])
+
+    def read() -> tuple[list[tuple[int, bytes, Any]], bool]:
+        with path.open("rb") as file:
+            values = LineValues(file)
+            return list(values), values.ends_with_newline
+
+    at_once = read()
+    monkeypatch.setattr(session_lines, "_WHOLE_FILE", 0)  # every file read line by line
+    assert repr(at_once) == repr(read())  # the same values of the same types (1 is not 1.0)
+    lines = FILES[name].split(b"\n")
+    assert [number for number, _, _ in at_once[0]] == [n for n, c in enumerate(lines, 1) if c.strip()]
+    assert at_once[1] == (FILES[name].endswith(b"\n") and FILES[name] != b"")
+
+
+def test_a_line_with_no_value_says_why_and_whether_it_ended(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(FILES["damaged and truncated"])
+    with path.open("rb") as file:
+        values = list(LineValues(file))
+    assert values[0] == (1, b'{"a":1}', {"a": 1})
+    nan = Unreadable("not JSON that can be read: NaN is not a JSON value", True)
+    assert values[1] == (2, b'{"b":NaN}', nan)
+    assert values[2] == (3, b'{"s":"\\ud800"}', {"s": "\ud800"})  # only the strict parser reads it
+    assert values[3][:2] == (4, b'{"c":') and values[3][2].ended is False
+
+
+def test_a_file_that_grew_after_its_size_was_taken_is_read_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n')
+    with path.open("rb") as file:
+        before = os.fstat(file.fileno())
+        with path.open("ab") as appending:
+            appending.write(b'{"b":2}\n')
+        monkeypatch.setattr(os, "fstat", lambda _: before)  # the size as it was before the append
+        values = LineValues(file)
+        assert list(values) == [(1, b'{"a":1}', {"a": 1}), (2, b'{"b":2}', {"b": 2})]
+        assert values.ends_with_newline

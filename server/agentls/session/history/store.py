@@ -38,7 +38,6 @@ from __future__ import annotations
 import logging
 import os
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -57,14 +56,13 @@ from agentls.session.history.header import FORMAT_VERSION, SessionHeader, header
 from agentls.session.history.session_index import SESSION_ID, SessionIndex, SessionSummary
 from agentls.session.history.session_lines import (
     BINARY,
-    Line,
+    LineValues,
+    Unreadable,
     brief,
     cannot_read,
     encode_line,
     exact_value,
     open_session_file,
-    parse_line,
-    parse_line_roughly,
     read_lines,
 )
 from agentls.session.history.session_summary import Unchecked, UncheckedMessage, summarize
@@ -160,17 +158,22 @@ class _ReadResult:
     ends_with_newline: bool
 
 
-def _read_header(path: Path, line: Line | None) -> SessionHeader:
+def _read_header(path: Path, first: tuple[int, bytes, Any] | None) -> SessionHeader:
+    """The header in ``first``, the first of a file's :class:`LineValues`."""
+
     def broken(reason: str) -> SessionStoreError:
         return SessionStoreError(
             f"{path} is not a readable session file (line 1: {reason}). The file is damaged or is not "
             "an agentls session; move it out of the sessions folder or delete the session"
         )
 
-    if line is None or (line.content is not None and not line.content.strip()):
+    if first is None or first[0] != 1:  # no line, or a blank one
         raise broken("there is no header")
+    _, content, value = first
+    if type(value) is Unreadable:
+        raise broken(value.reason)
     try:
-        data = parse_line(line)
+        data = exact_value(content, value)
     except ValueError as error:
         raise broken(str(error)) from None
     if not isinstance(data, dict) or data.get("type") != "session":
@@ -199,7 +202,7 @@ def _read_entries(path: Path, session_id: str, unchecked: Unchecked | None = Non
     """
     with open_session_file(path, session_id) as file:
         try:
-            return _replay(path, session_id, read_lines(file), unchecked)
+            return _replay(path, session_id, LineValues(file), unchecked)
         except OSError as error:
             raise cannot_read(path, error) from error
 
@@ -229,11 +232,10 @@ def _log(session_id: str, warnings: list[str]) -> None:
         logger.warning("session %s: %s", session_id, warning)
 
 
-def _replay(path: Path, session_id: str, lines: Iterator[Line], unchecked: Unchecked | None) -> _Entries:
+def _replay(path: Path, session_id: str, lines: LineValues, unchecked: Unchecked | None) -> _Entries:
     """The session in ``lines``: the header, then every valid entry applied in order."""
-    first = next(lines, None)
-    header = _read_header(path, first)
-    ends_with_newline = first is not None and first.ended
+    values = iter(lines)
+    header = _read_header(path, next(values, None))
     warnings: list[str] = []
 
     def skip(number: int, reason: str) -> None:
@@ -245,20 +247,17 @@ def _replay(path: Path, session_id: str, lines: Iterator[Line], unchecked: Unche
     tree = SessionTree()
     name: str | None = None
     updated_at = header.created_at
-    for line in lines:
-        number, content, _, ends_with_newline = line
-        if content is not None and not content.strip():
+    for number, content, value in values:
+        if type(value) is Unreadable:
+            skip(number, value.reason if value.ended else "truncated: the write of this line did not finish")
             continue
         envelope = None
         try:
-            if unchecked is None:
-                data = parse_line(line)
             # a message entry's envelope is the same in orjson's reading; any other entry is read exactly
-            elif (envelope := message_envelope(data := parse_line_roughly(line), tree)) is None:
-                data = exact_value(line, data)
+            if unchecked is None or (envelope := message_envelope(value, tree)) is None:
+                data = exact_value(content, value)
         except ValueError as error:
-            reason = str(error) if ends_with_newline else "truncated: the write of this line did not finish"
-            skip(number, reason)
+            skip(number, str(error))
             continue
         if envelope is not None:
             entry_id, parent_id, timestamp, message = envelope
@@ -280,7 +279,7 @@ def _replay(path: Path, session_id: str, lines: Iterator[Line], unchecked: Unche
         tree.add(node)
         if timestamp > updated_at:
             updated_at = int(timestamp)
-    return _Entries(header, tree, name, updated_at, warnings, ends_with_newline)
+    return _Entries(header, tree, name, updated_at, warnings, lines.ends_with_newline)
 
 
 def _same_folder(cwd: str, wanted: str) -> bool:
