@@ -211,7 +211,7 @@ class LineValues:
 
     A file shorter than :data:`_WHOLE_FILE` (nearly every session) is read at once and, if ``orjson``
     reads every line of it, parsed in one ``map`` over its lines: a listing reads 25,000 lines of
-    1,000 sessions, and going through them one by one in Python took a quarter more. Any other file
+    1,000 sessions, and going through them one by one in Python took 15% longer. Any other file
     is read line by line as :func:`read_lines` reads it.
     """
 
