@@ -34,7 +34,6 @@ __all__ = [
     "encode_line",
     "exact_value",
     "open_session_file",
-    "parse_line",
     "parse_line_roughly",
     "read_lines",
 ]
@@ -74,7 +73,7 @@ _HUGE = 2.0**63
 
 
 def encode_line(entry: dict[str, Any], what: str) -> bytes:
-    """One entry as one line of UTF-8 JSON that :func:`parse_line` reads back.
+    """One entry as one line of UTF-8 JSON that reading gives back (:func:`exact_value`).
 
     ``json.dumps`` escapes every control character, so the line holds no raw newline.
     A lone surrogate (which UTF-8 cannot encode) comes out as its JSON escape ``\\udXXX``
@@ -198,7 +197,7 @@ class Unreadable(NamedTuple):
     """What :class:`LineValues` gives for a line that has no value."""
 
     reason: str
-    """What :func:`parse_line` says is wrong with it."""
+    """What is wrong with it (:func:`parse_line_roughly`'s ``ValueError``)."""
     ended: bool
     """Whether a newline ends it: one that does not is the end of a write that did not finish."""
 
@@ -206,7 +205,7 @@ class Unreadable(NamedTuple):
 class LineValues:
     """The lines of a session file that are not blank, as ``(number, content, value)``: the line's
     number from 1, its bytes (empty for one too long to keep) and its JSON value as ``orjson`` reads
-    it (:func:`parse_line_roughly`; :func:`exact_value` makes it :func:`parse_line`'s), or
+    it (:func:`parse_line_roughly`; :func:`exact_value` makes it the strict parser's), or
     :class:`Unreadable`.
 
     A file shorter than :data:`_WHOLE_FILE` (nearly every session) is read at once and, if ``orjson``
@@ -260,28 +259,20 @@ class LineValues:
             yield line.number, content or b"", value
 
 
-def parse_line(line: Line) -> Any:
-    """The JSON value of ``line``; ``ValueError`` saying what is wrong if it has none.
-
-    Stricter than plain ``json.loads``: ``NaN``, ``Infinity`` and numbers beyond the float
-    range (``1e999``) are errors rather than floats that fail every later comparison, and
-    nesting too deep for the stack is an error rather than a ``RecursionError``.
-
-    Read by ``orjson`` (several times faster) where it reads the line as the strict parser would
-    (:func:`exact_value`), else by the strict parser.
-    """
-    content = _content(line)
-    try:
-        value = orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return _parse_strictly(content)
-    return exact_value(content, value)
-
-
 def parse_line_roughly(line: Line) -> Any:
-    """The JSON value of ``line`` as ``orjson`` reads it, for a reader that looks at a few fields
-    that it reads the same: integers beyond 64 bits as floats, nesting up to 1024 levels (the strict
-    parser may refuse less). Where ``orjson`` reads no value, as :func:`parse_line` (``ValueError``)."""
+    """The JSON value of ``line`` as ``orjson`` reads it (several times faster than the strict
+    parser), or, where ``orjson`` reads none, the strict parser's; ``ValueError`` saying what is
+    wrong if it has none.
+
+    The strict parser is stricter than plain ``json.loads``: ``NaN``, ``Infinity`` and numbers
+    beyond the float range (``1e999``) are errors rather than floats that fail every later
+    comparison, and nesting too deep for the stack is an error rather than a ``RecursionError``.
+    ``orjson`` refuses all that too, and more (lone surrogates, nesting beyond 1024), but it reads
+    integers beyond 64 bits as floats and takes nesting the strict parser may refuse:
+    :func:`exact_value` makes its value the strict parser's, for a reader that needs every value
+    as written (loading). A listing's summary takes a message entry's envelope as it is: its fields
+    read the same either way.
+    """
     content = _content(line)
     try:
         return orjson.loads(content)
@@ -290,13 +281,10 @@ def parse_line_roughly(line: Line) -> Any:
 
 
 def exact_value(content: bytes, value: Any) -> Any:
-    """``value``, ``orjson``'s reading of a line's ``content``, as :func:`parse_line` reads the line:
-    ``value`` itself, or the strict parser's value (or its ``ValueError``) where ``orjson``'s may differ.
-
-    ``orjson`` refuses what the strict parser refuses (``NaN``, ``1e999``, bad UTF-8, control
-    characters) and more (lone surrogates, nesting beyond 1024), and reads the rest to the same
-    values but for two things, left to the strict parser: integers beyond 64 bits (floats to
-    ``orjson``) and nesting beyond :data:`MAX_DEPTH`, where the strict parser's limit is the stack's.
+    """``value``, :func:`parse_line_roughly`'s reading of a line's ``content``, as the strict parser
+    reads the line: ``value`` itself, or the strict parser's value (or its ``ValueError``) where
+    ``orjson``'s may differ: integers beyond 64 bits (floats to ``orjson``) and nesting beyond
+    :data:`MAX_DEPTH`, where the strict parser's limit is the stack's.
     """
     shape = content.translate(_SHAPE)
     if (shape.count(b"[") > MAX_DEPTH and _deeper_than(value, MAX_DEPTH)) or (  # arrays and objects opened
