@@ -53,8 +53,9 @@ written line far below that, wherever it is read."""
 
 _BLOCK = 64 * 1024
 
-_WHOLE_FILE = 4 * 1024 * 1024
-"""A file shorter than this is read at once by :class:`LineValues` (less than a line may hold)."""
+_WHOLE_FILE = 1024 * 1024
+"""A file shorter than this is read at once by :class:`LineValues`, all its lines' values held at once
+(a few times its size)."""
 
 BINARY = getattr(os, "O_BINARY", 0)
 """Windows would otherwise translate ``"\\n"`` to ``"\\r\\n"`` on ``os.write``."""
