@@ -2,19 +2,17 @@
 
 A listing reads each session file no index knows (:mod:`~agentls.session.history.session_index`),
 and checking every message against its model was the largest part of that reading (0.47 s for
-1,000 sessions of 5 turns). A summary is read line by line as loading reads the file: strict
-JSON, every entry checked by :func:`~agentls.session.history.entries.read_entry` but a message
-entry that only its message could make invalid
-(:func:`~agentls.session.history.entries.message_envelope`), taken as it is, and a ``custom``
-entry whose data nothing reads (:func:`~agentls.session.history.entries.plain_custom_node`). A
-message entry's line is read as ``orjson`` reads it
-(:func:`~agentls.session.history.session_lines.parse_line_roughly`), which gives its envelope as the
-strict reading does, without the checks that find where the two readings differ (15% of a
-first listing's reading). The messages the summary shows something of are checked once the branch is
-known (:func:`summarize`): the first user message (the title) and the assistant messages from the
-end back to the one that names the model. If one of them is damaged, or holds what ``orjson``
-reads otherwise (an integer beyond 64 bits, as a float), :class:`UncheckedMessage` says so and
-the file is read again as loading reads it.
+1,000 sessions of 5 turns). A summary is read as loading reads the file (its lines' values from
+:class:`~agentls.session.history.session_lines.LineValues`): strict JSON, every entry checked by
+:func:`~agentls.session.history.entries.read_entry` but a message entry that only its message could
+make invalid (:func:`~agentls.session.history.entries.message_envelope`), taken as it is, and as
+``orjson`` reads its line: that gives its envelope as the strict reading does, without the checks
+that find where the two readings differ (:func:`~agentls.session.history.session_lines.exact_value`,
+15% of a first listing's reading). The messages the summary shows something of are checked once
+the branch is known (:func:`summarize`): the first user message (the title) and the assistant
+messages from the end back to the one that names the model. If one of them is damaged, or holds
+what ``orjson`` reads otherwise (an integer beyond 64 bits, as a float), :class:`UncheckedMessage`
+says so and the file is read again as loading reads it.
 
 So the summary is what loading the file gives, but for a message elsewhere on the branch that
 loading skips with a warning and the summary counts (and its time): one that is JSON its model
