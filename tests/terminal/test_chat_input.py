@@ -183,7 +183,9 @@ def test_sessions_alone_opens_a_picker_arrows_move_enter_resumes_esc_cancels(
     pane.type("/sessions")
     pane.wait_for("resume a session of this folder")
     screen = pane.wait_for("↑↓ choose · Enter picks · Esc cancels")
+    # the picker's rows: under its title (a stray row above it, from before, is not the picker's)
     rows = screen.splitlines()
+    rows = rows[max(index for index, row in enumerate(rows) if "resume a session of this folder" in row) :]
     chosen = next(index for index, row in enumerate(rows) if row.startswith("›"))
     wanted = next(index for index, row in enumerate(rows) if "abc10000" in row)
     assert "the second question" in rows[chosen] or "the first question" in rows[chosen]
