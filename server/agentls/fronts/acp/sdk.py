@@ -5,7 +5,8 @@ find each attribute's docstring pydantic reads and parses the class's source, wh
 of the SDK's import (0.2-0.5 s of ``agentls acp``'s start). The docstrings only become
 descriptions in JSON schemas, which agentls never makes of these models, so the import skips
 that step. And it makes the models as ``defer_build`` ones: each builds its validator when a
-message first needs it (a session uses a few dozen of the 273), not at import (0.06 s more).
+message first needs it (a session uses a few dozen of the 273), not at import (0.06 s more), and
+so are its two module-level ``TypeAdapter``s (elicitation's; ~5 ms more).
 Both steps are done only when pydantic still has what they change where they look;
 otherwise the SDK imports as it is. The SDK's models are used on the event loop only (a
 deferred build is not safe from two threads at once).
@@ -53,5 +54,23 @@ def _deferred_builds() -> Iterator[None]:
         defaults["defer_build"] = original
 
 
-with _without_attribute_docstrings(), _deferred_builds():
+@contextlib.contextmanager
+def _deferred_type_adapters() -> Iterator[None]:
+    """``TypeAdapter``s made meanwhile build their validators when first used, as deferred models do
+    (the SDK makes two at import, for elicitation messages, whose types are unions: a union has no
+    config to say ``defer_build``)."""
+    from pydantic import TypeAdapter
+
+    original = TypeAdapter.__dict__.get("_defer_build")
+    if not isinstance(original, property):
+        yield
+        return
+    TypeAdapter._defer_build = property(lambda self: True)  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        TypeAdapter._defer_build = original  # type: ignore[method-assign]
+
+
+with _without_attribute_docstrings(), _deferred_builds(), _deferred_type_adapters():
     import acp  # noqa: F401  (the SDK's models are made here, once)
