@@ -6,9 +6,9 @@ of the SDK's import (0.2-0.5 s of ``agentls acp``'s start). The docstrings only 
 descriptions in JSON schemas, which agentls never makes of these models, so the import skips
 that step. And it makes the models as ``defer_build`` ones: each builds its validator when a
 message first needs it (a session uses a few dozen of the 273), not at import (0.06 s more), and
-so are its two module-level ``TypeAdapter``s (elicitation's; ~5 ms more).
-Both steps are done only when pydantic still has what they change where they look;
-otherwise the SDK imports as it is. The SDK's models are used on the event loop only (a
+so are its two module-level ``TypeAdapter``s (elicitation's, which agentls never uses; ~4 ms).
+Each step is done only when pydantic still has what it changes where it looks; otherwise the
+SDK imports as it is. The SDK's models are used on the event loop only (a
 deferred build is not safe from two threads at once).
 """
 
