@@ -285,7 +285,9 @@ async def test_malformed_lines_are_answered_with_json_rpc_errors(tmp_path: Path)
 
 async def test_requests_read_from_a_file_or_dev_null_as_from_a_pipe(tmp_path: Path) -> None:
     requests = tmp_path / "requests.jsonl"
-    requests.write_bytes(b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}\nnope')
+    requests.write_bytes(
+        b'{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":1}}\nnope'
+    )
     for source in (requests, Path(os.devnull)):
         with source.open("rb") as stdin:
             process = await asyncio.create_subprocess_exec(

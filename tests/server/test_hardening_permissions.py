@@ -100,9 +100,7 @@ async def test_write_deny_and_star_deny_win_over_stored_write_and_server_rules(
     questions = Questions("reject")
     client = await servers.start(server_options(data_dir, faux_script), on_permission=questions)
     calls(faux_script, tool_call("w1", "write", {"path": "written.txt", "content": "no"}))
-    session = await within(
-        client.new_session(cwd=str(workspace), permissions={"write": "deny", "*": "deny"})
-    )
+    session = await within(client.new_session(cwd=str(workspace), permissions={"write": "deny", "*": "deny"}))
     [result] = await run(client, session)
     assert result["isError"] and result["content"][0]["text"] == DENIED.format("write")
     assert not (workspace / "written.txt").exists() and questions.asked == []

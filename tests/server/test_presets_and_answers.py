@@ -98,9 +98,7 @@ async def test_an_unknown_preset_is_refused_naming_the_presets_and_changes_nothi
     client = await servers.start(server_options(data_dir, faux_script))
     session = await within(client.new_session(cwd=str(workspace)))
     with pytest.raises(AgentClientError) as refused:
-        await within(
-            client._call("agent/setPermissionPreset", {"sessionId": session, "preset": "yolo"})
-        )
+        await within(client._call("agent/setPermissionPreset", {"sessionId": session, "preset": "yolo"}))
     assert refused.value.code == -32602
     for name in ("ask", "acceptEdits", "plan", "bypass"):
         assert name in str(refused.value)

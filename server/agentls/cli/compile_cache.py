@@ -75,9 +75,7 @@ class CompiledTexts:
 
     def __init__(self, paths: list[str]) -> None:
         self.paths = paths
-        self._codes: dict[Key, Any] = next(
-            (codes for codes in map(_read, paths) if codes is not None), {}
-        )
+        self._codes: dict[Key, Any] = next((codes for codes in map(_read, paths) if codes is not None), {})
         self._used: set[Key] = set()
         self._added = 0
 

@@ -105,10 +105,7 @@ def stdio_lines(
 def http_lines(transport: str, url: str, headers: Sequence[tuple[str, str]]) -> tuple[Shown, ...]:
     """An HTTP or SSE server's parts; ``url`` and header values as written."""
     lines = [Shown("transport", transport), Shown("url", masked(url))]
-    lines.extend(
-        Shown(f"header {name}", masked(value, secret=looks_secret(name)))
-        for name, value in headers
-    )
+    lines.extend(Shown(f"header {name}", masked(value, secret=looks_secret(name))) for name, value in headers)
     return tuple(lines)
 
 

@@ -53,8 +53,11 @@ class TrustedForms:
         except FileNotFoundError:
             return {}
         except (OSError, ValueError, KeyError, TypeError) as error:
-            logger.warning("ignoring unreadable %s (the next trust question cannot say what changed): %s",
-                           self.path, error)
+            logger.warning(
+                "ignoring unreadable %s (the next trust question cannot say what changed): %s",
+                self.path,
+                error,
+            )
             return {}
 
     def _save(self, forms: dict[tuple[str, str], tuple[Shown, ...]]) -> None:

@@ -67,11 +67,11 @@ class Document:
     version: int | None = None
 
 
-
 async def consume_buffer(data: bytes, consume: Callable[[BinaryIO], T]) -> T:
     """What ``consume`` makes of ``data`` as a binary stream, in a worker thread as a file's content
     would be (:meth:`Workspace.read_content` of a buffer held in memory)."""
     return await asyncio.to_thread(consume, io.BytesIO(data))
+
 
 @runtime_checkable
 class Workspace(Protocol):

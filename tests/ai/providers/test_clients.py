@@ -34,4 +34,3 @@ def test_a_proxy_in_the_environment_gets_the_ca_bundle_for_plain_http_too(
 ) -> None:
     no_proxies.setenv(variable, "https://proxy.example:3128")
     assert tls_context_for("http://127.0.0.1:11434").cert_store_stats()["x509_ca"] > 0
-

@@ -273,6 +273,7 @@ def test_thinking_budgets_and_levels() -> None:
     assert adjust_max_tokens_for_thinking(None, 32000, "medium", None) == (32000, 8192)
     assert adjust_max_tokens_for_thinking(1000, 32000, "low", None) == (3048, 2048)
     assert adjust_max_tokens_for_thinking(None, 2000, "high", None) == (2000, 976)
+
     def mapped(levels: dict[str, str | None]) -> Model:
         return MODEL.model_copy(update={"thinking_level_map": levels})
 
