@@ -15,62 +15,58 @@ deferred build is not safe from two threads at once).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+_ABSENT = object()
+
 
 @contextlib.contextmanager
-def _without_attribute_docstrings() -> Iterator[None]:
-    from pydantic._internal import _fields
-
-    original = getattr(_fields, "extract_docstrings_from_cls", None)
-    if original is None:
+def _replaced(
+    owner: Any, name: str, value: Any, usable: Callable[[Any], bool] = lambda held: True
+) -> Iterator[None]:
+    """``name`` of ``owner`` (a key of a dict, else an attribute of the module or class itself) set to
+    ``value`` meanwhile, if it is there and what it holds is ``usable``; else nothing changes."""
+    keyed = isinstance(owner, dict)
+    original = (owner if keyed else vars(owner)).get(name, _ABSENT)
+    if original is _ABSENT or not usable(original):
         yield
         return
 
-    def no_docstrings(cls: type[Any], use_inspect: bool = False) -> dict[str, str]:
-        return {}
+    def put(held: Any) -> None:
+        if keyed:
+            owner[name] = held
+        else:
+            setattr(owner, name, held)
 
-    _fields.extract_docstrings_from_cls = no_docstrings
+    put(value)
     try:
         yield
     finally:
-        _fields.extract_docstrings_from_cls = original
+        put(original)
 
 
-@contextlib.contextmanager
-def _deferred_builds() -> Iterator[None]:
-    from pydantic._internal import _config
+def _no_docstrings(cls: type[Any], use_inspect: bool = False) -> dict[str, str]:
+    return {}
+
+
+def _import_sdk() -> None:
+    from pydantic import TypeAdapter
+    from pydantic._internal import _config, _fields
 
     defaults = getattr(_config, "config_defaults", None)
-    if not isinstance(defaults, dict) or "defer_build" not in defaults:
-        yield
-        return
-    original = defaults["defer_build"]
-    defaults["defer_build"] = True
-    try:
-        yield
-    finally:
-        defaults["defer_build"] = original
+    with (
+        _replaced(_fields, "extract_docstrings_from_cls", _no_docstrings, callable),
+        _replaced(defaults if isinstance(defaults, dict) else {}, "defer_build", True),
+        # the SDK's two module-level adapters (elicitation's) are of unions, which have no config
+        # to say ``defer_build``
+        _replaced(TypeAdapter, "_defer_build", property(lambda adapter: True), _is_property),
+    ):
+        import acp  # noqa: F401  (the SDK's models are made here, once)
 
 
-@contextlib.contextmanager
-def _deferred_type_adapters() -> Iterator[None]:
-    """``TypeAdapter``s made meanwhile build their validators when first used, as deferred models do
-    (the SDK makes two at import, for elicitation messages, whose types are unions: a union has no
-    config to say ``defer_build``)."""
-    from pydantic import TypeAdapter
-
-    original = TypeAdapter.__dict__.get("_defer_build")
-    if not isinstance(original, property):
-        yield
-        return
-    TypeAdapter._defer_build = property(lambda self: True)  # type: ignore[method-assign,assignment]
-    try:
-        yield
-    finally:
-        TypeAdapter._defer_build = original  # type: ignore[method-assign]
+def _is_property(held: Any) -> bool:
+    return isinstance(held, property)
 
 
-with _without_attribute_docstrings(), _deferred_builds(), _deferred_type_adapters():
-    import acp  # noqa: F401  (the SDK's models are made here, once)
+_import_sdk()
