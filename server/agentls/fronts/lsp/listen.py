@@ -20,6 +20,7 @@ import struct
 import sys
 from pathlib import Path
 
+from agentls import event_loop
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.lsp.app import close_host, create_server, end_process
 from agentls.fronts.lsp.host import SessionHost
@@ -161,5 +162,5 @@ def serve_listen(
         os.close(ready_fd)
     logger.info("listening on %s", path)
     server = UserServer(listener, path, idle_exit=idle_exit, question_timeout=question_timeout, limit=limit)
-    asyncio.run(server.serve())
+    event_loop.run(server.serve())
     end_process(0)
