@@ -2,12 +2,13 @@
 where it is installed, else asyncio's own.
 
 uvloop's loop (libuv, in C) schedules callbacks, timers and socket reads for less than asyncio's
-pure-Python one: on the bench's big-context workload (500 turns over the mock Anthropic API) the
-server used 11 % less CPU and took 10 % less time with it, and the loop's own share of the
-samples fell from 17 % to 9 % (docs/benchmarks.md, thirteenth round). It is a dependency on
-Linux and macOS; elsewhere (Windows) asyncio's loop runs. ``AGENTLS_EVENT_LOOP=asyncio`` chooses
-asyncio's loop where uvloop is installed (to tell a uvloop problem from ours);
-``AGENTLS_EVENT_LOOP=uvloop`` requires uvloop.
+pure-Python one. In alternated pairs on the bench's workloads (both APIs; docs/benchmarks.md,
+thirteenth round) a run took 0.87-1.02x of the CPU it takes on asyncio's loop, 0.95x in the
+median of eleven comparisons, and on big-context the loop's own share of the samples fell from
+17 % to 9 %; importing it adds 3-4 ms to a start. It is a dependency on Linux and macOS;
+elsewhere (Windows) asyncio's loop runs. ``AGENTLS_EVENT_LOOP=asyncio`` chooses asyncio's loop
+where uvloop is installed (to tell a uvloop problem from ours); ``AGENTLS_EVENT_LOOP=uvloop``
+requires uvloop.
 
 The command line's own commands (``run``, ``chat``, ``models``, ``sessions``) keep asyncio's
 loop: uvloop leaves a file descriptor it watched non-blocking, and a terminal left so after
