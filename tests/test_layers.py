@@ -22,7 +22,6 @@ LAYERS: dict[str, int] = {
     "agentls.thinking_levels": 0,
     "agentls.terminal_text": 0,
     "agentls.http_warm_up": 0,
-    "agentls.event_loop": 0,
     "agentls.data": 0,
     "agentls.data_dir": 0,
     "agentls.ai": 1,

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentls import __version__, event_loop
+from agentls import __version__
 from agentls.cli import compile_cache
 from agentls.thinking_levels import THINKING_LEVELS
 
@@ -316,11 +316,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # --cwd as the server stores folders (absolute, links resolved)
     args.folder = os.path.realpath(args.cwd) if getattr(args, "cwd", None) else None
-    if args.command in (None, "serve", "acp"):  # the servers' loop (the command line's is asyncio's)
-        try:
-            event_loop.check_choice()
-        except ValueError as error:
-            parser.error(f"${error}")
     if args.command in (None, "serve"):
         return _serve(parser, args)
     if args.command == "acp":

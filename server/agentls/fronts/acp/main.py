@@ -20,7 +20,6 @@ from typing import Any
 
 from acp import run_agent
 
-from agentls import event_loop
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.acp.agent import AcpAgent
 from agentls.fronts.lsp.framing import ANSWER_SECONDS, OutputWriter, max_unread_bytes, read_chunks
@@ -211,5 +210,5 @@ def serve_acp(options: InitializationOptions) -> int:
     )
     logging.getLogger().handlers[0].addFilter(RedactingFilter())
     with contextlib.suppress(KeyboardInterrupt):
-        event_loop.run(_serve(AcpAgent(options)))
+        asyncio.run(_serve(AcpAgent(options)))
     return 0

@@ -21,7 +21,6 @@ from typing import Any, NoReturn, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentls import event_loop
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.lsp.boot import Boot
 from agentls.fronts.lsp.documents import DocumentError, TextDocuments
@@ -181,7 +180,7 @@ class AgentServer:
         self.connection.writer = writer
         self.connection.answered_early = started.answered
         try:
-            event_loop.run(self._serve(sys.stdin.buffer.fileno(), started, writer))
+            asyncio.run(self._serve(sys.stdin.buffer.fileno(), started, writer))
         finally:
             writer.close()
         return self.exit_code or 0

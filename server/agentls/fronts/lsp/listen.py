@@ -20,7 +20,6 @@ import struct
 import sys
 from pathlib import Path
 
-from agentls import event_loop
 from agentls.ai.secrets import RedactingFilter
 from agentls.fronts.lsp.app import close_host, create_server, end_process
 from agentls.fronts.lsp.host import SessionHost
@@ -162,5 +161,5 @@ def serve_listen(
         os.close(ready_fd)
     logger.info("listening on %s", path)
     server = UserServer(listener, path, idle_exit=idle_exit, question_timeout=question_timeout, limit=limit)
-    event_loop.run(server.serve())
+    asyncio.run(server.serve())
     end_process(0)
