@@ -9,7 +9,6 @@ answers ``initialize`` before the server is imported, and ``--help`` loads no co
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import gc
 import importlib
@@ -254,10 +253,10 @@ def _kept_for_good() -> Iterator[None]:
     again while they were made was a tenth of ``agentls run -p``'s CPU (and of ``agentls serve``'s
     start). What they compile from text comes from :mod:`~agentls.cli.compile_cache` (installed
     here: ``--help`` and the bridge of ``serve --attach`` import none of it)."""
-    compile_cache.install()
     collecting = gc.isenabled()
     gc.disable()
     try:
+        compile_cache.install()  # with the collector off: its code objects made 15-20 collections
         yield
     finally:
         gc.freeze()
@@ -280,19 +279,25 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.max_message_bytes is not None:
             passed += ["--max-message-bytes", str(args.max_message_bytes)]
         return attach(args.listen, passed)
-    compile_cache.install()  # before boot, which imports the protocol's models to answer initialize
-    from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
+    # The cycle collector is off from here until the server is imported: boot's imports (the
+    # protocol's models, asyncio) made 50-100 collections before the early initialize answer.
+    with _kept_for_good():
+        from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
 
-    limit = (
-        args.max_message_bytes
-        or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
-        or DEFAULT_MAX_MESSAGE_BYTES
-    )
-    if args.listen is not None:
-        with _kept_for_good():
+        limit = (
+            args.max_message_bytes
+            or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
+            or DEFAULT_MAX_MESSAGE_BYTES
+        )
+        if args.listen is not None:
             from agentls.fronts.lsp.listen import DEFAULT_IDLE_EXIT, serve_listen
             from agentls.fronts.lsp.questions import DEFAULT_QUESTION_SECONDS
+        else:
+            from agentls.fronts.lsp.boot import boot
 
+            started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
+            from agentls.fronts.lsp import serve
+    if args.listen is not None:
         return serve_listen(
             args.listen,
             idle_exit=DEFAULT_IDLE_EXIT if args.idle_exit is None else args.idle_exit,
@@ -302,12 +307,6 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             limit=limit,
             ready_fd=args.ready_fd,
         )
-    from agentls.fronts.lsp.boot import boot
-
-    started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
-    with _kept_for_good():
-        from agentls.fronts.lsp import serve
-
     return serve(limit, started)
 
 
@@ -327,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as error:
             parser.error(str(error))
         return serve_acp(options)
+    import asyncio  # not with this module: `serve` imports it with the collector off (_serve)
+
     if args.command == "demo":
         from agentls.cli.demo import DEMO_PROMPT, demo
 
