@@ -108,20 +108,22 @@ async def test_a_run_outlives_its_client_and_a_second_client_attaches_without_a_
     # the first client's bridge is killed mid-run: the editor window closed
     first._rpc._server.kill()  # type: ignore[union-attr]
     await within(first._rpc._server.wait())  # type: ignore[union-attr]
-    last_seen = numbered(first_seen, session)[-1]
+    # since the one before the last the first client saw: the last one at least is replayed, however
+    # far the run got meanwhile (a bridge starts in tens of milliseconds, the stream's pace is 50)
+    since = numbered(first_seen, session)[-2]
     await first_seen.stop()
 
     second = await bridge(bridges, per_user, data_dir, faux_script)
     listed = {info.session_id: info for info in await within(second.list_sessions())}
     assert (listed[session].loaded, listed[session].running, listed[session].clients) == (True, True, 0)
     recorder = await Recorder(second).start()
-    attached = await within(second.attach(session, since=last_seen))
+    attached = await within(second.attach(session, since=since))
     assert attached.attached and not attached.gap and attached.replayed >= 1
     settled = await recorder.settled(run_id)
     assert settled["stopReason"] == "stop"
-    # every notification after the one the first client saw, exactly once, in order, settled last
+    # every notification after ``since``, exactly once, in order, settled last
     seqs = numbered(recorder, session)
-    assert seqs == list(range(last_seen + 1, last_seen + 1 + len(seqs)))
+    assert seqs == list(range(since + 1, since + 1 + len(seqs)))
     assert recorder.of(session)[-1] == settled
     messages = (await within(second.get_messages(session))).messages
     assert [m["role"] for m in messages] == ["user", "assistant"]
