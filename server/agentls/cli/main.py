@@ -279,25 +279,12 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         if args.max_message_bytes is not None:
             passed += ["--max-message-bytes", str(args.max_message_bytes)]
         return attach(args.listen, passed)
-    # The cycle collector is off from here until the server is imported: boot's imports (the
-    # protocol's models, asyncio) made 50-100 collections before the early initialize answer.
-    with _kept_for_good():
-        from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
-
-        limit = (
-            args.max_message_bytes
-            or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
-            or DEFAULT_MAX_MESSAGE_BYTES
-        )
-        if args.listen is not None:
+    if args.listen is not None:
+        with _kept_for_good():
+            limit = _message_limit(parser, args)
             from agentls.fronts.lsp.listen import DEFAULT_IDLE_EXIT, serve_listen
             from agentls.fronts.lsp.questions import DEFAULT_QUESTION_SECONDS
-        else:
-            from agentls.fronts.lsp.boot import boot
 
-            started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
-            from agentls.fronts.lsp import serve
-    if args.listen is not None:
         return serve_listen(
             args.listen,
             idle_exit=DEFAULT_IDLE_EXIT if args.idle_exit is None else args.idle_exit,
@@ -307,7 +294,23 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             limit=limit,
             ready_fd=args.ready_fd,
         )
+    # boot's imports (the protocol's models, asyncio) with the collector off too: 50-70 collections
+    # before the early initialize answer otherwise
+    with _kept_for_good():
+        limit = _message_limit(parser, args)
+        from agentls.fronts.lsp.boot import boot
+
+        started = boot(sys.stdin.fileno(), limit)  # answers initialize before the server is imported
+        from agentls.fronts.lsp import serve
     return serve(limit, started)
+
+
+def _message_limit(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """The largest message body ``serve`` reads: ``--max-message-bytes``, the environment's, or 64 MiB."""
+    from agentls.fronts.lsp.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+    given = args.max_message_bytes or _env_positive_int(parser, MAX_MESSAGE_BYTES_ENV)
+    return given or DEFAULT_MAX_MESSAGE_BYTES
 
 
 def main(argv: Sequence[str] | None = None) -> int:
